@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// vault: an encrypted offline vault for a cloud drive — library layers, the `vault` CLI and the
+/// reference `vault-server`. C libraries come from Debian as system-library targets; variadic C
+/// calls go through the tiny typed `CVaultShims` target.
+let package = Package(
+    name: "vault",
+    products: [
+        .executable(name: "vault", targets: ["vault"]),
+        .executable(name: "vault-server", targets: ["vault-server"]),
+        .library(name: "VaultCore", targets: ["VaultCore"]),
+    ],
+    targets: [
+        // Layer 1: C libraries.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "CVaultShims", dependencies: ["CSecret", "CCurl", "CMicroHTTPD"]),
+
+        // Layer 2: crypto.
+        .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL"]),
+        // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
+        .target(name: "VaultSQL", dependencies: ["CSQLCipher"]),
+        // Layer 3: the vault.
+        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
+        // Layer 6: thin executables.
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
+        .executableTarget(name: "vault-server", dependencies: []),
+
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
+        .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultCLITests", dependencies: [], ),
+    ]
+)

@@ -1,0 +1,5 @@
+// Typed wrappers for the variadic C calls Swift cannot import. One header per library.
+#pragma once
+#include "secret_shim.h"
+#include "curl_shim.h"
+#include "mhd_shim.h"

@@ -1,0 +1,2 @@
+#pragma once
+// libcurl typed setopt wrappers (filled in by the transfer layer).

@@ -1,0 +1,2 @@
+#pragma once
+// libmicrohttpd wrappers (filled in by the server).
