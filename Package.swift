@@ -30,7 +30,10 @@ let package = Package(
         // Layer 6: thin executables.
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
-        .executableTarget(name: "vault-server", dependencies: []),
+        .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
+        // Layer 5: the reference server; shares only the API models with the client.
+        .target(name: "VaultAPI"),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultCrypto", "CMicroHTTPD", "CVaultShims"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),

@@ -1,1 +1,1 @@
-print("vault-server: not yet")
+import VaultServer

@@ -1,0 +1,138 @@
+import CSQLCipher
+
+/// A connection to a SQLCipher database file. Not thread-safe: one connection per thread of use.
+///
+/// The client opens it keyed with a raw 32-byte key (`x'…'`, SQLCipher's own KDF skipped); the
+/// server opens it unkeyed. Opening always checks `PRAGMA cipher_version`, so a plain SQLite
+/// library can never slip in.
+public final class SQLDatabase {
+    // SAFETY: the handle is owned by this object and used only through it.
+    private var handle: OpaquePointer?
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path`. With `rawKeyHex` (64 hex characters) the
+    /// file is encrypted with that key; a wrong key fails here with `.notADatabase`.
+    public init(path: String, rawKeyHex: String? = nil, busyTimeoutMillis: Int32 = 5000) throws {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        handle = db
+        guard rc == SQLITE_OK, db != nil else {
+            let msg = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db); handle = nil
+            throw SQLError(kind: SQLError.kind(forCode: rc), code: rc, message: msg)
+        }
+        sqlite3_busy_timeout(db, busyTimeoutMillis)
+        do {
+            if var keyHex = rawKeyHex {
+                var pragma = Array("x'\(keyHex)'".utf8)
+                keyHex = String(repeating: "0", count: keyHex.count)
+                let krc = pragma.withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
+                for i in pragma.indices { pragma[i] = 0 }
+                if krc != SQLITE_OK { throw lastError(krc) }
+            }
+            let version = try scalar("PRAGMA cipher_version")?.string ?? ""
+            guard !version.isEmpty else {
+                throw SQLError(kind: .notSQLCipher, code: 0,
+                               message: "the linked SQLite is not SQLCipher; refusing to store metadata unencrypted")
+            }
+            // Touch the schema: with a wrong key this is where SQLCipher reports NOTADB.
+            _ = try scalar("SELECT count(*) FROM sqlite_master")
+            try execute("PRAGMA foreign_keys = ON")
+        } catch {
+            sqlite3_close_v2(db); handle = nil
+            throw error
+        }
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Closes the connection now (also done on deinit).
+    public func close() { sqlite3_close_v2(handle); handle = nil }
+
+    func lastError(_ rc: Int32, sql: String? = nil) -> SQLError {
+        let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        let ext = handle.map { sqlite3_extended_errcode($0) } ?? rc
+        return SQLError(kind: SQLError.kind(forCode: ext), code: ext, message: msg, sql: sql)
+    }
+
+    /// Runs one or more statements without parameters.
+    public func execute(_ sql: String) throws {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? "error"
+            sqlite3_free(err)
+            let ext = handle.map { sqlite3_extended_errcode($0) } ?? rc
+            throw SQLError(kind: SQLError.kind(forCode: ext), code: ext, message: msg, sql: sql)
+        }
+    }
+
+    /// Prepares a statement for repeated use.
+    public func prepare(_ sql: String) throws -> SQLStatement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw lastError(rc, sql: sql) }
+        return SQLStatement(stmt: stmt, database: self, sql: sql)
+    }
+
+    /// Runs a statement with parameters and returns the number of rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int {
+        let st = try prepare(sql)
+        try st.bind(params)
+        while try st.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// All rows of a query.
+    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [SQLRow] {
+        let st = try prepare(sql)
+        try st.bind(params)
+        var rows: [SQLRow] = []
+        while try st.step() { rows.append(st.row()) }
+        return rows
+    }
+
+    /// The first row of a query, if any.
+    public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> SQLRow? {
+        let st = try prepare(sql)
+        try st.bind(params)
+        return try st.step() ? st.row() : nil
+    }
+
+    /// The first column of the first row, if any.
+    public func scalar(_ sql: String, _ params: [any SQLBindable] = []) throws -> SQLValue? {
+        try queryOne(sql, params)?[0]
+    }
+
+    /// The rowid of the last insert on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Runs `body` in an IMMEDIATE transaction: committed if it returns, rolled back if it throws.
+    public func transaction<R>(_ body: () throws -> R) throws -> R {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let r = try body()
+            try execute("COMMIT")
+            return r
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// `PRAGMA user_version`, used for schema migrations.
+    public var userVersion: Int {
+        get throws { try scalar("PRAGMA user_version")?.int ?? 0 }
+    }
+
+    /// Re-encrypts the whole file under a new raw key (SQLCipher `PRAGMA rekey`).
+    public func rekey(rawKeyHex: String) throws {
+        var pragma = Array("x'\(rawKeyHex)'".utf8)
+        defer { for i in pragma.indices { pragma[i] = 0 } }
+        let rc = pragma.withUnsafeBytes { sqlite3_rekey(handle, $0.baseAddress, Int32($0.count)) }
+        if rc != SQLITE_OK { throw lastError(rc) }
+    }
+}

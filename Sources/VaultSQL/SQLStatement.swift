@@ -1,0 +1,68 @@
+import CSQLCipher
+
+/// A prepared statement. Bind, then `step()` until it returns false; `row()` reads the current row.
+public final class SQLStatement {
+    private let stmt: OpaquePointer
+    private let database: SQLDatabase
+    public let sql: String
+
+    init(stmt: OpaquePointer, database: SQLDatabase, sql: String) {
+        self.stmt = stmt; self.database = database; self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Resets the statement and binds `params` to ?1…?n.
+    public func bind(_ params: [any SQLBindable]) throws {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+        // SQLITE_TRANSIENT: SQLite copies the bytes before returning.
+        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        for (i, p) in params.enumerated() {
+            let idx = Int32(i + 1)
+            let rc: Int32
+            switch p.sqlValue {
+            case .null: rc = sqlite3_bind_null(stmt, idx)
+            case .integer(let v): rc = sqlite3_bind_int64(stmt, idx, v)
+            case .real(let v): rc = sqlite3_bind_double(stmt, idx, v)
+            case .text(let v): rc = sqlite3_bind_text(stmt, idx, v, -1, transient)
+            case .blob(let v):
+                rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), transient) }
+            }
+            if rc != SQLITE_OK { throw database.lastError(rc, sql: sql) }
+        }
+    }
+
+    /// Advances; true when a row is available.
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw database.lastError(rc, sql: sql)
+    }
+
+    /// The current row.
+    public func row() -> SQLRow {
+        let n = sqlite3_column_count(stmt)
+        var cols: [String] = []; cols.reserveCapacity(Int(n))
+        var vals: [SQLValue] = []; vals.reserveCapacity(Int(n))
+        for i in 0..<n {
+            cols.append(String(cString: sqlite3_column_name(stmt, i)))
+            vals.append(value(at: i))
+        }
+        return SQLRow(columns: cols, values: vals)
+    }
+
+    private func value(at i: Int32) -> SQLValue {
+        switch sqlite3_column_type(stmt, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(stmt, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(stmt, i))
+        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(stmt, i)))
+        case SQLITE_BLOB:
+            let n = Int(sqlite3_column_bytes(stmt, i))
+            guard n > 0, let p = sqlite3_column_blob(stmt, i) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: p, count: n)))
+        default: return .null
+        }
+    }
+}
