@@ -33,7 +33,7 @@ let package = Package(
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
-        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultCrypto", "CMicroHTTPD", "CVaultShims"]),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "CMicroHTTPD", "CVaultShims"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
