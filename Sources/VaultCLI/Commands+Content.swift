@@ -1,0 +1,82 @@
+import Foundation
+import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension VaultCommandLine {
+    static let contentCommands: [Command] = [
+        Command(name: "cat", usage: "vault cat PATH", summary: "write a file's plaintext to standard output", run: runCat),
+        Command(name: "get", usage: "vault get PATH LOCAL [--force]", summary: "export a file's plaintext to a local file",
+                flags: ["force"], run: runGet),
+        Command(name: "pin", usage: "vault pin PATH", summary: "keep a file or folder available offline (never evicted)",
+                run: { try runPin($0, $1, true) }),
+        Command(name: "unpin", usage: "vault unpin PATH", summary: "let a file or folder's content be evicted again",
+                run: { try runPin($0, $1, false) }),
+    ]
+
+    static func runCat(_ ctx: CommandContext, _ a: Arguments) throws {
+        let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
+        let vault = try ctx.openVault()
+        let handle = try vault.openContent(try vault.resolve(path))
+        try handle.stream { buf in
+            var off = 0
+            while off < buf.count {
+                let n = write(1, buf.baseAddress! + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "cannot write to standard output: \(String(cString: strerror(errno)))") }
+                off += n
+            }
+        }
+    }
+
+    static func runGet(_ ctx: CommandContext, _ a: Arguments) throws {
+        let path = try a.positional(0, "PATH"), local = try a.positional(1, "LOCAL"); try a.expectPositionals(max: 2)
+        let vault = try ctx.openVault()
+        let node = try vault.resolve(path)
+        var target = local
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: local, isDirectory: &isDir), isDir.boolValue {
+            target = (local as NSString).appendingPathComponent(node.name)
+        }
+        if FileManager.default.fileExists(atPath: target) && !a.flag("force") {
+            throw VaultError(.alreadyExists, "\(target) already exists", hint: "add --force to overwrite it")
+        }
+        let handle = try vault.openContent(node)
+        // Exported plaintext is the user's explicit request; it is written beside the target
+        // and renamed only once complete and authenticated.
+        let tmp = target + ".vault-partial"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw VaultError(.io, "cannot write \(tmp): \(String(cString: strerror(errno)))") }
+        var done = false
+        defer { if !done { unlink(tmp) } }
+        do {
+            try handle.stream { buf in
+                var off = 0
+                while off < buf.count {
+                    let n = write(fd, buf.baseAddress! + off, buf.count - off)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw VaultError(errno == ENOSPC ? .noSpace : .io, "cannot write \(target): \(String(cString: strerror(errno)))")
+                    }
+                    off += n
+                }
+            }
+            guard fsync(fd) == 0 else { throw VaultError(.io, "fsync of \(target) failed") }
+            close(fd)
+        } catch { close(fd); throw error }
+        guard rename(tmp, target) == 0 else { throw VaultError(.io, "cannot create \(target): \(String(cString: strerror(errno)))") }
+        done = true
+        if ctx.out.json { try ctx.out.emit(["ok": "true", "path": target]) } else { ctx.out.line("Wrote \(target) (\(ByteCount.format(handle.plaintextSize)))") }
+    }
+
+    static func runPin(_ ctx: CommandContext, _ a: Arguments, _ pinned: Bool) throws {
+        let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
+        let vault = try ctx.openVault()
+        let count = try vault.setPinned(path, pinned)
+        let node = try vault.resolve(path)
+        let missing = try (node.isFolder ? [] : [node]).filter { $0.contentState == .notDownloaded }.count
+        var msg = pinned ? "Pinned \(path) (\(count) item(s)): kept offline, never evicted." : "Unpinned \(path) (\(count) item(s)): its content may be evicted."
+        if pinned && missing > 0 { msg += " Its content will download when the vault is connected to a server." }
+        if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+extension VaultCommandLine {
+    static let sessionCommands: [Command] = [
+        Command(name: "init", usage: "vault init [--kdf argon2id|pbkdf2] [--kdf-time SECONDS] [--kdf-ops N --kdf-mem SIZE] [--pbkdf2-iterations N]",
+                summary: "create a new vault with a password slot",
+                valued: ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"], run: runInit),
+        Command(name: "unlock", usage: "vault unlock [--idle DURATION] [--absolute DURATION]",
+                summary: "check the password and hold the key in the keyring (auto-locks after 15m idle / 8h)",
+                valued: ["idle", "absolute"], run: runUnlock),
+        Command(name: "lock", usage: "vault lock", summary: "remove the key from the keyring", run: runLock),
+        Command(name: "status", usage: "vault status [--json]", summary: "show the vault, its lock state and what awaits sync", run: runStatus),
+    ]
+
+    static func kdfParameters(_ a: Arguments) throws -> KDFParameters {
+        let alg = a.values["kdf"] ?? "argon2id"
+        switch alg {
+        case "argon2id":
+            if let ops = a.values["kdf-ops"] {
+                guard let o = UInt64(ops), o >= 1 else { throw VaultError(.usage, "--kdf-ops must be a whole number ≥ 1") }
+                let mem = try a.values["kdf-mem"].map { v -> UInt64 in
+                    guard let m = ByteCount.parse(v), m >= 8192 else { throw VaultError(.usage, "--kdf-mem must be a size ≥ 8K") }
+                    return m
+                } ?? (64 << 20)
+                return .argon2id(opsLimit: o, memLimitBytes: mem, salt: SecureRandom.bytes(16))
+            }
+            let t = try a.values["kdf-time"].map { v -> Double in
+                guard let d = Double(v), d > 0, d <= 60 else { throw VaultError(.usage, "--kdf-time must be seconds between 0 and 60") }
+                return d
+            } ?? 0.5
+            return KDF.calibrateArgon2id(targetSeconds: t)
+        case "pbkdf2", "pbkdf2-sha512":
+            if let it = a.values["pbkdf2-iterations"] {
+                guard let i = UInt32(it), i >= 1000 else { throw VaultError(.usage, "--pbkdf2-iterations must be ≥ 1000") }
+                return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))
+            }
+            let t = a.values["kdf-time"].flatMap(Double.init) ?? 0.5
+            return KDF.calibratePBKDF2(targetSeconds: t)
+        default:
+            throw VaultError(.usage, "unknown KDF '\(alg)'", hint: "use argon2id (default) or pbkdf2")
+        }
+    }
+
+    static func runInit(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 0)
+        if Vault.exists(ctx.layout) {
+            throw VaultError(.alreadyExists, "a vault already exists at \(ctx.layout.root)", hint: "use it, or set VAULT_HOME to another folder")
+        }
+        let params = try kdfParameters(a)
+        let src = ctx.password
+        let pw = try src.read("New vault password: ")
+        if !src.isExplicit {
+            let again = try src.read("Repeat the password: ")
+            guard pw.constantTimeEquals(again) else { throw VaultError(.usage, "the passwords do not match; nothing was created") }
+        }
+        guard pw.count >= 8 else { throw VaultError(.usage, "the password is too short: use at least 8 characters") }
+        let vault = try Vault.create(layout: ctx.layout, password: pw, kdf: params)
+        if ctx.out.json {
+            try ctx.out.emit(["ok": "true", "vaultId": vault.vaultId, "path": ctx.layout.root, "kdf": params.algorithmName])
+        } else {
+            ctx.out.line("Created a vault at \(ctx.layout.root) (KDF \(describe(params))).")
+            ctx.out.line("Next: `vault unlock`, then `vault put FILE`.")
+        }
+    }
+
+    static func describe(_ p: KDFParameters) -> String {
+        switch p {
+        case .argon2id(let ops, let mem, _): return "argon2id, \(ops) passes, \(ByteCount.format(mem))"
+        case .pbkdf2SHA512(let it, _): return "pbkdf2-sha512, \(it) iterations"
+        }
+    }
+
+    static func runUnlock(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 0)
+        func dur(_ k: String, _ d: Int64) throws -> Int64 {
+            guard let v = a.values[k] else { return d }
+            guard let s = Duration.parse(v) else { throw VaultError(.usage, "--\(k) takes a duration like 15m, 8h or 0 (never)") }
+            return s
+        }
+        let idle = try dur("idle", VaultSessions.defaultIdleTimeout)
+        let absolute = try dur("absolute", VaultSessions.defaultAbsoluteTimeout)
+        _ = try Vault.readKeyslots(ctx.layout)
+        let pw = try ctx.password.read("Password for the vault at \(ctx.layout.root): ")
+        let held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute)
+        let msg = held
+            ? "Unlocked: the key is held in the keyring (locks after \(idle > 0 ? Duration.describe(idle) : "no") idle time, \(absolute > 0 ? Duration.describe(absolute) : "no") absolute limit)."
+            : "The password is correct, but with no keyring each command will ask for it again."
+        if ctx.out.json { try ctx.out.emit(["ok": "true", "keyring": held ? "held" : "unavailable", "message": msg]) } else { ctx.out.line(msg) }
+    }
+
+    static func runLock(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 0)
+        let removed = try ctx.sessions.lock()
+        let msg = removed ? "Locked: the key was removed from the keyring." : "Already locked."
+        if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
+    }
+
+    struct StatusJSON: Encodable {
+        var path: String
+        var vaultId: String
+        var locked: Bool
+        var keyring: String
+        var unlockedAt: Int64?
+        var locksAt: Int64?
+        var nodes: Int?
+        var pendingChanges: Int?
+        var storage: StorageReport?
+        var lastSync: String?
+    }
+
+    static func runStatus(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 0)
+        let (file, _) = try Vault.readKeyslots(ctx.layout)
+        let sessions = ctx.sessions
+        let avail = sessions.keyringAvailability
+        var s = StatusJSON(path: ctx.layout.root, vaultId: file.body.vaultId, locked: true,
+                           keyring: avail.available ? "available" : "unavailable: \(avail.reason)")
+        let (rec, expired) = try sessions.currentSession()
+        if let rec {
+            s.locked = false
+            s.unlockedAt = rec.unlockedAt
+            let idleEnd = rec.idleTimeout > 0 ? rec.lastUsedAt + rec.idleTimeout : Int64.max
+            let absEnd = rec.absoluteTimeout > 0 ? rec.unlockedAt + rec.absoluteTimeout : Int64.max
+            s.locksAt = min(idleEnd, absEnd) == Int64.max ? nil : min(idleEnd, absEnd)
+        }
+        if rec != nil || ctx.password.isExplicit || !avail.available {
+            let vault = try ctx.openVault()
+            s.nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int
+            s.pendingChanges = try vault.db.scalar("SELECT count(*) FROM outbox WHERE state='pending'")?.int
+            s.storage = try vault.storageReport()
+            s.lastSync = "never (no server configured)"
+        }
+        if ctx.out.json { try ctx.out.emit(s); return }
+        ctx.out.line("vault   \(s.path)")
+        ctx.out.line("id      \(s.vaultId)")
+        if let expired { ctx.out.line("state   locked — \(expired)") }
+        else if s.locked { ctx.out.line("state   locked (run `vault unlock`)") }
+        else {
+            let when = s.locksAt.map { Date(timeIntervalSince1970: TimeInterval($0)).description } ?? "never"
+            ctx.out.line("state   unlocked (auto-locks at \(when))")
+        }
+        ctx.out.line("keyring \(s.keyring)")
+        if !avail.available { ctx.out.line("        security reduced: the password is asked by every command") }
+        if let n = s.nodes { ctx.out.line("nodes   \(n)") }
+        if let p = s.pendingChanges { ctx.out.line("pending \(p) local change(s) awaiting sync") }
+        if let st = s.storage {
+            ctx.out.line("storage pinned \(ByteCount.format(st.pinnedBytes)), cached \(ByteCount.format(st.cachedBytes)), staged \(ByteCount.format(st.stagedBytes)), free \(ByteCount.format(st.freeBytes))")
+        }
+        if let l = s.lastSync { ctx.out.line("sync    \(l)") }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `vault` command line: parses, dispatches, and turns errors into a message and an exit code.
+public enum VaultCommandLine {
+    /// Runs `vault` with `arguments` (without the program name) and returns the exit code.
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+        umask(0o077)
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+            if arguments.count > 1, let c = commands.first(where: { $0.name == arguments[1] }) { printHelp(c) } else { printUsage() }
+            return 0
+        }
+        if name == "--version" || name == "version" { print("vault 0.1.0"); return 0 }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            FileHandle.standardError.write(Data("vault: unknown command '\(name)'\nRun `vault help` for the list.\n".utf8))
+            return VaultError(.usage, "").exitCode
+        }
+        let rest = Array(arguments.dropFirst())
+        let json = rest.contains("--json")
+        let out = Output(json: json, environment: environment)
+        do {
+            let args = try Arguments(rest, valued: command.valued.union(Command.commonValued),
+                                     flags: command.flags.union(Command.commonFlags), aliases: command.aliases)
+            if args.flag("help") { printHelp(command); return 0 }
+            let ctx = CommandContext(layout: VaultLayout.fromEnvironment(environment), environment: environment, out: out,
+                                     passwordFile: args.values["password-file"])
+            try command.run(ctx, args)
+            return 0
+        } catch let e as VaultError {
+            report(e, out: out)
+            return e.exitCode
+        } catch {
+            let e = VaultError(.internalError, "unexpected error: \(error)")
+            report(e, out: out)
+            return e.exitCode
+        }
+    }
+
+    static func report(_ e: VaultError, out: Output) {
+        if out.json {
+            struct ErrorJSON: Encodable { var error: Body; struct Body: Encodable { var kind: String; var message: String; var hint: String?; var exitCode: Int32 } }
+            try? out.emit(ErrorJSON(error: .init(kind: e.kind.rawValue, message: e.message, hint: e.hint, exitCode: e.exitCode)))
+        }
+        FileHandle.standardError.write(Data("vault: \(e.message)\n".utf8))
+        if let h = e.hint { FileHandle.standardError.write(Data("  hint: \(h)\n".utf8)) }
+    }
+
+    static func printUsage() {
+        var s = "vault — an encrypted offline vault for your cloud drive\n\nUsage: vault COMMAND [OPTIONS]\n\nCommands:\n"
+        for c in commands { s += "  \(c.name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(c.summary)\n" }
+        s += """
+
+        Every command takes --json (machine-readable output), --password-file FILE and --help.
+        The password comes from --password-file, VAULT_PASSWORD_COMMAND or the terminal (no echo).
+        VAULT_HOME overrides where the vault lives (default $XDG_DATA_HOME/vault).
+        Exit codes: 0 ok, 1 error, 2 usage, 3 locked/wrong password, 4 not found, 5 exists/conflict,
+        6 integrity (tampered or damaged data), 7 busy, 8 no space, 9 insecure, 10 content not local.
+
+        """
+        print(s, terminator: "")
+    }
+
+    static func printHelp(_ c: Command) {
+        print("\(c.usage)\n\n  \(c.summary)\n\nCommon options: --json, --password-file FILE, --help")
+    }
+}

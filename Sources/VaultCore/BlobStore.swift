@@ -1,0 +1,259 @@
+import Foundation
+import VaultCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a sealed blob lives: `cache` (can be downloaded again, may be evicted) or `staging`
+/// (not yet on the server: never evicted).
+public enum BlobArea: String, Sendable, Codable {
+    case cache, staging
+}
+
+/// What the store knows of one sealed blob.
+public struct BlobRecord: Sendable, Equatable {
+    public var id: String
+    public var area: BlobArea
+    public var size: UInt64           // plaintext bytes
+    public var sealedSize: UInt64     // bytes on disk
+    public var sha256: String         // hex SHA-256 of the plaintext
+    public var keyEpoch: UInt32
+}
+
+/// Sealed content files: each blob is the sealed stream format (SECURITY.md) under its own
+/// random data key, written to a 0600 temp file, fsynced, renamed into place and the folder fsynced.
+/// Plaintext never touches the disk.
+public final class BlobStore {
+    let layout: VaultLayout
+    let keys: KeyHierarchy
+    /// Bytes kept free beyond what an import needs.
+    public static let freeSpaceReserve: UInt64 = 8 << 20
+
+    init(layout: VaultLayout, keys: KeyHierarchy) {
+        self.layout = layout; self.keys = keys
+    }
+
+    func directory(_ area: BlobArea) -> String {
+        area == .cache ? layout.cacheDirectory : layout.stagingDirectory
+    }
+
+    /// The path of blob `id` in `area`.
+    public func path(id: String, area: BlobArea) -> String {
+        directory(area) + "/" + id + ".blob"
+    }
+
+    /// Sealed size on disk of `plaintextSize` bytes.
+    public static func sealedSize(plaintextSize: UInt64, segmentSize: Int = SealedBlobHeader.defaultSegmentSize) -> UInt64 {
+        let s = UInt64(segmentSize)
+        let n = max(1, (plaintextSize + s - 1) / s)
+        return UInt64(SealedBlobHeader.size) + plaintextSize + 16 * n
+    }
+
+    /// Throws `.noSpace` unless `bytes` more fit on the vault's filesystem with the reserve to spare.
+    public func checkFreeSpace(for bytes: UInt64, doing what: String) throws {
+        guard let free = POSIX.freeBytes(at: layout.root) else { return }
+        let needed = bytes + Self.freeSpaceReserve
+        if free < needed {
+            throw VaultError(.noSpace, "not enough free space to \(what): needs \(ByteCount.format(needed)), \(ByteCount.format(free)) free",
+                             hint: "free some space (vault evict, or elsewhere on the disk) and try again; nothing was changed")
+        }
+    }
+
+    /// Seals everything `produce` writes into a new blob in `area`, atomically.
+    /// `produce` receives a write function; it should stream in pieces (constant memory).
+    public func write(area: BlobArea, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
+        let idBytes = SecureRandom.bytes(16)
+        let id = Hex.encode(idBytes)
+        let tmp = layout.tempDirectory + "/" + id + ".partial"
+        let fd = Glibc.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: tmp) }
+        var published = false
+        defer { if !published { unlink(tmp) } }
+        let sink = BufferedSink(fd: fd, path: tmp)
+        do {
+            let writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
+                                              wrapKey: keys.blobWrapKey, sink: sink.write)
+            try produce { try writer.write($0) }
+            let size = try writer.finish()
+            try sink.flush()
+            if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
+            close(fd)
+            let dest = path(id: id, area: area)
+            if rename(tmp, dest) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }
+            published = true
+            try POSIX.fsyncDirectory(directory(area))
+            return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
+                              sha256: Hex.encode(writer.plaintextSHA256 ?? []), keyEpoch: keys.epoch)
+        } catch {
+            if !published { close(fd) }
+            throw Self.mapCrypto(error, blob: id)
+        }
+    }
+
+    /// Imports the file at `sourcePath` into a new sealed blob, reading it once in 1 MiB pieces.
+    public func importFile(_ sourcePath: String, area: BlobArea) throws -> BlobRecord {
+        let src = Glibc.open(sourcePath, O_RDONLY | O_CLOEXEC)
+        guard src >= 0 else {
+            if errno == ENOENT { throw VaultError(.notFound, "\(sourcePath) does not exist") }
+            throw VaultError(.io, "cannot read \(sourcePath): \(POSIX.errnoMessage())")
+        }
+        defer { close(src) }
+        var st = stat()
+        guard fstat(src, &st) == 0 else { throw VaultError(.io, "cannot stat \(sourcePath)") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw VaultError(.usage, "\(sourcePath) is not a regular file")
+        }
+        try checkFreeSpace(for: Self.sealedSize(plaintextSize: UInt64(st.st_size)), doing: "import \(sourcePath)")
+        _ = posix_fadvise(src, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        let bufSize = 1 << 20
+        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bufSize, alignment: 16)
+        defer { buf.deallocate() }
+        return try write(area: area) { emit in
+            while true {
+                let n = read(src, buf.baseAddress, bufSize)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw VaultError(.io, "read of \(sourcePath) failed: \(POSIX.errnoMessage())")
+                }
+                if n == 0 { break }
+                try emit(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+            }
+        }
+    }
+
+    /// Opens blob `id` for authenticated, random-access reads.
+    public func open(_ id: String, area: BlobArea) throws -> BlobHandle {
+        try BlobHandle(path: path(id: id, area: area), id: id, keys: keys)
+    }
+
+    /// Moves a blob between areas (e.g. staging → cache once uploaded).
+    public func move(_ id: String, from: BlobArea, to: BlobArea) throws {
+        guard from != to else { return }
+        if rename(path(id: id, area: from), path(id: id, area: to)) != 0 {
+            throw VaultError(.io, "cannot move blob \(id): \(POSIX.errnoMessage())")
+        }
+        try POSIX.fsyncDirectory(directory(to))
+    }
+
+    /// Removes a blob file; missing files are fine.
+    public func delete(_ id: String, area: BlobArea) {
+        unlink(path(id: id, area: area))
+    }
+
+    /// Blob ids present on disk in `area`.
+    public func idsOnDisk(_ area: BlobArea) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory(area))) ?? []
+        return names.filter { $0.hasSuffix(".blob") }.map { String($0.dropLast(5)) }
+    }
+
+    static func mapCrypto(_ error: Error, blob: String) -> Error {
+        guard let c = error as? CryptoError else { return error }
+        switch c {
+        case .authenticationFailed(let m), .invalidFormat(let m):
+            return VaultError(.integrity, "content blob \(blob) is damaged or was tampered with: \(m)",
+                              hint: "run `vault doctor`; the content can be downloaded again if it was synced")
+        default:
+            return VaultError(.internalError, "crypto failure on blob \(blob): \(c)")
+        }
+    }
+}
+
+/// An open sealed blob: authenticated reads only.
+public final class BlobHandle {
+    let fd: Int32
+    public let id: String
+    let reader: SealedBlobReader
+
+    init(path: String, id: String, keys: KeyHierarchy) throws {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw VaultError(.integrity, "content blob \(id) is missing from disk", hint: "run `vault doctor`") }
+            throw VaultError(.io, "cannot open blob \(id): \(POSIX.errnoMessage())")
+        }
+        var st = stat()
+        fstat(fd, &st)
+        do {
+            reader = try SealedBlobReader(fileDescriptor: fd, fileSize: UInt64(st.st_size), wrapKey: keys.blobWrapKey,
+                                          expectedVaultId: keys.vaultId, expectedBlobId: Hex.decode(id) ?? [])
+        } catch {
+            close(fd)
+            throw BlobStore.mapCrypto(error, blob: id)
+        }
+        self.fd = fd
+        self.id = id
+    }
+
+    deinit { close(fd) }
+
+    public var plaintextSize: UInt64 { reader.plaintextSize }
+
+    /// Plaintext [offset, offset+count), authenticated.
+    public func read(offset: UInt64, count: Int) throws -> [UInt8] {
+        do { return try reader.read(offset: offset, count: count) } catch { throw BlobStore.mapCrypto(error, blob: id) }
+    }
+
+    /// Streams plaintext from `offset`, segment by segment; nothing of a failing segment is released.
+    public func stream(from offset: UInt64 = 0, length: UInt64? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        do { try reader.stream(from: offset, length: length, body) } catch { throw BlobStore.mapCrypto(error, blob: id) }
+    }
+}
+
+/// Collects sealed output into 1 MiB writes.
+final class BufferedSink {
+    let fd: Int32
+    let path: String
+    var buffer: UnsafeMutableRawBufferPointer
+    var used = 0
+    private(set) var total: UInt64 = 0
+
+    init(fd: Int32, path: String, capacity: Int = 1 << 20) {
+        self.fd = fd; self.path = path
+        buffer = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { buffer.deallocate() }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        total += UInt64(bytes.count)
+        if bytes.count >= buffer.count {
+            try flush()
+            try POSIX.writeAll(fd: fd, bytes, path: path)
+            return
+        }
+        if used + bytes.count > buffer.count { try flush() }
+        buffer.baseAddress!.advanced(by: used).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        used += bytes.count
+    }
+
+    func flush() throws {
+        guard used > 0 else { return }
+        try POSIX.writeAll(fd: fd, UnsafeRawBufferPointer(rebasing: buffer[0..<used]), path: path)
+        used = 0
+    }
+}
+
+/// Human byte counts.
+public enum ByteCount {
+    public static func format(_ n: UInt64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var v = Double(n), i = 0
+        while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
+        return i == 0 ? "\(n) B" : String(format: "%.1f %@", v, units[i])
+    }
+
+    /// Parses "10G", "512M", "4096", "1.5GiB".
+    public static func parse(_ s: String) -> UInt64? {
+        var t = s.trimmingCharacters(in: .whitespaces).uppercased()
+        if t.hasSuffix("IB") { t.removeLast(2) } else if t.hasSuffix("B") { t.removeLast() }
+        let mult: Double
+        switch t.last {
+        case "K": mult = 1024; t.removeLast()
+        case "M": mult = 1_048_576; t.removeLast()
+        case "G": mult = 1_073_741_824; t.removeLast()
+        case "T": mult = 1_099_511_627_776; t.removeLast()
+        default: mult = 1
+        }
+        guard let v = Double(t), v >= 0 else { return nil }
+        return UInt64(v * mult)
+    }
+}

@@ -1,0 +1,27 @@
+import VaultCrypto
+
+/// Keys derived from the master key, each for one purpose (domain separation by HKDF info).
+///
+/// `HKDF-SHA256(ikm: masterKey, salt: vaultId, info: "vault/v1/<purpose>", L: 32)`.
+public struct KeyHierarchy {
+    public let vaultId: [UInt8]
+    public let epoch: UInt32
+    /// The raw SQLCipher key of the metadata database.
+    public let databaseKey: SecureBytes
+    /// Wraps each blob's random data key (blob header, key epoch = `epoch`).
+    public let blobWrapKey: SecureBytes
+    /// Authenticates the keyslot file.
+    public let keyslotMacKey: SecureBytes
+
+    public static let databaseInfo = "vault/v1/database"
+    public static let blobWrapInfo = "vault/v1/blob-wrap"
+    public static let keyslotMacInfo = "vault/v1/keyslot-mac"
+
+    public init(masterKey: SecureBytes, vaultId: [UInt8], epoch: UInt32) throws {
+        self.vaultId = vaultId
+        self.epoch = epoch
+        databaseKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.databaseInfo.utf8), length: 32)
+        blobWrapKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.blobWrapInfo.utf8), length: 32)
+        keyslotMacKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.keyslotMacInfo.utf8), length: 32)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import VaultCrypto
+
+/// The keyslot file: the vault id, the master-key epoch, and one or more slots, each holding the
+/// master key wrapped under a key-encryption key. Format (SECURITY.md §Keyslot file):
+///
+///     line 1: compact JSON body (KeyslotFile.Body)
+///     line 2: "hmac-sha256:" + hex(HMAC-SHA256(keyslotMacKey, line 1 bytes))
+///
+/// Each wrapped master key is AES-256-GCM under the slot's KEK with AAD binding it to the vault,
+/// the slot id and type and the KDF parameters, so no field can be changed undetected.
+public struct KeyslotFile: Sendable {
+    public struct KDFRecord: Codable, Equatable, Sendable {
+        public var alg: String            // "argon2id" | "pbkdf2-sha512"
+        public var opsLimit: UInt64?
+        public var memLimitBytes: UInt64?
+        public var iterations: UInt32?
+        public var salt: String           // hex
+
+        init(_ p: KDFParameters) {
+            switch p {
+            case .argon2id(let ops, let mem, let salt):
+                alg = "argon2id"; opsLimit = ops; memLimitBytes = mem; iterations = nil; self.salt = Hex.encode(salt)
+            case .pbkdf2SHA512(let it, let salt):
+                alg = "pbkdf2-sha512"; opsLimit = nil; memLimitBytes = nil; iterations = it; self.salt = Hex.encode(salt)
+            }
+        }
+
+        func parameters() throws -> KDFParameters {
+            guard let s = Hex.decode(salt), s.count >= 16 else { throw VaultError(.integrity, "keyslot KDF salt is damaged") }
+            switch alg {
+            case "argon2id":
+                guard let o = opsLimit, let m = memLimitBytes else { throw VaultError(.integrity, "keyslot Argon2id parameters are missing") }
+                return .argon2id(opsLimit: o, memLimitBytes: m, salt: s)
+            case "pbkdf2-sha512":
+                guard let i = iterations else { throw VaultError(.integrity, "keyslot PBKDF2 iterations are missing") }
+                return .pbkdf2SHA512(iterations: i, salt: s)
+            default:
+                throw VaultError(.integrity, "keyslot uses an unknown KDF '\(alg)'")
+            }
+        }
+
+        /// The canonical text bound into the slot's AAD.
+        var canonical: String {
+            switch alg {
+            case "argon2id": return "argon2id:ops=\(opsLimit ?? 0):mem=\(memLimitBytes ?? 0):salt=\(salt)"
+            default: return "\(alg):iter=\(iterations ?? 0):salt=\(salt)"
+            }
+        }
+    }
+
+    public struct Slot: Codable, Equatable, Sendable {
+        public var id: String
+        public var type: String           // "password" (recovery, escrow: later)
+        public var kdf: KDFRecord?
+        public var nonce: String          // hex, 12 bytes
+        public var wrappedKey: String     // hex, 48 bytes: AES-256-GCM(KEK, nonce, masterKey, aad)
+        public var createdAt: Int64
+    }
+
+    public struct Body: Codable, Equatable, Sendable {
+        public var format: Int
+        public var vaultId: String
+        public var epoch: UInt32
+        public var slots: [Slot]
+    }
+
+    public var body: Body
+
+    public var vaultId: [UInt8] { Hex.decode(body.vaultId) ?? [] }
+
+    static func aad(vaultId: String, slot: Slot) -> [UInt8] {
+        Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? "")".utf8)
+    }
+
+    /// Wraps `masterKey` under `kek` into a new slot.
+    static func makeSlot(id: String, type: String, kdf: KDFRecord?, kek: SecureBytes, masterKey: SecureBytes,
+                         vaultId: String) throws -> Slot {
+        let nonce = SecureRandom.bytes(12)
+        var slot = Slot(id: id, type: type, kdf: kdf, nonce: Hex.encode(nonce), wrappedKey: "",
+                        createdAt: Int64(Date().timeIntervalSince1970))
+        let wrapped = try masterKey.withUnsafeBytes { mk in
+            try AESGCMKey(kek).seal(nonce: nonce, plaintext: Array(mk), aad: aad(vaultId: vaultId, slot: slot))
+        }
+        slot.wrappedKey = Hex.encode(wrapped)
+        return slot
+    }
+
+    /// Unwraps the master key from `slot` with `kek`; nil when the key does not fit (wrong password).
+    func unwrap(slot: Slot, kek: SecureBytes) -> SecureBytes? {
+        guard let nonce = Hex.decode(slot.nonce), let ct = Hex.decode(slot.wrappedKey) else { return nil }
+        return try? AESGCMKey(kek).open(nonce: nonce, ciphertextAndTag: ct, aad: Self.aad(vaultId: body.vaultId, slot: slot))
+    }
+
+    /// Tries each password slot with `password`; returns the master key or throws `.wrongPassword`.
+    public func unlock(password: SecureBytes) throws -> SecureBytes {
+        var sawPasswordSlot = false
+        for slot in body.slots where slot.type == "password" {
+            sawPasswordSlot = true
+            guard let kdf = slot.kdf else { continue }
+            let kek = try KDF.derive(password: password, parameters: try kdf.parameters(), length: 32)
+            if let mk = unwrap(slot: slot, kek: kek) { return mk }
+        }
+        if !sawPasswordSlot { throw VaultError(.wrongPassword, "this vault has no password slot") }
+        throw VaultError(.wrongPassword, "wrong password", hint: "nothing was changed; try again")
+    }
+
+    // MARK: Encoding
+
+    /// The file's bytes: body line and MAC line.
+    public func serialized(macKey: SecureBytes) throws -> [UInt8] {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let line = Array(try enc.encode(body))
+        let mac = HMACSHA256.authenticate(key: macKey, message: line)
+        return line + Array("\nhmac-sha256:\(Hex.encode(mac))\n".utf8)
+    }
+
+    /// Parses the file without checking the MAC (the MAC key needs the master key); call
+    /// `verify(bytes:macKey:)` once the master key is known.
+    public static func parse(_ bytes: [UInt8]) throws -> KeyslotFile {
+        let damaged = VaultError(.integrity, "the keyslot file is damaged or was altered",
+                                 hint: "restore it from a backup (vault backup export) or use a recovery key")
+        guard let nl = bytes.firstIndex(of: 10) else { throw damaged }
+        let line = Array(bytes[..<nl])
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(line)), body.format == 1,
+              Hex.decode(body.vaultId)?.count == 16 else { throw damaged }
+        return KeyslotFile(body: body)
+    }
+
+    /// Checks the MAC line against the body line in constant time.
+    public static func verify(bytes: [UInt8], macKey: SecureBytes) throws {
+        let damaged = VaultError(.integrity, "the keyslot file is damaged or was altered (its MAC does not match)",
+                                 hint: "restore it from a backup or use a recovery key")
+        guard let nl = bytes.firstIndex(of: 10) else { throw damaged }
+        let line = Array(bytes[..<nl])
+        let rest = String(decoding: bytes[(nl + 1)...], as: UTF8.self)
+        let expected = "hmac-sha256:" + Hex.encode(HMACSHA256.authenticate(key: macKey, message: line)) + "\n"
+        guard constantTimeEqual(Array(rest.utf8), Array(expected.utf8)) else { throw damaged }
+    }
+}

@@ -1,0 +1,100 @@
+import VaultSQL
+
+/// The metadata database schema, as ordered migrations keyed by `PRAGMA user_version`.
+/// SQLCipher 3.4.1 is SQLite 3.15: no UPSERT, RETURNING, window functions or STRICT tables.
+enum MetadataSchema {
+    static let migrations: [String] = [
+        // 1: the offline-first data model (BRIEF §3).
+        """
+        CREATE TABLE nodes(
+          id TEXT PRIMARY KEY,
+          remote_id TEXT UNIQUE,
+          parent_id TEXT REFERENCES nodes(id),
+          name TEXT NOT NULL,
+          type TEXT NOT NULL CHECK(type IN ('file','folder')),
+          size INTEGER NOT NULL DEFAULT 0,
+          version INTEGER NOT NULL DEFAULT 0,
+          modified_at INTEGER NOT NULL,
+          mime_type TEXT,
+          content_state TEXT NOT NULL DEFAULT 'NOT_DOWNLOADED'
+            CHECK(content_state IN ('NOT_DOWNLOADED','DOWNLOADING','LOCAL','STALE')),
+          local_path TEXT,
+          pinned INTEGER NOT NULL DEFAULT 0,
+          last_accessed INTEGER,
+          pending_op TEXT,
+          local_version INTEGER NOT NULL DEFAULT 0,
+          sha256 TEXT
+        );
+        CREATE UNIQUE INDEX nodes_parent_name ON nodes(parent_id, name);
+        CREATE INDEX nodes_lru ON nodes(content_state, pinned, last_accessed);
+        CREATE TABLE blobs(
+          id TEXT PRIMARY KEY,
+          node_id TEXT,
+          area TEXT NOT NULL CHECK(area IN ('cache','staging')),
+          size INTEGER NOT NULL,
+          sealed_size INTEGER NOT NULL,
+          sha256 TEXT NOT NULL,
+          key_epoch INTEGER NOT NULL,
+          created_at INTEGER NOT NULL
+        );
+        CREATE INDEX blobs_node ON blobs(node_id);
+        CREATE TABLE revisions(
+          id TEXT PRIMARY KEY,
+          node_id TEXT NOT NULL,
+          remote_revision_id TEXT,
+          size INTEGER NOT NULL,
+          sha256 TEXT,
+          modified_at INTEGER NOT NULL,
+          blob_id TEXT,
+          device TEXT
+        );
+        CREATE INDEX revisions_node ON revisions(node_id);
+        CREATE TABLE transfers(
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          node_id TEXT NOT NULL,
+          direction TEXT NOT NULL CHECK(direction IN ('upload','download')),
+          state TEXT NOT NULL,
+          blob_id TEXT,
+          bytes_total INTEGER NOT NULL DEFAULT 0,
+          bytes_done INTEGER NOT NULL DEFAULT 0,
+          upload_id TEXT,
+          upload_url TEXT,
+          request_id TEXT,
+          attempts INTEGER NOT NULL DEFAULT 0,
+          next_attempt_at INTEGER,
+          error TEXT,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL
+        );
+        CREATE TABLE outbox(
+          seq INTEGER PRIMARY KEY AUTOINCREMENT,
+          op TEXT NOT NULL,
+          node_id TEXT NOT NULL,
+          payload TEXT NOT NULL,
+          base_version INTEGER,
+          request_id TEXT NOT NULL UNIQUE,
+          state TEXT NOT NULL DEFAULT 'pending',
+          attempts INTEGER NOT NULL DEFAULT 0,
+          last_error TEXT,
+          created_at INTEGER NOT NULL
+        );
+        CREATE TABLE sync_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    ]
+
+    /// Brings `db` to the newest schema, one transaction per migration.
+    static func migrate(_ db: SQLDatabase) throws {
+        let current = try db.userVersion
+        guard current <= migrations.count else {
+            throw VaultError(.integrity, "the metadata database is from a newer vault (schema \(current))",
+                             hint: "upgrade vault")
+        }
+        for v in current..<migrations.count {
+            try db.transaction {
+                try db.execute(migrations[v])
+                try db.execute("PRAGMA user_version = \(v + 1)")
+            }
+        }
+    }
+}

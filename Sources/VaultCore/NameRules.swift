@@ -1,0 +1,38 @@
+/// Names and paths in the vault tree.
+public enum NameRules {
+    /// Throws `.invalidName` for a name the tree refuses: empty, `.`, `..`, containing `/` or NUL,
+    /// or longer than 255 bytes of UTF-8.
+    public static func validate(_ name: String) throws {
+        let shown = name.unicodeScalars.map { $0.value == 0 ? "\\0" : String($0) }.joined()
+        func bad(_ why: String) -> VaultError {
+            VaultError(.invalidName, "invalid name '\(shown.prefix(80))': \(why)")
+        }
+        if name.isEmpty { throw bad("a name cannot be empty") }
+        if name == "." || name == ".." { throw bad("'.' and '..' are reserved") }
+        if name.contains("/") { throw bad("a name cannot contain '/'") }
+        if name.unicodeScalars.contains(where: { $0.value == 0 }) { throw bad("a name cannot contain a NUL byte") }
+        if name.utf8.count > 255 { throw bad("a name is at most 255 bytes (this one has \(name.utf8.count))") }
+    }
+
+    /// The components of a vault path ("/a/b", "a/b/"); each component is validated.
+    public static func components(_ path: String) throws -> [String] {
+        if path.unicodeScalars.contains(where: { $0.value == 0 }) {
+            throw VaultError(.invalidName, "invalid path: it contains a NUL byte")
+        }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        for p in parts { try validate(p) }
+        return parts
+    }
+
+    /// A MIME type from the file extension (for the server; content is never sniffed).
+    public static func mimeType(forName name: String) -> String {
+        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        let table: [String: String] = [
+            "txt": "text/plain", "md": "text/markdown", "csv": "text/csv", "json": "application/json",
+            "pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
+            "gif": "image/gif", "zip": "application/zip", "gz": "application/gzip", "tar": "application/x-tar",
+            "html": "text/html", "mp4": "video/mp4", "mp3": "audio/mpeg", "doc": "application/msword",
+        ]
+        return table[ext] ?? "application/octet-stream"
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// What `vault doctor` found and did.
+public struct DoctorReport: Sendable, Codable {
+    public var nodesChecked = 0
+    public var blobsChecked = 0
+    /// Fixed without loss (metadata reconciled with the disk, leftovers removed).
+    public var repaired: [String] = []
+    /// Needs the user: content that cannot be recovered here.
+    public var problems: [String] = []
+    public var healthy: Bool { problems.isEmpty }
+}
+
+extension Vault {
+    /// Reconciles `content_state` with the sealed blobs on disk and removes leftovers of
+    /// interrupted writes. With `verify`, every blob is also fully authenticated.
+    public func doctor(verify: Bool = false) throws -> DoctorReport {
+        var r = DoctorReport()
+        // 1. Temp files of interrupted writes.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? [] {
+            unlink(layout.tempDirectory + "/" + name)
+            r.repaired.append("removed an interrupted write: tmp/\(name)")
+        }
+        // 2. Each node's claimed content against the disk.
+        let nodes = try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
+        var referenced = Set<String>()
+        for n in nodes {
+            r.nodesChecked += 1
+            let p = (try? path(of: n)) ?? n.id
+            guard let blobId = n.localPath else {
+                if n.contentState == .local || n.contentState == .stale || n.contentState == .downloading {
+                    try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED' WHERE id=?", [n.id])
+                    r.repaired.append("\(p): marked NOT_DOWNLOADED (no content on disk)")
+                }
+                continue
+            }
+            referenced.insert(blobId)
+            let row = try db.queryOne("SELECT area, sealed_size FROM blobs WHERE id=?", [blobId])
+            let area = BlobArea(rawValue: row?[0].string ?? "") ?? .cache
+            let onDisk = POSIX.fileSize(blobs.path(id: blobId, area: area))
+            var damage: String?
+            if row == nil { damage = "its blob record is missing" }
+            else if onDisk == nil { damage = "its sealed blob is missing from disk" }
+            else if onDisk != UInt64(row?[1].int64 ?? -1) { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
+            else if verify {
+                r.blobsChecked += 1
+                do { try blobs.open(blobId, area: area).stream { _ in } } catch { damage = "\(error)" }
+            }
+            if let damage {
+                if area == .staging && n.remoteId == nil {
+                    r.problems.append("\(p): \(damage); this content was never uploaded and cannot be recovered here")
+                } else {
+                    try db.transaction {
+                        try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED', local_path=NULL WHERE id=?", [n.id])
+                        try db.run("DELETE FROM blobs WHERE id=?", [blobId])
+                    }
+                    blobs.delete(blobId, area: area)
+                    r.repaired.append("\(p): \(damage); marked NOT_DOWNLOADED (download it again)")
+                }
+            } else if n.contentState != .local && n.contentState != .stale {
+                try db.run("UPDATE nodes SET content_state='LOCAL' WHERE id=?", [n.id])
+                r.repaired.append("\(p): content is on disk; marked LOCAL")
+            }
+        }
+        // 3. Revision blobs are referenced too.
+        for row in try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL") { if let b = row[0].string { referenced.insert(b) } }
+        // 4. Blob files or records nobody references.
+        for area in [BlobArea.cache, .staging] {
+            for id in blobs.idsOnDisk(area) where !referenced.contains(id) {
+                blobs.delete(id, area: area)
+                try db.run("DELETE FROM blobs WHERE id=?", [id])
+                r.repaired.append("removed an unreferenced blob \(area.rawValue)/\(id)")
+            }
+        }
+        return r
+    }
+}

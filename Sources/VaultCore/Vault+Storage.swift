@@ -1,0 +1,128 @@
+import Foundation
+
+/// Bytes on disk by kind (BRIEF §3 "vault storage").
+public struct StorageReport: Sendable, Codable {
+    /// Cached content of pinned files.
+    public var pinnedBytes: UInt64
+    /// Cached content that may be evicted.
+    public var cachedBytes: UInt64
+    /// Content waiting for upload (never evicted).
+    public var stagedBytes: UInt64
+    /// Free bytes on the vault's filesystem.
+    public var freeBytes: UInt64
+    /// The content budget for cached (evictable + pinned) content, if set.
+    public var budgetBytes: UInt64?
+    /// Set when pinned content alone exceeds the budget.
+    public var warning: String?
+}
+
+/// The outcome of an eviction.
+public struct EvictionResult: Sendable, Codable {
+    public var evicted: [String]
+    public var freedBytes: UInt64
+    public var message: String?
+}
+
+extension Vault {
+    static let budgetKey = "content_budget"
+
+    /// The content budget, if one is set.
+    public func contentBudget() throws -> UInt64? {
+        try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+    }
+
+    public func setContentBudget(_ bytes: UInt64?) throws {
+        try db.transaction {
+            try db.run("DELETE FROM settings WHERE key = ?", [Self.budgetKey])
+            if let bytes { try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [Self.budgetKey, String(bytes)]) }
+        }
+    }
+
+    public func storageReport() throws -> StorageReport {
+        func sum(_ sql: String) throws -> UInt64 { UInt64(max(0, try db.scalar(sql)?.int64 ?? 0)) }
+        let pinned = try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.area='cache' AND n.pinned=1")
+        let cached = try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id WHERE b.area='cache' AND COALESCE(n.pinned,0)=0")
+        let staged = try sum("SELECT COALESCE(SUM(sealed_size),0) FROM blobs WHERE area='staging'")
+        let budget = try contentBudget()
+        var warning: String?
+        if let budget, pinned > budget {
+            warning = "pinned content (\(ByteCount.format(pinned))) alone exceeds the content budget (\(ByteCount.format(budget))); unpin something or raise the budget — pinned content is never evicted"
+        }
+        return StorageReport(pinnedBytes: pinned, cachedBytes: cached, stagedBytes: staged,
+                             freeBytes: POSIX.freeBytes(at: layout.root) ?? 0, budgetBytes: budget, warning: warning)
+    }
+
+    /// Evicts the content of specific files (their nodes stay, as NOT_DOWNLOADED). Pinned and
+    /// not-yet-uploaded content is refused with a reason.
+    public func evict(paths: [String]) throws -> EvictionResult {
+        var result = EvictionResult(evicted: [], freedBytes: 0, message: nil)
+        for p in paths {
+            let n = try resolve(p)
+            let files = n.isFolder ? try descendants(of: n.id).filter { !$0.isFolder } : [n]
+            for f in files where f.localPath != nil {
+                if f.pinned {
+                    if !n.isFolder { throw VaultError(.conflict, "\(p) is pinned; its content is never evicted", hint: "`vault unpin \(p)` first") }
+                    continue
+                }
+                if let freed = try evictContent(of: f) {
+                    result.evicted.append(try path(of: f)); result.freedBytes += freed
+                } else if !n.isFolder {
+                    throw VaultError(.conflict, "\(p) has not been uploaded yet; evicting it would lose it",
+                                     hint: "wait for `vault sync` to upload it")
+                }
+            }
+        }
+        return result
+    }
+
+    /// Evicts least-recently-accessed unpinned cached content until the cache fits the budget.
+    public func enforceBudget() throws -> EvictionResult {
+        var result = EvictionResult(evicted: [], freedBytes: 0, message: nil)
+        guard let budget = try contentBudget() else {
+            result.message = "no content budget is set (vault storage --budget SIZE)"
+            return result
+        }
+        var report = try storageReport()
+        var used = report.pinnedBytes + report.cachedBytes
+        if used <= budget { return result }
+        let candidates = try db.query("""
+            SELECT \(Node.columns) FROM nodes WHERE type='file' AND pinned=0 AND local_path IS NOT NULL
+              AND local_path IN (SELECT id FROM blobs WHERE area='cache')
+            ORDER BY COALESCE(last_accessed, 0), id
+            """).map(Node.init(row:))
+        for c in candidates where used > budget {
+            if let freed = try evictContent(of: c) {
+                used -= min(used, freed); result.evicted.append(try path(of: c)); result.freedBytes += freed
+            }
+        }
+        report = try storageReport()
+        if used > budget {
+            result.message = report.warning ?? "the cache still exceeds the budget: the rest is pinned or awaiting upload"
+        }
+        return result
+    }
+
+    /// Drops one node's cached content; nil when it is not evictable (staged: not uploaded).
+    func evictContent(of n: Node) throws -> UInt64? {
+        guard let blobId = n.localPath,
+              let row = try db.queryOne("SELECT area, sealed_size FROM blobs WHERE id = ?", [blobId]),
+              row[0].string == BlobArea.cache.rawValue else { return nil }
+        try db.transaction {
+            try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED', local_path=NULL WHERE id=?", [n.id])
+            try db.run("DELETE FROM blobs WHERE id = ?", [blobId])
+        }
+        blobs.delete(blobId, area: .cache)
+        return UInt64(max(0, row[1].int64 ?? 0))
+    }
+
+    /// Marks a node's staged content as uploaded: it moves to the cache, and becomes evictable.
+    /// (Used by the sync layer once the server holds the content.)
+    public func markUploaded(nodeId: String, remoteId: String, version: Int64) throws {
+        guard let n = try node(id: nodeId) else { throw VaultError(.notFound, "no node \(nodeId)") }
+        if let blobId = n.localPath, try db.scalar("SELECT area FROM blobs WHERE id=?", [blobId])?.string == "staging" {
+            try blobs.move(blobId, from: .staging, to: .cache)
+            try db.run("UPDATE blobs SET area='cache' WHERE id=?", [blobId])
+        }
+        try db.run("UPDATE nodes SET remote_id=?, version=?, pending_op=NULL WHERE id=?", [remoteId, version, nodeId])
+    }
+}

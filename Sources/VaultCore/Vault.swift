@@ -1,0 +1,101 @@
+import Foundation
+import VaultCrypto
+import VaultSQL
+
+/// An open, unlocked vault: the keyslots, the metadata database and the sealed blob store,
+/// held under the vault lock for as long as this object lives. The only door to content is the
+/// sealed read/write API (`importContent`, `openContent`).
+public final class Vault {
+    public let layout: VaultLayout
+    public let keyslots: KeyslotFile
+    let keys: KeyHierarchy
+    public let db: SQLDatabase
+    public let blobs: BlobStore
+    let lock: VaultLock
+
+    /// The vault id (hex).
+    public var vaultId: String { keyslots.body.vaultId }
+
+    public static var lockTimeout: TimeInterval {
+        ProcessInfo.processInfo.environment["VAULT_LOCK_TIMEOUT"].flatMap(TimeInterval.init) ?? 5
+    }
+
+    /// True when `layout` holds a vault.
+    public static func exists(_ layout: VaultLayout) -> Bool { POSIX.exists(layout.keyslotFile) }
+
+    /// Reads the keyslot file (not yet authenticated: that needs the master key).
+    public static func readKeyslots(_ layout: VaultLayout) throws -> (KeyslotFile, [UInt8]) {
+        guard exists(layout) else {
+            throw VaultError(.notInitialized, "no vault at \(layout.root)", hint: "run `vault init` first (or set VAULT_HOME)")
+        }
+        try checkPermissions(layout)
+        let bytes = try POSIX.readFile(layout.keyslotFile)
+        return (try KeyslotFile.parse(bytes), bytes)
+    }
+
+    /// Refuses a vault whose files or folders others can write.
+    static func checkPermissions(_ layout: VaultLayout) throws {
+        for p in layout.directories + [layout.keyslotFile, layout.databaseFile] { try POSIX.checkPrivate(p) }
+    }
+
+    /// Creates a new vault: layout, a random master key wrapped in a password slot, the database.
+    @discardableResult
+    public static func create(layout: VaultLayout, password: SecureBytes, kdf: KDFParameters) throws -> Vault {
+        if exists(layout) {
+            throw VaultError(.alreadyExists, "a vault already exists at \(layout.root)", hint: "use it, or choose another VAULT_HOME")
+        }
+        for d in layout.directories { try POSIX.ensurePrivateDirectory(d) }
+        let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout)
+        let vaultIdBytes = SecureRandom.bytes(16)
+        let vaultId = Hex.encode(vaultIdBytes)
+        let master = SecureBytes.random(count: 32)
+        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
+                                            masterKey: master, vaultId: vaultId)
+        let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot]))
+        let keys = try KeyHierarchy(masterKey: master, vaultId: vaultIdBytes, epoch: 1)
+        // The database first: a crash before the keyslot file is written leaves no vault, not half of one.
+        unlink(layout.databaseFile)
+        let db = try openDatabase(layout: layout, keys: keys)
+        try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES ('root', NULL, '', 'folder', ?, 'LOCAL')",
+                   [Int64(Date().timeIntervalSince1970)])
+        try POSIX.writeAtomically(try file.serialized(macKey: keys.keyslotMacKey), to: layout.keyslotFile)
+        return Vault(layout: layout, keyslots: file, keys: keys, db: db, lock: lock)
+    }
+
+    /// Opens the vault with its master key (from the keyring or a password slot).
+    public static func open(layout: VaultLayout, masterKey: SecureBytes) throws -> Vault {
+        let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout)
+        let (file, bytes) = try readKeyslots(layout)
+        let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)
+        try KeyslotFile.verify(bytes: bytes, macKey: keys.keyslotMacKey)
+        let db = try openDatabase(layout: layout, keys: keys)
+        return Vault(layout: layout, keyslots: file, keys: keys, db: db, lock: lock)
+    }
+
+    static func openDatabase(layout: VaultLayout, keys: KeyHierarchy) throws -> SQLDatabase {
+        let fresh = !POSIX.exists(layout.databaseFile)
+        let db: SQLDatabase
+        do {
+            db = try SQLDatabase(path: layout.databaseFile, rawKeyHex: keys.databaseKey.hexForStorage)
+        } catch let e as SQLError where e.kind == .notADatabase || e.kind == .corrupt {
+            throw VaultError(.integrity, "the metadata database cannot be decrypted with this vault's key (damaged, replaced or from another vault)",
+                             hint: "restore metadata.db from a backup; content blobs are intact")
+        } catch let e as SQLError {
+            throw VaultError(.io, "cannot open the metadata database: \(e)")
+        }
+        if fresh { chmod(layout.databaseFile, 0o600) }
+        do { try MetadataSchema.migrate(db) } catch let e as SQLError {
+            throw VaultError(.integrity, "the metadata database is damaged: \(e.message)")
+        }
+        return db
+    }
+
+    init(layout: VaultLayout, keyslots: KeyslotFile, keys: KeyHierarchy, db: SQLDatabase, lock: VaultLock) {
+        self.layout = layout; self.keyslots = keyslots; self.keys = keys; self.db = db; self.lock = lock
+        self.blobs = BlobStore(layout: layout, keys: keys)
+    }
+
+    /// Seconds since the epoch, for timestamps.
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+}

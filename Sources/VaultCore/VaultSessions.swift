@@ -1,0 +1,112 @@
+import Foundation
+import VaultCrypto
+
+/// How a command gets the password when it needs one.
+public struct PasswordSource {
+    /// True when the user named a source (`--password-file`, `VAULT_PASSWORD_COMMAND`), so a
+    /// locked vault may be opened for this one command without asking.
+    public let isExplicit: Bool
+    public let read: (_ prompt: String) throws -> SecureBytes
+
+    public init(isExplicit: Bool, read: @escaping (_ prompt: String) throws -> SecureBytes) {
+        self.isExplicit = isExplicit; self.read = read
+    }
+}
+
+/// Unlock, lock and per-command access: the master key comes from the keyring session while
+/// it is valid (auto-lock enforced here), or from a password slot.
+public struct VaultSessions {
+    public let layout: VaultLayout
+    public let environment: [String: String]
+    /// Called with warnings meant for the user (reduced security, auto-lock).
+    public let warn: (String) -> Void
+
+    public static let defaultIdleTimeout: Int64 = 15 * 60
+    public static let defaultAbsoluteTimeout: Int64 = 8 * 3600
+    /// How often the idle clock in the keyring item is refreshed.
+    static let touchInterval: Int64 = 30
+
+    public init(layout: VaultLayout, environment: [String: String] = ProcessInfo.processInfo.environment,
+                warn: @escaping (String) -> Void) {
+        self.layout = layout; self.environment = environment; self.warn = warn
+    }
+
+    public var keyringAvailability: (available: Bool, reason: String) {
+        KeyringSession.availability(environment: environment)
+    }
+
+    func warnNoKeyring(_ reason: String) {
+        warn("no Secret Service: \(reason). The master key cannot be held between commands, so each command asks for the password; security is reduced (the password is typed more often, and nothing auto-locks).")
+    }
+
+    /// Checks the password and, where a keyring is available, keeps the master key there.
+    /// Returns whether the key is held in the keyring.
+    @discardableResult
+    public func unlock(password: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
+                       absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
+        let (file, _) = try Vault.readKeyslots(layout)
+        let master = try file.unlock(password: password)
+        // Proves the key opens this vault (keyslot MAC, database) before keeping it.
+        _ = try Vault.open(layout: layout, masterKey: master)
+        let avail = keyringAvailability
+        guard avail.available else { warnNoKeyring(avail.reason); return false }
+        let now = Vault.now
+        try KeyringSession(vaultId: file.body.vaultId).store(.init(
+            masterKey: master, epoch: file.body.epoch, unlockedAt: now, lastUsedAt: now,
+            idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout))
+        return true
+    }
+
+    /// Removes the master key from the keyring. Returns whether a session was there.
+    @discardableResult
+    public func lock() throws -> Bool {
+        let (file, _) = try Vault.readKeyslots(layout)
+        guard keyringAvailability.available else { return false }
+        return try KeyringSession(vaultId: file.body.vaultId).clear()
+    }
+
+    /// The current keyring session, if unlocked and not expired (an expired one is removed).
+    public func currentSession() throws -> (KeyringSession.Record?, expiredReason: String?) {
+        let (file, _) = try Vault.readKeyslots(layout)
+        guard keyringAvailability.available else { return (nil, nil) }
+        let ring = KeyringSession(vaultId: file.body.vaultId)
+        guard let rec = try ring.lookup() else { return (nil, nil) }
+        if let why = rec.expiry(now: Vault.now) {
+            try ring.clear()
+            return (nil, why)
+        }
+        return (rec, nil)
+    }
+
+    /// Opens the vault for one command: from the keyring session, else with a password when the
+    /// vault has no keyring or the user named a password source; else it is locked.
+    public func open(password: PasswordSource) throws -> Vault {
+        let (file, _) = try Vault.readKeyslots(layout)
+        let avail = keyringAvailability
+        if avail.available {
+            let ring = KeyringSession(vaultId: file.body.vaultId)
+            let (session, expired) = try currentSession()
+            if var rec = session {
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey)
+                let now = Vault.now
+                if now - rec.lastUsedAt >= Self.touchInterval {
+                    rec.lastUsedAt = now
+                    try ring.store(rec)
+                }
+                return vault
+            }
+            if !password.isExplicit {
+                if let expired {
+                    throw VaultError(.locked, "the vault is locked: \(expired)", hint: "run `vault unlock`")
+                }
+                throw VaultError(.locked, "the vault is locked", hint: "run `vault unlock` (or pass --password-file for this command only)")
+            }
+            if let expired { warn(expired) }
+        } else {
+            warnNoKeyring(avail.reason)
+        }
+        let pw = try password.read("Password for the vault at \(layout.root): ")
+        let master = try file.unlock(password: pw)
+        return try Vault.open(layout: layout, masterKey: master)
+    }
+}
