@@ -5,7 +5,8 @@ import VaultCrypto
 /// master key wrapped under a key-encryption key. Format (SECURITY.md §Keyslot file):
 ///
 ///     line 1: compact JSON body (KeyslotFile.Body)
-///     line 2: "hmac-sha256:" + hex(HMAC-SHA256(keyslotMacKey, line 1 bytes))
+///     line 2: "sha256:" + hex(SHA-256(line 1 bytes))          (detects accidental damage before any password is tried)
+///     line 3: "hmac-sha256:" + hex(HMAC-SHA256(keyslotMacKey, line 1 bytes))   (detects deliberate change)
 ///
 /// Each wrapped master key is AES-256-GCM under the slot's KEK with AAD binding it to the vault,
 /// the slot id and type and the KDF parameters, so no field can be changed undetected.
@@ -113,7 +114,20 @@ public struct KeyslotFile: Sendable {
         enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let line = Array(try enc.encode(body))
         let mac = HMACSHA256.authenticate(key: macKey, message: line)
-        return line + Array("\nhmac-sha256:\(Hex.encode(mac))\n".utf8)
+        return line + Array("\nsha256:\(Self.checksum(line))\nhmac-sha256:\(Hex.encode(mac))\n".utf8)
+    }
+
+    static func checksum(_ line: [UInt8]) -> String {
+        var h = SHA256Hasher()
+        h.update(line)
+        return Hex.encode(h.finalize())
+    }
+
+    /// Splits the file into its three lines.
+    static func lines(_ bytes: [UInt8]) -> (body: [UInt8], sum: String, mac: String)? {
+        let parts = bytes.split(separator: 10, omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[3].isEmpty else { return nil }
+        return (Array(parts[0]), String(decoding: parts[1], as: UTF8.self), String(decoding: parts[2], as: UTF8.self))
     }
 
     /// Parses the file without checking the MAC (the MAC key needs the master key); call
@@ -121,9 +135,8 @@ public struct KeyslotFile: Sendable {
     public static func parse(_ bytes: [UInt8]) throws -> KeyslotFile {
         let damaged = VaultError(.integrity, "the keyslot file is damaged or was altered",
                                  hint: "restore it from a backup (vault backup export) or use a recovery key")
-        guard let nl = bytes.firstIndex(of: 10) else { throw damaged }
-        let line = Array(bytes[..<nl])
-        guard let body = try? JSONDecoder().decode(Body.self, from: Data(line)), body.format == 1,
+        guard let (line, sum, _) = lines(bytes), constantTimeEqual(Array(sum.utf8), Array("sha256:\(checksum(line))".utf8)),
+              let body = try? JSONDecoder().decode(Body.self, from: Data(line)), body.format == 1,
               Hex.decode(body.vaultId)?.count == 16 else { throw damaged }
         return KeyslotFile(body: body)
     }
@@ -132,10 +145,8 @@ public struct KeyslotFile: Sendable {
     public static func verify(bytes: [UInt8], macKey: SecureBytes) throws {
         let damaged = VaultError(.integrity, "the keyslot file is damaged or was altered (its MAC does not match)",
                                  hint: "restore it from a backup or use a recovery key")
-        guard let nl = bytes.firstIndex(of: 10) else { throw damaged }
-        let line = Array(bytes[..<nl])
-        let rest = String(decoding: bytes[(nl + 1)...], as: UTF8.self)
-        let expected = "hmac-sha256:" + Hex.encode(HMACSHA256.authenticate(key: macKey, message: line)) + "\n"
-        guard constantTimeEqual(Array(rest.utf8), Array(expected.utf8)) else { throw damaged }
+        guard let (line, _, mac) = lines(bytes) else { throw damaged }
+        let expected = "hmac-sha256:" + Hex.encode(HMACSHA256.authenticate(key: macKey, message: line))
+        guard constantTimeEqual(Array(mac.utf8), Array(expected.utf8)) else { throw damaged }
     }
 }

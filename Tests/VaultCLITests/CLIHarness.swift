@@ -1,0 +1,116 @@
+import Foundation
+import XCTest
+
+/// Runs the real `vault` binary as a user would, in a throwaway VAULT_HOME.
+final class CLIHarness {
+    struct Result {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var out: String { String(decoding: stdout, as: UTF8.self) }
+        var json: Any? { try? JSONSerialization.jsonObject(with: stdout) }
+    }
+
+    let root: URL
+    let home: URL
+    let tmp: URL
+    let passwordFile: URL
+    var env: [String: String]
+    static let password = "correct horse battery"
+
+    /// The folder holding the built products (vault, vault-server).
+    static var productsDirectory: URL {
+        if let bin = ProcessInfo.processInfo.environment["VAULT_BIN"] {
+            return URL(fileURLWithPath: bin).deletingLastPathComponent()
+        }
+        // The xctest runner lives in the products folder.
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if url.lastPathComponent.hasSuffix(".xctest") || url.path.contains(".xctest/") {
+            while url.path.contains(".xctest") { url.deleteLastPathComponent() }
+        }
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("vault").path) { return url }
+        let pkg = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return pkg.appendingPathComponent(".build/debug")
+    }
+
+    static var vaultBinary: String { productsDirectory.appendingPathComponent("vault").path }
+
+    static var keyringAvailable: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return env["DBUS_SESSION_BUS_ADDRESS"] != nil && env["VAULT_NO_KEYRING"] != "1"
+    }
+
+    init(keyring: Bool = true) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("vault-e2e-\(UUID().uuidString)")
+        home = root.appendingPathComponent("vault")
+        tmp = root.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        passwordFile = root.appendingPathComponent("pw")
+        try Data((Self.password + "\n").utf8).write(to: passwordFile)
+        var e = ProcessInfo.processInfo.environment
+        e["VAULT_HOME"] = home.path
+        e["TMPDIR"] = tmp.path
+        e["NO_COLOR"] = "1"
+        e["VAULT_LOCK_TIMEOUT"] = "2"
+        e.removeValue(forKey: "VAULT_PASSWORD_COMMAND")
+        if !keyring { e["VAULT_NO_KEYRING"] = "1" }
+        env = e
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    @discardableResult
+    func run(_ args: [String], stdin: Data? = nil, env extra: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.vaultBinary)
+        p.arguments = args
+        p.environment = env.merging(extra) { $1 }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = stdin == nil ? FileHandle.nullDevice : Pipe()
+        try p.run()
+        if let stdin, let inPipe = p.standardInput as? Pipe {
+            inPipe.fileHandleForWriting.write(stdin); try inPipe.fileHandleForWriting.close()
+        }
+        // Read both pipes concurrently so a large output never blocks the child.
+        var errData = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs and asserts success.
+    @discardableResult
+    func ok(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+        let r = try run(args)
+        XCTAssertEqual(r.status, 0, "vault \(args.joined(separator: " ")) failed: \(r.stderr)", file: file, line: line)
+        return r
+    }
+
+    /// `vault init` with a fast KDF for tests.
+    func initVault(extra: [String] = []) throws {
+        try ok(["init", "--password-file", passwordFile.path, "--kdf-ops", "1", "--kdf-mem", "8M"] + extra)
+    }
+
+    var pw: [String] { ["--password-file", passwordFile.path] }
+
+    /// Writes a local file under the harness root.
+    func localFile(_ name: String, _ bytes: Data) throws -> String {
+        let url = root.appendingPathComponent(name)
+        try bytes.write(to: url)
+        return url.path
+    }
+
+    func blobFiles(_ area: String) throws -> [URL] {
+        let dir = home.appendingPathComponent(area)
+        return try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "blob" }
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages vault needs to build, test and benchmark (idempotent).
+# The Swift 6.3 toolchain itself is expected at /opt/swift or on PATH (it cannot be fetched here).
+set -euo pipefail
+PKGS=(pkg-config libsodium-dev libsqlcipher-dev sqlcipher sqlite3 libcurl4-openssl-dev libsecret-1-dev
+      libmicrohttpd-dev libssl-dev openssl gnome-keyring dbus dbus-x11 libsecret-tools curl python3 python3-pip
+      attr e2fsprogs age)
+missing=()
+for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v swift >/dev/null 2>&1; then
+  if [ -x /opt/swift/usr/bin/swift ]; then export PATH=/opt/swift/usr/bin:$PATH; else
+    echo "error: the Swift 6.3 toolchain is not installed (expected swift on PATH or /opt/swift)" >&2; exit 1
+  fi
+fi
