@@ -38,6 +38,7 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultCLITests", dependencies: [], ),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
     ]
 )

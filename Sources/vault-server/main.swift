@@ -1,1 +1,3 @@
 import VaultServer
+
+exit(VaultServerMain.run(Array(CommandLine.arguments.dropFirst())))
