@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 
 /// Runs the real `vault` binary as a user would, in a throwaway VAULT_HOME.
-final class CLIHarness {
+/// Unchecked: `env` is only changed before commands run; `run` may be called from several threads.
+final class CLIHarness: @unchecked Sendable {
     struct Result {
         var status: Int32
         var stdout: Data
@@ -76,12 +77,14 @@ final class CLIHarness {
             inPipe.fileHandleForWriting.write(stdin); try inPipe.fileHandleForWriting.close()
         }
         // Read both pipes concurrently so a large output never blocks the child.
-        var errData = Data()
+        let errBox = Box<Data>(Data())
         let group = DispatchGroup()
         group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let errHandle = err.fileHandleForReading
+        DispatchQueue.global().async { errBox.set(errHandle.readDataToEndOfFile()); group.leave() }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
+        let errData = errBox.get()
         p.waitUntilExit()
         return Result(status: p.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
     }
@@ -113,4 +116,14 @@ final class CLIHarness {
         return try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "blob" }
     }
+}
+
+/// A value shared between threads under a lock.
+final class Box<T>: @unchecked Sendable {
+    private var value: T
+    private let lock = NSLock()
+    init(_ v: T) { value = v }
+    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
+    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
+    func update(_ f: (inout T) -> Void) { lock.lock(); f(&value); lock.unlock() }
 }

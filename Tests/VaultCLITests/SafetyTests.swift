@@ -27,18 +27,17 @@ final class SafetyTests: XCTestCase {
         try h.initVault()
         let f = try h.localFile("f", Data(repeating: 1, count: 4 << 20))
         let group = DispatchGroup()
-        var statuses = [Int32](repeating: -1, count: 4)
-        let lock = NSLock()
+        let statuses = Box([Int32](repeating: -1, count: 4))
         for i in 0..<4 {
             group.enter()
             DispatchQueue.global().async {
                 let r = try? h.run(["put", f, "/f\(i)"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "30"])
-                lock.lock(); statuses[i] = r?.status ?? -2; lock.unlock()
+                statuses.update { $0[i] = r?.status ?? -2 }
                 group.leave()
             }
         }
         group.wait()
-        XCTAssertEqual(statuses, [0, 0, 0, 0])
+        XCTAssertEqual(statuses.get(), [0, 0, 0, 0])
         XCTAssertEqual((try h.ok(["ls", "--json"] + h.pw).json as? [Any])?.count, 4)
     }
 
@@ -46,8 +45,8 @@ final class SafetyTests: XCTestCase {
     func testTooLittleFreeSpaceIsRefusedBeforeImport() throws {
         let mnt = FileManager.default.temporaryDirectory.appendingPathComponent("vault-small-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: mnt, withIntermediateDirectories: true)
-        defer { _ = try? run("/bin/umount", [mnt.path]); try? FileManager.default.removeItem(at: mnt) }
-        guard getuid() == 0, (try? run("/bin/mount", ["-t", "tmpfs", "-o", "size=12m", "tmpfs", mnt.path])) == 0 else {
+        defer { _ = try? runTool("/bin/umount", [mnt.path]); try? FileManager.default.removeItem(at: mnt) }
+        guard getuid() == 0, (try? runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=12m", "tmpfs", mnt.path])) == 0 else {
             throw XCTSkip("needs root and tmpfs mounts")
         }
         let h = try CLIHarness(keyring: false)
@@ -121,7 +120,7 @@ final class SafetyTests: XCTestCase {
 }
 
 @discardableResult
-func run(_ exe: String, _ args: [String]) throws -> Int32 {
+func runTool(_ exe: String, _ args: [String]) throws -> Int32 {
     try runCapture(exe, args).0
 }
 
