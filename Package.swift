@@ -31,6 +31,7 @@ let package = Package(
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
+        .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
         .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "CMicroHTTPD", "CVaultShims"]),

@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 3
+# SECURITY.md is precise enough for an independent decryptor (Python, no vault code) to read a vault.
+VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh | tail -n 5
 dbus-run-session -- scripts/with-keyring.sh swift test --skip-build 2>&1 | grep -Ev "fd limit|^dbus-daemon|^warning: prohibited flag"

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Proves SECURITY.md's promise: an independent program (scripts/independent-decrypt.py, Python,
+# no vault code) decrypts a vault from its password alone, byte for byte.
+#
+#   scripts/check-independent-decrypt.sh            # builds vault into .build-docs, then checks
+#   VAULT_BIN=/path/to/vault scripts/check-independent-decrypt.sh
+#
+# Two vaults (Argon2id and PBKDF2), files at the segment edges, unicode names in nested folders;
+# plus: sqlite3 cannot read metadata.db, sqlcipher with the documented raw key can; a wrong
+# password, a flipped byte, a truncated, extended or swapped blob are refused. Ends with
+# "N passed, M failed" and exits non-zero when M > 0. Idempotent; removes its temp folders.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DECRYPT="$ROOT/scripts/independent-decrypt.py"
+PASS=0 FAIL=0
+ok()   { PASS=$((PASS + 1)); echo "ok   - $*"; }
+bad()  { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
+refuse() { local what=$1; shift; if "$@" >/dev/null 2>&1; then bad "$what (was accepted)"; else ok "$what"; fi; }
+
+# --- tools ------------------------------------------------------------------------------------
+if [ -z "${VAULT_BIN:-}" ]; then
+  export PATH=/opt/swift/usr/bin:$PATH
+  echo "building vault (scratch path $ROOT/.build-docs)..."
+  (cd "$ROOT" && swift build --scratch-path "$ROOT/.build-docs" --product vault 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 2)
+  VAULT_BIN="$(cd "$ROOT" && swift build --scratch-path "$ROOT/.build-docs" --product vault --show-bin-path)/vault"
+fi
+[ -x "$VAULT_BIN" ] || { echo "error: no vault binary at $VAULT_BIN" >&2; exit 2; }
+if ! python3 -c "import cryptography, argon2" 2>/dev/null; then
+  python3 -m pip install --quiet cryptography argon2-cffi 2>&1 | grep -v "WARNING: Running pip as the 'root'" || true
+fi
+if ! command -v sqlite3 >/dev/null || ! command -v sqlcipher >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq sqlite3 sqlcipher >/dev/null
+fi
+
+WORK=$(mktemp -d /tmp/vault-indep.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+chmod 700 "$WORK"
+export VAULT_NO_KEYRING=1
+unset VAULT_PASSWORD_COMMAND XDG_DATA_HOME XDG_CONFIG_HOME || true
+
+# --- originals --------------------------------------------------------------------------------
+SRC="$WORK/src"; mkdir -p "$SRC"
+: > "$SRC/empty"
+printf 'x' > "$SRC/one-byte"
+head -c 65536  /dev/urandom > "$SRC/seg-exact-65536"
+head -c 65537  /dev/urandom > "$SRC/seg-plus-one-65537"
+head -c 131072 /dev/urandom > "$SRC/two-segments-131072"
+head -c 1048579 /dev/urandom > "$SRC/random-1MB"
+UNI="Grüße – 日本語 ✓.txt"
+printf 'MARKER-5f0c1e-plaintext-must-not-appear-at-rest\n' > "$SRC/$UNI"
+# vault destination of each original
+declare -A DEST=(
+  [empty]="/empty"
+  [one-byte]="/docs/one-byte"
+  [seg-exact-65536]="/docs/deep/nested/seg-exact-65536"
+  [seg-plus-one-65537]="/docs/deep/nested/seg-plus-one-65537"
+  [two-segments-131072]="/photos/2024/two-segments-131072"
+  [random-1MB]="/photos/2024/Été/random-1MB"
+  ["$UNI"]="/docs/deep/nested/$UNI"
+)
+
+run_vault() { # HOME PWFILE ARGS...
+  local home=$1 pw=$2; shift 2
+  VAULT_HOME="$home" "$VAULT_BIN" "$@" --password-file "$pw" 2>>"$WORK/vault-stderr.log"
+}
+
+check_vault() { # LABEL INIT-ARGS...
+  local label=$1; shift
+  local home="$WORK/$label/home" pw="$WORK/$label/password" out="$WORK/$label/out"
+  mkdir -p "$WORK/$label"
+  printf 'correct horse battery staple %s ünï\n' "$label" > "$pw"
+  echo "== $label vault: vault init $* =="
+  check "$label: vault init $*" run_vault "$home" "$pw" init "$@"
+  run_vault "$home" "$pw" mkdir -p /docs/deep/nested >/dev/null
+  run_vault "$home" "$pw" mkdir -p "/photos/2024/Été" >/dev/null
+  local f
+  for f in "${!DEST[@]}"; do
+    run_vault "$home" "$pw" put "$SRC/$f" "${DEST[$f]}" >/dev/null || bad "$label: vault put $f"
+  done
+
+  # Files 0600, folders 0700, nothing for group or others.
+  local loose
+  loose=$(find "$home" \( -type f ! -perm 600 \) -o \( -type d ! -perm 700 \) 2>/dev/null | head -n 3)
+  if [ -z "$loose" ]; then ok "$label: every file is 0600 and every folder 0700"; else bad "$label: loose permissions: $loose"; fi
+  if grep -rqa "MARKER-5f0c1e" "$home"; then bad "$label: plaintext marker found under the vault folder"
+  else ok "$label: no plaintext marker anywhere under the vault folder"; fi
+
+  # The independent decryption: only the vault folder and the password.
+  local log="$WORK/$label/decrypt.log"
+  if python3 "$DECRYPT" "$home" --password-file "$pw" --out "$out" --check-db-pages --print-db-key >"$log" 2>&1; then
+    ok "$label: independent-decrypt.py unlocked, listed and decrypted the vault"
+  else
+    bad "$label: independent-decrypt.py failed:"; sed 's/^/    /' "$log"
+  fi
+  grep -v "^database key:" "$log" | sed 's/^/    /'
+  for f in "${!DEST[@]}"; do
+    if cmp -s "$SRC/$f" "$out${DEST[$f]}"; then ok "$label: ${DEST[$f]} ($(stat -c %s "$SRC/$f") bytes) identical"
+    else bad "$label: ${DEST[$f]} differs or is missing"; fi
+  done
+  local n; n=$(find "$out" -type f | wc -l)
+  if [ "$n" -eq "${#DEST[@]}" ]; then ok "$label: exactly ${#DEST[@]} files decrypted"; else bad "$label: $n files decrypted, expected ${#DEST[@]}"; fi
+  check "$label: vault cat agrees with the original (random-1MB)" \
+    bash -c 'cmp -s <(VAULT_HOME="$1" "$2" cat "$3" --password-file "$4" 2>/dev/null) "$5"' _ \
+    "$home" "$VAULT_BIN" "${DEST[random-1MB]}" "$pw" "$SRC/random-1MB"
+
+  # The database: opaque to sqlite3, open to sqlcipher with the documented raw key.
+  local key; key=$(sed -n 's/^database key: \([0-9a-f]\{64\}\)$/\1/p' "$log")
+  refuse "$label: sqlite3 cannot read metadata.db" \
+    sqlite3 -batch "$home/metadata.db" "SELECT count(*) FROM sqlite_master;"
+  refuse "$label: sqlcipher without a key cannot read metadata.db" \
+    sqlcipher -batch "$home/metadata.db" "SELECT count(*) FROM sqlite_master;"
+  local count
+  count=$(printf "PRAGMA key = \"x'%s'\";\nSELECT count(*) FROM nodes WHERE type = 'file';\n" "$key" \
+          | sqlcipher -batch -init /dev/null "$home/metadata.db" 2>/dev/null || true)
+  if [ "$count" = "${#DEST[@]}" ]; then ok "$label: sqlcipher with PRAGMA key = \"x'<database key>'\" reads nodes ($count files)"
+  else bad "$label: sqlcipher with the documented key: got '$count'"; fi
+
+  # Refusals, each on a fresh copy of the vault.
+  refuse "$label: wrong password refused" python3 "$DECRYPT" "$home" --password-stdin <<<"not the password"
+  # Each: what, how, and the exit code `vault` itself must give on the same damage (6 integrity,
+  # 3 wrong password; "any" = refused with some non-zero code: today vault reports a damaged
+  # database page found after open as exit 1, "database error 11").
+  local big="${DEST[random-1MB]}"
+  tamper "$label" "$home" "$pw" "flipped byte in the last segment" flip_tail 6 cat "$big"
+  tamper "$label" "$home" "$pw" "blob truncated at a segment boundary" truncate_segment 6 cat "$big"
+  tamper "$label" "$home" "$pw" "blob extended by one byte" extend 6 cat "$big"
+  tamper "$label" "$home" "$pw" "two blob files swapped" swap 6 cat "$big"
+  tamper "$label" "$home" "$pw" "keyEpoch in a blob header changed" bump_epoch 6 cat "$big"
+  tamper "$label" "$home" "$pw" "keyslot KDF parameter changed (sha256 line refreshed)" edit_keyslot 3 ls /
+  tamper "$label" "$home" "$pw" "keyslot createdAt changed (sha256 line refreshed)" edit_keyslot_date 6 ls /
+  tamper "$label" "$home" "$pw" "flipped byte in metadata.db page 2 (the nodes table)" flip_db any ls /
+
+  # Permissions: a group-writable keyslot file makes vault refuse (exit 9, insecure).
+  local copy="$WORK/$label/loose"; rm -rf "$copy"; cp -a "$home" "$copy"; chmod g+w "$copy/keyslots"
+  local rc=0; VAULT_HOME="$copy" "$VAULT_BIN" ls / --password-file "$pw" >/dev/null 2>&1 || rc=$?
+  if [ "$rc" -eq 9 ]; then ok "$label: vault refuses a group-writable keyslot file (exit 9)"
+  else bad "$label: group-writable keyslot file: vault exit $rc, expected 9"; fi
+  rm -rf "$copy"
+}
+
+largest_blob() { find "$1/staging" "$1/cache" -name '*.blob' -printf '%s %p\n' | sort -n | tail -n 1 | cut -d' ' -f2; }
+flip_tail() { local b; b=$(largest_blob "$1"); printf '\xff' | dd of="$b" bs=1 seek=$(( $(stat -c %s "$b") - 5 )) conv=notrunc status=none; }
+truncate_segment() { local b; b=$(largest_blob "$1"); truncate -s $((112 + 65552)) "$b"; }
+extend() { local b; b=$(largest_blob "$1"); printf 'z' >> "$b"; }
+swap() { local a b; a=$(largest_blob "$1"); b=$(find "$1/staging" -name '*.blob' -size -2k | head -n 1)
+         mv "$a" "$1/x"; mv "$b" "$a"; mv "$1/x" "$b"; }
+bump_epoch() { local b; b=$(largest_blob "$1"); printf '\x00\x00\x00\x07' | dd of="$b" bs=1 seek=48 conv=notrunc status=none; }
+edit_keyslot() { rewrite_keyslot "$1" kdf; }
+edit_keyslot_date() { rewrite_keyslot "$1" date; }
+rewrite_keyslot() { # HOME kdf|date: edits the body and recomputes the (unkeyed) sha256 line
+  python3 - "$1/keyslots" "$2" <<'EOF'
+import hashlib, json, sys
+p = sys.argv[1]; lines = open(p, "rb").read().split(b"\n")
+d = json.loads(lines[0]); k = d["slots"][0]["kdf"]
+if sys.argv[2] == "date": d["slots"][0]["createdAt"] -= 1
+elif "opsLimit" in k: k["opsLimit"] += 1
+else: k["iterations"] += 1
+body = json.dumps(d, separators=(",", ":"), sort_keys=True).encode()
+lines[0] = body
+if lines[1].startswith(b"sha256:"): lines[1] = b"sha256:" + hashlib.sha256(body).hexdigest().encode()
+open(p, "wb").write(b"\n".join(lines))
+EOF
+}
+flip_db() { printf '\x01' | dd of="$1/metadata.db" bs=1 seek=$((1 * 1024 + 100)) conv=notrunc status=none; }
+
+tamper() { # LABEL HOME PW WHAT FUNCTION EXPECTED-VAULT-EXIT VAULT-ARGS...
+  local label=$1 home=$2 pw=$3 what=$4 fn=$5 want=$6 copy="$WORK/$label/tampered"; shift 6
+  rm -rf "$copy" "$copy.out"; cp -a "$home" "$copy"
+  "$fn" "$copy"
+  if python3 "$DECRYPT" "$copy" --password-file "$pw" --out "$copy.out" --check-db-pages >"$copy.log" 2>&1; then
+    bad "$label: $what was NOT detected by independent-decrypt.py"
+  else
+    ok "$label: $what detected: $(grep -o 'FAILED: .*' "$copy.log" | cut -c 9-150)"
+  fi
+  local rc=0; VAULT_HOME="$copy" "$VAULT_BIN" "$@" --password-file "$pw" >/dev/null 2>>"$copy.vault.log" || rc=$?
+  if [ "$rc" = "$want" ] || { [ "$want" = any ] && [ "$rc" -ne 0 ]; }; then ok "$label: $what: vault $* refuses too (exit $rc)"
+  else bad "$label: $what: vault $* exit $rc, expected $want: $(tail -n 2 "$copy.vault.log" | tr '\n' ' ')"; fi
+  rm -rf "$copy" "$copy.out" "$copy.log" "$copy.vault.log"
+}
+
+check_vault argon2id --kdf-ops 1 --kdf-mem 8M
+check_vault pbkdf2 --kdf pbkdf2 --pbkdf2-iterations 2000
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
