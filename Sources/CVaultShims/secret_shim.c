@@ -20,7 +20,7 @@ static void take_error(GError *e, char **err) {
 
 int vault_secret_store(const char *vault_id, const char *label, const char *secret, char **err) {
     GError *e = NULL;
-    gboolean ok = secret_password_store_sync(vault_schema(), SECRET_COLLECTION_DEFAULT, label, secret,
+    gboolean ok = secret_password_store_sync(vault_schema(), SECRET_COLLECTION_SESSION, label, secret,
                                              NULL, &e, "vault", vault_id, NULL);
     if (!ok) { take_error(e, err); return -1; }
     return 0;

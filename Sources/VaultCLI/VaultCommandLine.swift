@@ -9,6 +9,7 @@ public enum VaultCommandLine {
     /// Runs `vault` with `arguments` (without the program name) and returns the exit code.
     public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
         umask(0o077)
+        ProcessHardening.apply()
         guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
             if arguments.count > 1, let c = commands.first(where: { $0.name == arguments[1] }) { printHelp(c) } else { printUsage() }
             return 0
@@ -33,7 +34,7 @@ public enum VaultCommandLine {
             report(e, out: out)
             return e.exitCode
         } catch {
-            let e = VaultError(.internalError, "unexpected error: \(error)")
+            let e = VaultError.wrap(error)
             report(e, out: out)
             return e.exitCode
         }

@@ -107,7 +107,7 @@ public final class BlobStore {
         _ = posix_fadvise(src, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
         let bufSize = 1 << 20
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bufSize, alignment: 16)
-        defer { buf.deallocate() }
+        defer { memset(buf.baseAddress!, 0, bufSize); buf.deallocate() }   // it held plaintext
         return try write(area: area) { emit in
             while true {
                 let n = read(src, buf.baseAddress, bufSize)

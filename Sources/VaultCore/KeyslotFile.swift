@@ -32,14 +32,26 @@ public struct KeyslotFile: Sendable {
             switch alg {
             case "argon2id":
                 guard let o = opsLimit, let m = memLimitBytes else { throw VaultError(.integrity, "keyslot Argon2id parameters are missing") }
+                // Bounds checked before any work: a tampered file must not exhaust memory or time.
+                guard (1...Self.maxArgon2Ops).contains(o), (8192...Self.maxArgon2Memory).contains(m) else {
+                    throw VaultError(.integrity, "keyslot Argon2id parameters are out of range (ops \(o), memory \(m) bytes)")
+                }
                 return .argon2id(opsLimit: o, memLimitBytes: m, salt: s)
             case "pbkdf2-sha512":
                 guard let i = iterations else { throw VaultError(.integrity, "keyslot PBKDF2 iterations are missing") }
+                guard (1000...Self.maxPBKDF2Iterations).contains(i) else {
+                    throw VaultError(.integrity, "keyslot PBKDF2 iteration count is out of range (\(i))")
+                }
                 return .pbkdf2SHA512(iterations: i, salt: s)
             default:
                 throw VaultError(.integrity, "keyslot uses an unknown KDF '\(alg)'")
             }
         }
+
+        /// Upper bounds on KDF cost accepted from a keyslot file.
+        static let maxArgon2Ops: UInt64 = 64
+        static let maxArgon2Memory: UInt64 = 4 << 30
+        static let maxPBKDF2Iterations: UInt32 = 100_000_000
 
         /// The canonical text bound into the slot's AAD.
         var canonical: String {

@@ -77,7 +77,7 @@ public final class Vault {
         let fresh = !POSIX.exists(layout.databaseFile)
         let db: SQLDatabase
         do {
-            db = try SQLDatabase(path: layout.databaseFile, rawKeyHex: keys.databaseKey.hexForStorage)
+            db = try keys.databaseKey.withUnsafeBytes { try SQLDatabase(path: layout.databaseFile, rawKey: $0) }
         } catch let e as SQLError where e.kind == .notADatabase || e.kind == .corrupt {
             throw VaultError(.integrity, "the metadata database cannot be decrypted with this vault's key (damaged, replaced or from another vault)",
                              hint: "restore metadata.db from a backup; content blobs are intact")

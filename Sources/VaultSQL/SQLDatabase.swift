@@ -10,9 +10,10 @@ public final class SQLDatabase {
     private var handle: OpaquePointer?
     public let path: String
 
-    /// Opens (creating if needed) the database at `path`. With `rawKeyHex` (64 hex characters) the
-    /// file is encrypted with that key; a wrong key fails here with `.notADatabase`.
-    public init(path: String, rawKeyHex: String? = nil, busyTimeoutMillis: Int32 = 5000) throws {
+    /// Opens (creating if needed) the database at `path`. With `rawKey` (32 bytes) the file is
+    /// encrypted with that raw key (`PRAGMA key = "x'…'"`, SQLCipher's KDF skipped); a wrong key
+    /// fails here with `.notADatabase`. The key's hex form lives only in a buffer zeroed after use.
+    public init(path: String, rawKey: UnsafeRawBufferPointer?, busyTimeoutMillis: Int32 = 5000) throws {
         self.path = path
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
@@ -25,11 +26,8 @@ public final class SQLDatabase {
         }
         sqlite3_busy_timeout(db, busyTimeoutMillis)
         do {
-            if var keyHex = rawKeyHex {
-                var pragma = Array("x'\(keyHex)'".utf8)
-                keyHex = String(repeating: "0", count: keyHex.count)
-                let krc = pragma.withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
-                for i in pragma.indices { pragma[i] = 0 }
+            if let rawKey {
+                let krc = Self.withKeyPragma(rawKey) { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
                 if krc != SQLITE_OK { throw lastError(krc) }
             }
             let version = try scalar("PRAGMA cipher_version")?.string ?? ""
@@ -44,6 +42,32 @@ public final class SQLDatabase {
             sqlite3_close_v2(db); handle = nil
             throw error
         }
+    }
+
+    /// Opens with a hex key (64 hex digits) — a convenience for tests and tools; the vault passes raw bytes.
+    public convenience init(path: String, rawKeyHex: String? = nil, busyTimeoutMillis: Int32 = 5000) throws {
+        guard let hex = rawKeyHex else {
+            try self.init(path: path, rawKey: nil, busyTimeoutMillis: busyTimeoutMillis); return
+        }
+        let digits = Array(hex.utf8)
+        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: digits.count / 2, alignment: 1)
+        defer { buf.initializeMemory(as: UInt8.self, repeating: 0); buf.deallocate() }
+        for i in 0..<buf.count {
+            buf[i] = UInt8(String(decoding: digits[2 * i...2 * i + 1], as: UTF8.self), radix: 16) ?? 0
+        }
+        try self.init(path: path, rawKey: UnsafeRawBufferPointer(buf), busyTimeoutMillis: busyTimeoutMillis)
+    }
+
+    /// Calls `body` with the bytes `x'<hex>'` for `key`, zeroed afterwards.
+    static func withKeyPragma<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let digits = Array("0123456789abcdef".utf8)
+        var pragma = [UInt8](repeating: 0, count: key.count * 2 + 3)
+        pragma[0] = UInt8(ascii: "x"); pragma[1] = UInt8(ascii: "'"); pragma[pragma.count - 1] = UInt8(ascii: "'")
+        for (i, b) in key.enumerated() {
+            pragma[2 + 2 * i] = digits[Int(b >> 4)]; pragma[3 + 2 * i] = digits[Int(b & 15)]
+        }
+        defer { for i in pragma.indices { pragma[i] = 0 } }
+        return pragma.withUnsafeBytes(body)
     }
 
     deinit { sqlite3_close_v2(handle) }
@@ -129,10 +153,8 @@ public final class SQLDatabase {
     }
 
     /// Re-encrypts the whole file under a new raw key (SQLCipher `PRAGMA rekey`).
-    public func rekey(rawKeyHex: String) throws {
-        var pragma = Array("x'\(rawKeyHex)'".utf8)
-        defer { for i in pragma.indices { pragma[i] = 0 } }
-        let rc = pragma.withUnsafeBytes { sqlite3_rekey(handle, $0.baseAddress, Int32($0.count)) }
+    public func rekey(rawKey: UnsafeRawBufferPointer) throws {
+        let rc = Self.withKeyPragma(rawKey) { sqlite3_rekey(handle, $0.baseAddress, Int32($0.count)) }
         if rc != SQLITE_OK { throw lastError(rc) }
     }
 }

@@ -55,7 +55,7 @@ final class SQLDatabaseTests: XCTestCase {
             let db = try SQLDatabase(path: path, rawKeyHex: key)
             try db.execute("CREATE TABLE t(a)")
             try db.run("INSERT INTO t VALUES ('x')")
-            try db.rekey(rawKeyHex: otherKey)
+            try [UInt8](repeating: 0xcd, count: 32).withUnsafeBytes { try db.rekey(rawKey: $0) }
         }
         XCTAssertThrowsError(try SQLDatabase(path: path, rawKeyHex: key))
         let db = try SQLDatabase(path: path, rawKeyHex: otherKey)

@@ -3,3 +3,4 @@
 #include "secret_shim.h"
 #include "curl_shim.h"
 #include "mhd_shim.h"
+#include "hardening_shim.h"

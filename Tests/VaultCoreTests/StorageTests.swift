@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+import VaultCore
+
+/// Budget, LRU eviction, pinning and staged content (BRIEF §3 Storage).
+final class StorageTests: VaultTestCase {
+    func testEvictionFollowsLastAccessAndSkipsPinnedAndStaged() throws {
+        try vault.mkdir("/c")
+        let a = try cachedFile("/c/a", size: 100_000)
+        let b = try cachedFile("/c/b", size: 100_000)
+        let c = try cachedFile("/c/c", size: 100_000)
+        try vault.setPinned("/c/c", true)
+        _ = try vault.put(localFile: try file("staged", size: 100_000), to: "/staged")
+        // Touch a after b: b is the least recently used.
+        try vault.db.run("UPDATE nodes SET last_accessed = 100 WHERE id = ?", [b.id])
+        try vault.db.run("UPDATE nodes SET last_accessed = 200 WHERE id = ?", [a.id])
+        var r = try vault.storageReport()
+        XCTAssertGreaterThan(r.stagedBytes, 100_000)
+        XCTAssertGreaterThan(r.pinnedBytes, 100_000)
+        XCTAssertGreaterThan(r.cachedBytes, 200_000)
+        // Budget fits pinned + one cached file.
+        try vault.setContentBudget(r.pinnedBytes + r.cachedBytes / 2 + 10)
+        let ev = try vault.enforceBudget()
+        XCTAssertEqual(ev.evicted, ["/c/b"])
+        XCTAssertEqual(try vault.node(id: b.id)?.contentState, .notDownloaded)
+        XCTAssertNil(try vault.node(id: b.id)?.localPath)
+        XCTAssertNotNil(try vault.node(id: b.id), "eviction never removes the node")
+        XCTAssertEqual(try vault.node(id: a.id)?.contentState, .local)
+        XCTAssertEqual(try vault.node(id: c.id)?.contentState, .local)
+        XCTAssertThrowsError(try vault.openContent(try vault.node(id: b.id)!)) {
+            XCTAssertEqual(($0 as? VaultError)?.kind, .notLocal)
+        }
+        // Pinned alone over budget: said, never deleted.
+        try vault.setContentBudget(10)
+        let ev2 = try vault.enforceBudget()
+        XCTAssertEqual(ev2.evicted, ["/c/a"])
+        XCTAssertNotNil(ev2.message)
+        XCTAssertTrue(ev2.message!.contains("pinned"), ev2.message!)
+        r = try vault.storageReport()
+        XCTAssertNotNil(r.warning)
+        XCTAssertEqual(try vault.node(id: c.id)?.contentState, .local)
+        XCTAssertGreaterThan(r.stagedBytes, 100_000, "staged content is never evicted")
+    }
+
+    func testExplicitEvictRefusesPinnedAndUnsynced() throws {
+        try cachedFile("/x", size: 10)
+        _ = try vault.put(localFile: try file("y", size: 10), to: "/y")
+        try cachedFile("/p", size: 10)
+        try vault.setPinned("/p", true)
+        XCTAssertEqual(try vault.evict(paths: ["/x"]).evicted, ["/x"])
+        XCTAssertThrowsError(try vault.evict(paths: ["/y"])) { XCTAssertEqual(($0 as? VaultError)?.kind, .conflict) }
+        XCTAssertThrowsError(try vault.evict(paths: ["/p"])) { XCTAssertEqual(($0 as? VaultError)?.kind, .conflict) }
+    }
+
+    func testDoctorReconcilesWithDisk() throws {
+        let n = try cachedFile("/gone", size: 1000)
+        let keep = try cachedFile("/keep", size: 1000)
+        // A cached blob vanishes, a temp file is left from a killed write, and a stray blob appears.
+        unlink(layout.root + "/cache/\(n.localPath!).blob")
+        FileManager.default.createFile(atPath: layout.root + "/tmp/deadbeef.partial", contents: Data([1, 2, 3]))
+        FileManager.default.createFile(atPath: layout.root + "/cache/0123456789abcdef0123456789abcdef.blob", contents: Data([1]))
+        try vault.db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED' WHERE id=?", [keep.id])
+        let r = try vault.doctor(verify: true)
+        XCTAssertTrue(r.healthy, "\(r.problems)")
+        XCTAssertEqual(r.repaired.count, 4, "\(r.repaired)")
+        XCTAssertEqual(try vault.node(id: n.id)?.contentState, .notDownloaded)
+        XCTAssertEqual(try vault.node(id: keep.id)?.contentState, .local)
+        XCTAssertEqual(try vault.doctor().repaired, [], "a second run finds nothing")
+    }
+}
