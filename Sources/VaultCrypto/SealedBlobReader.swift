@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// Random-access reads of a sealed blob through `pread` on an open file descriptor (the caller
+/// owns and closes the descriptor). Only authenticated plaintext is ever returned.
+///
+/// Not thread-safe: it reuses one ciphertext buffer (about 256 KiB) and one plaintext segment
+/// buffer, and remembers the last segment it decrypted so that sequential small reads inside one
+/// segment decrypt it once. Use one reader per thread.
+public final class SealedBlobReader {
+    public let header: SealedBlobHeader
+    /// Plaintext bytes in the blob.
+    public let plaintextSize: UInt64
+    /// Number of segments (at least 1; an empty blob is one empty final segment).
+    public let segmentCount: Int
+
+    private let fileDescriptor: Int32
+    private let segments: SegmentCrypto
+    private let segmentSize: Int
+    private let stride: Int
+    private let finalCiphertextSize: Int
+    private let blobIdHex: String
+    private let segmentsPerRead: Int
+    private let ciphertext: UnsafeMutableRawBufferPointer
+    private let plaintext: UnsafeMutableRawBufferPointer
+    /// The segment whose authenticated plaintext is in `plaintext` (-1: none).
+    private var cachedSegment = -1
+    private var cachedLength = 0
+
+    /// Reads and checks the header, the blob's identity and its size geometry, and unwraps the data
+    /// key. A blob carrying another vault or blob id (a swapped or copied file) throws
+    /// `authenticationFailed`; a wrong wrap key or modified header throws `authenticationFailed`;
+    /// an impossible size throws `invalidFormat`.
+    public init(fileDescriptor: Int32, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
+        guard expectedVaultId.count == SealedBlobHeader.idSize, expectedBlobId.count == SealedBlobHeader.idSize else {
+            throw CryptoError.invalidParameter("expected vault and blob ids must be \(SealedBlobHeader.idSize) bytes")
+        }
+        let expectedHex = hexString(expectedBlobId)
+        let headerSize = UInt64(SealedBlobHeader.size)
+        let tagSize = UInt64(AESGCMKey.tagSize)
+        guard fileSize >= headerSize + tagSize else {
+            throw CryptoError.invalidFormat("blob \(expectedHex) is \(fileSize) bytes, shorter than a header and one tag")
+        }
+        var headerBytes = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+        try headerBytes.withUnsafeMutableBytes { buffer in
+            try preadFully(fileDescriptor, into: buffer, at: 0, blobHex: expectedHex)
+        }
+        let header = try SealedBlobHeader(bytes: headerBytes)
+        guard header.vaultId == expectedVaultId, header.blobId == expectedBlobId else {
+            throw CryptoError.authenticationFailed(
+                "blob \(expectedHex) of vault \(hexString(expectedVaultId)) belongs to vault \(hexString(header.vaultId)), blob \(hexString(header.blobId))")
+        }
+
+        let stride = UInt64(header.segmentSize) + tagSize
+        let body = fileSize - headerSize
+        let count = (body + stride - 1) / stride
+        let finalSize = body - (count - 1) * stride
+        guard finalSize >= tagSize else {
+            throw CryptoError.invalidFormat("blob \(expectedHex) is truncated inside a segment tag")
+        }
+        guard finalSize > tagSize || count == 1 else {
+            throw CryptoError.invalidFormat("blob \(expectedHex) ends with an empty segment after other segments")
+        }
+        guard count <= UInt64(Int.max) else { throw CryptoError.invalidFormat("blob \(expectedHex) is too large") }
+
+        let dataKey = try header.unwrapDataKey(wrapKey: wrapKey)
+        segments = try SegmentCrypto(dataKey: dataKey, header: header)
+        self.header = header
+        self.fileDescriptor = fileDescriptor
+        segmentSize = header.segmentSize
+        self.stride = Int(stride)
+        segmentCount = Int(count)
+        finalCiphertextSize = Int(finalSize)
+        plaintextSize = body - tagSize * count
+        blobIdHex = expectedHex
+        segmentsPerRead = Swift.max(1, (256 << 10) / Int(stride))
+        ciphertext = .allocate(byteCount: segmentsPerRead * Int(stride), alignment: 64)
+        plaintext = .allocate(byteCount: segmentSize, alignment: 64)
+    }
+
+    deinit {
+        plaintext.initializeMemory(as: UInt8.self, repeating: 0)
+        plaintext.deallocate()
+        ciphertext.deallocate()
+        segments.deallocate()
+    }
+
+    /// Plaintext bytes `[offset, offset + count)`, clamped to the end of the blob (an offset at or
+    /// past the end gives `[]`). Throws `authenticationFailed` naming the first bad segment.
+    public func read(offset: UInt64, count: Int) throws -> [UInt8] {
+        guard count >= 0 else { throw CryptoError.invalidParameter("negative read count \(count)") }
+        guard offset < plaintextSize, count > 0 else { return [] }
+        let end = offset + Swift.min(UInt64(count), plaintextSize - offset)
+        let resultCount = Int(end - offset)
+        return try [UInt8](unsafeUninitializedCapacity: resultCount) { result, initialized in
+            initialized = 0
+            try forEachSlice(from: offset, to: end) { slice in
+                (UnsafeMutableRawPointer(result.baseAddress!) + initialized).copyMemory(from: slice.baseAddress!, byteCount: slice.count)
+                initialized += slice.count
+            }
+        }
+    }
+
+    /// Streams `[offset, offset + length)` (nil: to the end), clamped to the end, in pieces of at
+    /// most one segment, in constant memory. Stops at the first segment that fails to authenticate,
+    /// having passed on nothing of it (earlier segments' plaintext may already have been delivered).
+    /// `body` must not keep the buffer.
+    public func stream(from offset: UInt64 = 0, length: UInt64? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard offset < plaintextSize else { return }
+        let available = plaintextSize - offset
+        let end = offset + Swift.min(length ?? available, available)
+        guard end > offset else { return }
+        try forEachSlice(from: offset, to: end, body)
+    }
+
+    // MARK: Segments
+
+    /// Calls `body` with the authenticated plaintext of `[start, end)` (non-empty, in bounds), one
+    /// piece per segment.
+    private func forEachSlice(from start: UInt64, to end: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let size = UInt64(segmentSize)
+        let first = Int(start / size)
+        let last = Int((end - 1) / size)
+        try forEachSegment(first...last) { index, segment in
+            let segmentStart = UInt64(index) * size
+            let lower = Int(Swift.max(start, segmentStart) - segmentStart)
+            let upper = Int(Swift.min(end, segmentStart + UInt64(segment.count)) - segmentStart)
+            if upper > lower {
+                try body(UnsafeRawBufferPointer(rebasing: segment[lower..<upper]))
+            }
+        }
+    }
+
+    /// Authenticates and decrypts the segments in `range` in order, reading up to `segmentsPerRead`
+    /// segments per pread, and calls `body` with each segment's whole plaintext.
+    private func forEachSegment(_ range: ClosedRange<Int>, _ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
+        var index = range.lowerBound
+        while index <= range.upperBound {
+            if index == cachedSegment {
+                try body(index, UnsafeRawBufferPointer(rebasing: plaintext[..<cachedLength]))
+                index += 1
+                continue
+            }
+            let batchEnd = Swift.min(range.upperBound, index + segmentsPerRead - 1)
+            let batchStart = ciphertextOffset(of: index)
+            let batchBytes = Int(ciphertextOffset(of: batchEnd) - batchStart) + ciphertextSize(of: batchEnd)
+            try preadFully(fileDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: ciphertext[..<batchBytes]),
+                           at: batchStart, blobHex: blobIdHex)
+            var position = 0
+            for segmentIndex in index...batchEnd {
+                let size = ciphertextSize(of: segmentIndex)
+                let sealed = UnsafeRawBufferPointer(rebasing: ciphertext[position..<position + size])
+                position += size
+                cachedSegment = -1
+                let opened: Int
+                do {
+                    opened = try segments.open(index: UInt64(segmentIndex), last: segmentIndex == segmentCount - 1,
+                                               ciphertextAndTag: sealed, into: plaintext)
+                } catch CryptoError.authenticationFailed {
+                    throw CryptoError.authenticationFailed("segment \(segmentIndex) of blob \(blobIdHex)")
+                }
+                cachedSegment = segmentIndex
+                cachedLength = opened
+                try body(segmentIndex, UnsafeRawBufferPointer(rebasing: plaintext[..<opened]))
+            }
+            index = batchEnd + 1
+        }
+    }
+
+    private func ciphertextOffset(of index: Int) -> UInt64 {
+        UInt64(SealedBlobHeader.size) + UInt64(index) * UInt64(stride)
+    }
+
+    private func ciphertextSize(of index: Int) -> Int {
+        index == segmentCount - 1 ? finalCiphertextSize : stride
+    }
+}
+
+/// pread until `buffer` is full; EOF first means the file shrank under us.
+private func preadFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, blobHex: String) throws {
+    var done = 0
+    while done < buffer.count {
+        let result = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+        if result < 0 {
+            let code = errno
+            if code == EINTR { continue }
+            throw CryptoError.internalFailure("pread of blob \(blobHex) failed: \(String(cString: strerror(code)))")
+        }
+        if result == 0 {
+            throw CryptoError.invalidFormat("blob \(blobHex) is shorter than its stated size")
+        }
+        done += result
+    }
+}

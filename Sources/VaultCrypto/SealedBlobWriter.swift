@@ -1,0 +1,128 @@
+/// Streams plaintext into the sealed blob format in constant memory: one plaintext segment is
+/// buffered, and sealed segments are batched into writes of about 256 KiB. The caller owns the
+/// sink (the vault layer does temp file + fsync + rename). The header is the first thing written.
+///
+/// A fresh random data key is drawn per blob, so (key, nonce) pairs never repeat. After any error
+/// (from the sink or from sealing) the writer refuses further use; discard the partial output.
+public final class SealedBlobWriter {
+    private enum State { case open, finished, failed }
+
+    private let sink: (UnsafeRawBufferPointer) throws -> Void
+    private let segments: SegmentCrypto
+    private let segmentSize: Int
+    private let blobIdHex: String
+    /// One segment of plaintext waiting to be sealed (it may turn out to be the final one).
+    private let plaintext: UnsafeMutableRawBufferPointer
+    private var buffered = 0
+    /// Sealed output waiting for the sink: header first, then whole segments.
+    private let output: UnsafeMutableRawBufferPointer
+    private var pending = 0
+    private var segmentIndex: UInt64 = 0
+    private var total: UInt64 = 0
+    private var hasher = SHA256Hasher()
+    private var state = State.open
+
+    /// SHA-256 of all plaintext, available after `finish()` (the whole-file checksum).
+    public private(set) var plaintextSHA256: [UInt8]?
+
+    public init(vaultId: [UInt8], blobId: [UInt8], keyEpoch: UInt32, wrapKey: SecureBytes,
+                segmentSize: Int = SealedBlobHeader.defaultSegmentSize,
+                sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+        let dataKey = SecureBytes.random(count: AESGCMKey.keySize)
+        let header = try SealedBlobHeader(segmentSize: segmentSize, vaultId: vaultId, blobId: blobId,
+                                          keyEpoch: keyEpoch, dataKey: dataKey, wrapKey: wrapKey)
+        segments = try SegmentCrypto(dataKey: dataKey, header: header)
+        self.sink = sink
+        self.segmentSize = segmentSize
+        blobIdHex = hexString(blobId)
+        let stride = segmentSize + AESGCMKey.tagSize
+        let segmentsPerWrite = Swift.max(1, (256 << 10) / stride)
+        plaintext = .allocate(byteCount: segmentSize, alignment: 64)
+        output = .allocate(byteCount: SealedBlobHeader.size + segmentsPerWrite * stride, alignment: 64)
+        let headerBytes = header.encoded
+        output.copyBytes(from: headerBytes)
+        pending = headerBytes.count
+    }
+
+    deinit {
+        plaintext.initializeMemory(as: UInt8.self, repeating: 0)
+        plaintext.deallocate()
+        output.deallocate()
+        segments.deallocate()
+    }
+
+    public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try checkOpen()
+        guard bytes.count > 0, let source = bytes.baseAddress else { return }
+        hasher.update(bytes)
+        total += UInt64(bytes.count)
+        var offset = 0
+        do {
+            while offset < bytes.count {
+                let remaining = bytes.count - offset
+                if buffered == segmentSize {
+                    // More data follows, so the buffered segment is not the final one.
+                    try sealSegment(UnsafeRawBufferPointer(plaintext), last: false)
+                    buffered = 0
+                }
+                if buffered == 0 && remaining > segmentSize {
+                    // A whole segment with more after it: seal straight from the caller's memory.
+                    try sealSegment(UnsafeRawBufferPointer(start: source + offset, count: segmentSize), last: false)
+                    offset += segmentSize
+                    continue
+                }
+                let take = Swift.min(segmentSize - buffered, remaining)
+                (plaintext.baseAddress! + buffered).copyMemory(from: source + offset, byteCount: take)
+                buffered += take
+                offset += take
+            }
+        } catch {
+            state = .failed
+            throw error
+        }
+    }
+
+    /// Seals the final segment (1…S bytes, or 0 bytes for an empty blob), flushes everything to the
+    /// sink and returns the total plaintext size. Calling `write` or `finish` again throws.
+    public func finish() throws -> UInt64 {
+        try checkOpen()
+        do {
+            try sealSegment(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(plaintext)[..<buffered]), last: true)
+            try flush()
+        } catch {
+            state = .failed
+            throw error
+        }
+        plaintext.initializeMemory(as: UInt8.self, repeating: 0)
+        buffered = 0
+        state = .finished
+        plaintextSHA256 = hasher.finalize()
+        return total
+    }
+
+    private func checkOpen() throws {
+        switch state {
+        case .open: return
+        case .finished: throw CryptoError.invalidParameter("SealedBlobWriter for blob \(blobIdHex) is already finished")
+        case .failed: throw CryptoError.invalidParameter("SealedBlobWriter for blob \(blobIdHex) failed earlier; its output is incomplete")
+        }
+    }
+
+    private func sealSegment(_ segment: UnsafeRawBufferPointer, last: Bool) throws {
+        let stride = segmentSize + AESGCMKey.tagSize
+        if output.count - pending < stride { try flush() }
+        let destination = UnsafeMutableRawBufferPointer(rebasing: output[pending...])
+        pending += try segments.seal(index: segmentIndex, last: last, plaintext: segment, into: destination)
+        segmentIndex += 1
+    }
+
+    private func flush() throws {
+        guard pending > 0 else { return }
+        try sink(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(output)[..<pending]))
+        pending = 0
+    }
+}
