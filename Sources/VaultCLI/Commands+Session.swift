@@ -7,9 +7,9 @@ extension VaultCommandLine {
         Command(name: "init", usage: "vault init [--kdf argon2id|pbkdf2] [--kdf-time SECONDS] [--kdf-ops N --kdf-mem SIZE] [--pbkdf2-iterations N]",
                 summary: "create a new vault with a password slot",
                 valued: ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"], run: runInit),
-        Command(name: "unlock", usage: "vault unlock [--idle DURATION] [--absolute DURATION]",
-                summary: "check the password and hold the key in the keyring (auto-locks after 15m idle / 8h)",
-                valued: ["idle", "absolute"], run: runUnlock),
+        Command(name: "unlock", usage: "vault unlock [--idle DURATION] [--absolute DURATION] [--recovery-key [--recovery-key-file F]]",
+                summary: "check the password (or recovery key) and hold the key in the keyring (auto-locks after 15m idle / 8h)",
+                valued: ["idle", "absolute", "recovery-key-file"], flags: ["recovery-key"], run: runUnlock),
         Command(name: "lock", usage: "vault lock", summary: "remove the key from the keyring", run: runLock),
         Command(name: "status", usage: "vault status [--json]", summary: "show the vault, its lock state and what awaits sync", run: runStatus),
     ]
@@ -82,11 +82,18 @@ extension VaultCommandLine {
         let idle = try dur("idle", VaultSessions.defaultIdleTimeout)
         let absolute = try dur("absolute", VaultSessions.defaultAbsoluteTimeout)
         _ = try Vault.readKeyslots(ctx.layout)
-        let pw = try ctx.password.read("Password for the vault at \(ctx.layout.root): ")
-        let held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute)
+        let held: Bool
+        if a.flag("recovery-key") || a.values["recovery-key-file"] != nil {
+            let typed = try a.values["recovery-key-file"].map { try PasswordInput.fromFile($0) }
+                ?? PasswordInput.fromTerminal("Recovery key: ")
+            held = try ctx.sessions.unlock(recoveryKey: typed, idleTimeout: idle, absoluteTimeout: absolute)
+        } else {
+            let pw = try ctx.password.read("Password for the vault at \(ctx.layout.root): ")
+            held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute)
+        }
         let msg = held
             ? "Unlocked: the key is held in the keyring (locks after \(idle > 0 ? Duration.describe(idle) : "no") idle time, \(absolute > 0 ? Duration.describe(absolute) : "no") absolute limit)."
-            : "The password is correct, but with no keyring each command will ask for it again."
+            : "Correct, but with no keyring each command will ask for the password again."
         if ctx.out.json { try ctx.out.emit(["ok": "true", "keyring": held ? "held" : "unavailable", "message": msg]) } else { ctx.out.line(msg) }
     }
 

@@ -25,7 +25,7 @@ public struct BlobRecord: Sendable, Equatable {
 /// Plaintext never touches the disk.
 public final class BlobStore {
     let layout: VaultLayout
-    let keys: KeyHierarchy
+    var keys: KeyHierarchy
     /// Bytes kept free beyond what an import needs.
     public static let freeSpaceReserve: UInt64 = 8 << 20
 

@@ -64,11 +64,27 @@ public struct KeyslotFile: Sendable {
 
     public struct Slot: Codable, Equatable, Sendable {
         public var id: String
-        public var type: String           // "password" (recovery, escrow: later)
+        /// "password", "recovery" or "escrow".
+        public var type: String
         public var kdf: KDFRecord?
-        public var nonce: String          // hex, 12 bytes
-        public var wrappedKey: String     // hex, 48 bytes: AES-256-GCM(KEK, nonce, masterKey, aad)
+        /// hex, 12 bytes (password and recovery slots)
+        public var nonce: String?
+        /// hex, 48 bytes: AES-256-GCM(KEK, nonce, masterKey, aad) (password and recovery slots)
+        public var wrappedKey: String?
+        /// hex X25519 public key of the organisation (escrow slots)
+        public var orgPublicKey: String?
+        /// hex crypto_box_seal(masterKey, orgPublicKey), 80 bytes (escrow slots)
+        public var sealed: String?
         public var createdAt: Int64
+    }
+
+    /// A master-key rotation in progress (SECURITY.md "Key rotation"): the new master key wrapped
+    /// under a key derived from the old one, and the slots that will replace the current ones.
+    public struct PendingRotation: Codable, Equatable, Sendable {
+        public var epoch: UInt32
+        public var nonce: String
+        public var wrappedNewMaster: String
+        public var slots: [Slot]
     }
 
     public struct Body: Codable, Equatable, Sendable {
@@ -76,6 +92,7 @@ public struct KeyslotFile: Sendable {
         public var vaultId: String
         public var epoch: UInt32
         public var slots: [Slot]
+        public var pendingRotation: PendingRotation?
     }
 
     public var body: Body
@@ -99,9 +116,52 @@ public struct KeyslotFile: Sendable {
         return slot
     }
 
+    /// A password slot for `password`, with `kdf` parameters.
+    static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
+        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        return try makeSlot(id: id, type: "password", kdf: .init(kdf), kek: kek, masterKey: masterKey, vaultId: vaultId)
+    }
+
+    /// The KEK of a recovery key: HKDF-SHA256(recovery key, salt vaultId, "vault/v1/recovery-kek").
+    static func recoveryKEK(_ recoveryKey: SecureBytes, vaultId: [UInt8]) throws -> SecureBytes {
+        try HKDF.sha256(ikm: recoveryKey, salt: vaultId, info: Array("vault/v1/recovery-kek".utf8), length: 32)
+    }
+
+    static func recoverySlot(id: String, recoveryKey: SecureBytes, masterKey: SecureBytes, vaultId: String) throws -> Slot {
+        let kek = try recoveryKEK(recoveryKey, vaultId: Hex.decode(vaultId) ?? [])
+        return try makeSlot(id: id, type: "recovery", kdf: nil, kek: kek, masterKey: masterKey, vaultId: vaultId)
+    }
+
+    static func escrowSlot(id: String, orgPublicKey: [UInt8], masterKey: SecureBytes) throws -> Slot {
+        Slot(id: id, type: "escrow", kdf: nil, nonce: nil, wrappedKey: nil, orgPublicKey: Hex.encode(orgPublicKey),
+             sealed: Hex.encode(try SealedBox.seal(masterKey, to: orgPublicKey)), createdAt: Int64(Date().timeIntervalSince1970))
+    }
+
+    /// Opens the vault's master key with a recovery key.
+    public func unlock(recoveryKey: SecureBytes) throws -> SecureBytes {
+        let kek = try Self.recoveryKEK(recoveryKey, vaultId: vaultId)
+        for slot in body.slots where slot.type == "recovery" {
+            if let mk = unwrap(slot: slot, kek: kek) { return mk }
+        }
+        if !body.slots.contains(where: { $0.type == "recovery" }) {
+            throw VaultError(.wrongPassword, "this vault has no recovery key slot")
+        }
+        throw VaultError(.wrongPassword, "wrong recovery key", hint: "check each group; nothing was changed")
+    }
+
+    /// Opens the vault's master key with the organisation's escrow key pair.
+    public func unlock(escrowSecretKey: SecureBytes) throws -> SecureBytes {
+        let pk = try SealedBox.publicKey(of: escrowSecretKey)
+        for slot in body.slots where slot.type == "escrow" && slot.orgPublicKey == Hex.encode(pk) {
+            if let sealed = slot.sealed.flatMap(Hex.decode),
+               let mk = try? SealedBox.open(sealed, publicKey: pk, secretKey: escrowSecretKey), mk.count == 32 { return mk }
+        }
+        throw VaultError(.wrongPassword, "no escrow slot of this vault opens with that organisation key")
+    }
+
     /// Unwraps the master key from `slot` with `kek`; nil when the key does not fit (wrong password).
     func unwrap(slot: Slot, kek: SecureBytes) -> SecureBytes? {
-        guard let nonce = Hex.decode(slot.nonce), let ct = Hex.decode(slot.wrappedKey) else { return nil }
+        guard let nonce = slot.nonce.flatMap(Hex.decode), let ct = slot.wrappedKey.flatMap(Hex.decode) else { return nil }
         return try? AESGCMKey(kek).open(nonce: nonce, ciphertextAndTag: ct, aad: Self.aad(vaultId: body.vaultId, slot: slot))
     }
 

@@ -7,10 +7,12 @@ import VaultSQL
 /// sealed read/write API (`importContent`, `openContent`).
 public final class Vault {
     public let layout: VaultLayout
-    public let keyslots: KeyslotFile
-    let keys: KeyHierarchy
-    public let db: SQLDatabase
-    public let blobs: BlobStore
+    public internal(set) var keyslots: KeyslotFile
+    var keys: KeyHierarchy
+    /// The master key, in locked memory, for slot changes and rotation.
+    var masterKey: SecureBytes
+    public internal(set) var db: SQLDatabase
+    public internal(set) var blobs: BlobStore
     let lock: VaultLock
 
     /// The vault id (hex).
@@ -60,7 +62,7 @@ public final class Vault {
         try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES ('root', NULL, '', 'folder', ?, 'LOCAL')",
                    [Int64(Date().timeIntervalSince1970)])
         try POSIX.writeAtomically(try file.serialized(macKey: keys.keyslotMacKey), to: layout.keyslotFile)
-        return Vault(layout: layout, keyslots: file, keys: keys, db: db, lock: lock)
+        return Vault(layout: layout, keyslots: file, keys: keys, masterKey: master, db: db, lock: lock)
     }
 
     /// Opens the vault with its master key (from the keyring or a password slot).
@@ -69,8 +71,13 @@ public final class Vault {
         let (file, bytes) = try readKeyslots(layout)
         let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)
         try KeyslotFile.verify(bytes: bytes, macKey: keys.keyslotMacKey)
+        if let pending = file.body.pendingRotation {
+            // A rotation was interrupted: finish it before anything else touches the vault.
+            return try resumeRotation(layout: layout, file: file, oldMaster: masterKey, oldKeys: keys, pending: pending, lock: lock)
+        }
+        try removeStaleRotationJournal(layout)
         let db = try openDatabase(layout: layout, keys: keys)
-        return Vault(layout: layout, keyslots: file, keys: keys, db: db, lock: lock)
+        return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
     }
 
     static func openDatabase(layout: VaultLayout, keys: KeyHierarchy) throws -> SQLDatabase {
@@ -91,8 +98,8 @@ public final class Vault {
         return db
     }
 
-    init(layout: VaultLayout, keyslots: KeyslotFile, keys: KeyHierarchy, db: SQLDatabase, lock: VaultLock) {
-        self.layout = layout; self.keyslots = keyslots; self.keys = keys; self.db = db; self.lock = lock
+    init(layout: VaultLayout, keyslots: KeyslotFile, keys: KeyHierarchy, masterKey: SecureBytes, db: SQLDatabase, lock: VaultLock) {
+        self.layout = layout; self.keyslots = keyslots; self.keys = keys; self.masterKey = masterKey; self.db = db; self.lock = lock
         self.blobs = BlobStore(layout: layout, keys: keys)
     }
 

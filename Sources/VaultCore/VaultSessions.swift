@@ -45,16 +45,39 @@ public struct VaultSessions {
     public func unlock(password: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        let master = try file.unlock(password: password)
-        // Proves the key opens this vault (keyslot MAC, database) before keeping it.
-        _ = try Vault.open(layout: layout, masterKey: master)
+        return try hold(masterKey: try file.unlock(password: password), idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
+    }
+
+    /// Like `unlock(password:)`, with a recovery key (as typed: groups, any case).
+    @discardableResult
+    public func unlock(recoveryKey typed: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
+                       absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
+        let (file, _) = try Vault.readKeyslots(layout)
+        return try hold(masterKey: try file.unlock(recoveryKey: try RecoveryKey.parse(typed)),
+                        idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
+    }
+
+    /// Proves `masterKey` opens this vault (keyslot MAC, database; finishing an interrupted
+    /// rotation), then keeps it in the keyring when there is one.
+    func hold(masterKey: SecureBytes, idleTimeout: Int64, absoluteTimeout: Int64) throws -> Bool {
+        let vault = try Vault.open(layout: layout, masterKey: masterKey)
         let avail = keyringAvailability
         guard avail.available else { warnNoKeyring(avail.reason); return false }
         let now = Vault.now
-        try KeyringSession(vaultId: file.body.vaultId).store(.init(
-            masterKey: master, epoch: file.body.epoch, unlockedAt: now, lastUsedAt: now,
+        try KeyringSession(vaultId: vault.vaultId).store(.init(
+            masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
             idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout))
         return true
+    }
+
+    /// After the master key changed (rotation), replaces the key held in the keyring, if any.
+    public func refresh(after vault: Vault) throws {
+        guard keyringAvailability.available else { return }
+        let ring = KeyringSession(vaultId: vault.vaultId)
+        guard var rec = try ring.lookup() else { return }
+        rec.masterKey = vault.masterKey
+        rec.epoch = vault.keyslots.body.epoch
+        try ring.store(rec)
     }
 
     /// Removes the master key from the keyring. Returns whether a session was there.
@@ -86,8 +109,21 @@ public struct VaultSessions {
         if avail.available {
             let ring = KeyringSession(vaultId: file.body.vaultId)
             let (session, expired) = try currentSession()
-            if var rec = session {
+            if let rec = session, rec.epoch != file.body.epoch, file.body.pendingRotation == nil {
+                // The master key was rotated by another path since this session began.
+                try ring.clear()
+                if !password.isExplicit {
+                    throw VaultError(.locked, "the vault is locked: its master key was rotated since it was unlocked",
+                                     hint: "run `vault unlock`")
+                }
+            } else if var rec = session {
                 let vault = try Vault.open(layout: layout, masterKey: rec.masterKey)
+                if vault.keyslots.body.epoch != rec.epoch {
+                    // This command finished an interrupted rotation: keep the new key.
+                    rec.epoch = vault.keyslots.body.epoch
+                    rec.masterKey = vault.masterKey
+                    rec.lastUsedAt = Vault.now - Self.touchInterval
+                }
                 let now = Vault.now
                 if now - rec.lastUsedAt >= Self.touchInterval {
                     rec.lastUsedAt = now

@@ -1,0 +1,173 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+extension VaultCommandLine {
+    static let keyCommands: [Command] = [
+        Command(name: "key", usage: """
+            vault key list [--json]
+            vault key add-recovery                    # prints a recovery key once
+            vault key add-escrow --org-key FILE       # escrow to an organisation's X25519 public key
+            vault key remove SLOT
+            vault key passwd [--new-password-file F] [--kdf-time S]
+            vault key rotate                          # new master key; crash-safe
+            vault key calibrate [--kdf argon2id|pbkdf2] [--kdf-time S] [--apply]
+            """, summary: "manage keyslots and keys: list, add-recovery, add-escrow, remove, passwd, rotate, calibrate",
+                valued: ["org-key", "new-password-file", "kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"],
+                flags: ["apply"], run: runKey),
+        Command(name: "admin", usage: """
+            vault admin keygen --out DIR              # organisation escrow (X25519) and signing (Ed25519) key pairs
+            vault admin recover --org-key FILE [--new-password-file F]   # recover a vault with the escrow private key
+            vault admin sign-policy POLICY --signing-key FILE            # writes POLICY.sig
+            """, summary: "organisation tools: key pairs, escrow recovery, policy signing",
+                valued: ["out", "org-key", "new-password-file", "signing-key", "kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"], run: runAdmin),
+    ]
+
+    struct SlotJSON: Encodable {
+        var id: String; var type: String; var kdf: String?; var createdAt: Int64; var orgPublicKey: String?
+    }
+
+    static func runKey(_ ctx: CommandContext, _ a: Arguments) throws {
+        let sub = try a.positional(0, "a key subcommand (list, add-recovery, add-escrow, remove, passwd, rotate, calibrate)")
+        switch sub {
+        case "list":
+            let vault = try ctx.openVault()
+            let slots = vault.keyslots.body.slots.map {
+                SlotJSON(id: $0.id, type: $0.type, kdf: $0.kdf.map { k in k.alg + (k.iterations.map { " \($0) iterations" } ?? " ops \(k.opsLimit ?? 0), \(ByteCount.format(k.memLimitBytes ?? 0))") },
+                         createdAt: $0.createdAt, orgPublicKey: $0.orgPublicKey)
+            }
+            if ctx.out.json { try ctx.out.emit(slots); return }
+            ctx.out.line("master key epoch \(vault.keyslots.body.epoch)")
+            for s in slots { ctx.out.line("\(s.id.padding(toLength: 12, withPad: " ", startingAt: 0)) \(s.type.padding(toLength: 9, withPad: " ", startingAt: 0)) \(s.kdf ?? s.orgPublicKey.map { "org key \($0.prefix(16))…" } ?? "")") }
+        case "add-recovery":
+            let vault = try ctx.openVault()
+            let key = try vault.addRecoverySlot()
+            let text = RecoveryKey.format(key)
+            if ctx.out.json { try ctx.out.emit(["recoveryKey": text]); return }
+            ctx.out.line("Recovery key (shown once; write it down and keep it apart from this device):\n\n    \(text)\n")
+            ctx.out.line("Unlock with it: vault unlock --recovery-key")
+        case "add-escrow":
+            guard let f = a.values["org-key"] else { throw VaultError(.usage, "add-escrow needs --org-key FILE (the organisation's X25519 public key)") }
+            let pk = try readKeyFile(f, bytes: 32, what: "X25519 public key")
+            let vault = try ctx.openVault()
+            let id = try vault.addEscrowSlot(orgPublicKey: pk)
+            if ctx.out.json { try ctx.out.emit(["slot": id]) } else { ctx.out.line("Escrowed the master key to the organisation key (slot \(id)).") }
+        case "remove":
+            let id = try a.positional(1, "SLOT")
+            let vault = try ctx.openVault()
+            try vault.removeSlot(id)
+            if ctx.out.json { try ctx.out.emit(OKResult(message: "removed \(id)")) } else { ctx.out.line("Removed keyslot \(id).") }
+        case "passwd":
+            let vault = try ctx.openVault()
+            let current = try ctx.password.read("Current password: ")
+            let new = try newPassword(ctx, a)
+            let params = try kdfParameters(a)
+            try vault.changePassword(current: current, new: new, kdf: params)
+            if ctx.out.json { try ctx.out.emit(OKResult(message: "password changed")) } else { ctx.out.line("Password changed (KDF \(describe(params))). The master key is unchanged.") }
+        case "rotate":
+            let vault = try ctx.openVault()
+            let pw = try ctx.password.read("Password: ")
+            let r = try vault.rotate(password: pw)
+            try ctx.sessions.refresh(after: vault)
+            if ctx.out.json {
+                try ctx.out.emit(["epoch": "\(r.epoch)", "rewrappedBlobs": "\(r.rewrappedBlobs)",
+                                  "recoveryKeys": r.recoveryKeys.map { "\($0.slot)=\(RecoveryKey.format($0.key))" }.joined(separator: ","),
+                                  "droppedSlots": r.droppedSlots.joined(separator: ","), "damagedBlobs": r.damagedBlobs.joined(separator: ",")])
+                return
+            }
+            ctx.out.line("Rotated the master key (epoch \(r.epoch)): database rekeyed, \(r.rewrappedBlobs) data key(s) rewrapped.")
+            for (slot, key) in r.recoveryKeys {
+                ctx.out.line("New recovery key for \(slot) (the old one no longer works; shown once):\n\n    \(RecoveryKey.format(key))\n")
+            }
+            if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
+            if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
+        case "calibrate":
+            let params = try kdfParameters(a)
+            let probe = SecureBytes(copying: Array("calibration probe".utf8))
+            let t0 = Date()
+            _ = try KDF.derive(password: probe, parameters: params, length: 32)
+            let took = Date().timeIntervalSince(t0)
+            if a.flag("apply") {
+                let vault = try ctx.openVault()
+                let pw = try ctx.password.read("Password: ")
+                try vault.changePassword(current: pw, new: pw, kdf: params)
+            }
+            let msg = "\(describe(params)): one unlock takes \(String(format: "%.2f", took)) s here\(a.flag("apply") ? " (applied to the password slot)" : "")"
+            if ctx.out.json { try ctx.out.emit(["kdf": describe(params), "seconds": String(format: "%.3f", took), "applied": a.flag("apply") ? "true" : "false"]) } else { ctx.out.line(msg) }
+        default:
+            throw VaultError(.usage, "unknown key subcommand '\(sub)'", hint: "see `vault key --help`")
+        }
+    }
+
+    /// The new password: from --new-password-file, or asked twice on the terminal.
+    static func newPassword(_ ctx: CommandContext, _ a: Arguments) throws -> SecureBytes {
+        let src = a.values["new-password-file"].map { f in PasswordSource(isExplicit: true) { _ in try PasswordInput.fromFile(f) } }
+            ?? PasswordSource(isExplicit: false) { try PasswordInput.fromTerminal($0) }
+        let pw = try src.read("New password: ")
+        if !src.isExplicit {
+            guard pw.constantTimeEquals(try src.read("Repeat the new password: ")) else { throw VaultError(.usage, "the passwords do not match; nothing was changed") }
+        }
+        guard pw.count >= 8 else { throw VaultError(.usage, "the new password is too short: use at least 8 characters") }
+        return pw
+    }
+
+    /// A key file holding hex (or raw bytes) of the expected length.
+    static func readKeyFile(_ path: String, bytes n: Int, what: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw VaultError(.usage, "cannot read \(path)") }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var out: [UInt8] = []
+        var it = text.utf8.makeIterator()
+        while let h = it.next(), let l = it.next() {
+            guard let b = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16) else { out = []; break }
+            out.append(b)
+        }
+        if out.count == n { return out }
+        if data.count == n { return [UInt8](data) }
+        throw VaultError(.usage, "\(path) does not hold a \(what) (\(n) bytes, hex)")
+    }
+
+    static func runAdmin(_ ctx: CommandContext, _ a: Arguments) throws {
+        let sub = try a.positional(0, "an admin subcommand (keygen, recover, sign-policy)")
+        switch sub {
+        case "keygen":
+            guard let out = a.values["out"] else { throw VaultError(.usage, "keygen needs --out DIR") }
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            func write(_ name: String, _ bytes: [UInt8]) throws {
+                let path = (out as NSString).appendingPathComponent(name)
+                if FileManager.default.fileExists(atPath: path) { throw VaultError(.alreadyExists, "\(path) exists; refusing to overwrite a key") }
+                guard FileManager.default.createFile(atPath: path, contents: Data(hex(bytes).utf8 + [10]), attributes: [.posixPermissions: 0o600]) else {
+                    throw VaultError(.io, "cannot write \(path)")
+                }
+            }
+            let escrow = SealedBox.generateKeyPair()
+            let signing = Ed25519.generateKeyPair()
+            try write("org-escrow.pub", escrow.publicKey)
+            try escrow.secretKey.withUnsafeBytes { try write("org-escrow.key", Array($0)) }
+            try write("org-signing.pub", signing.publicKey)
+            try signing.secretKey.withUnsafeBytes { try write("org-signing.key", Array($0)) }
+            ctx.out.line("Wrote org-escrow.pub/.key (X25519, for `vault key add-escrow`) and org-signing.pub/.key (Ed25519, for policies) to \(out). Keep the .key files offline.")
+        case "recover":
+            guard let f = a.values["org-key"] else { throw VaultError(.usage, "recover needs --org-key FILE (the escrow private key)") }
+            let sk = SecureBytes(copying: try readKeyFile(f, bytes: 32, what: "X25519 private key"))
+            let (file, _) = try Vault.readKeyslots(ctx.layout)
+            let master = try file.unlock(escrowSecretKey: sk)
+            let vault = try Vault.open(layout: ctx.layout, masterKey: master)
+            let pw = try newPassword(ctx, a)
+            try vault.setPassword(pw, kdf: try kdfParameters(a), replacingAll: true)
+            ctx.out.line("Recovered the vault with the organisation key and set a new password.")
+        case "sign-policy":
+            let policy = try a.positional(1, "POLICY file")
+            guard let keyFile = a.values["signing-key"] else { throw VaultError(.usage, "sign-policy needs --signing-key FILE") }
+            let sk = SecureBytes(copying: try readKeyFile(keyFile, bytes: 64, what: "Ed25519 private key"))
+            guard let body = FileManager.default.contents(atPath: policy) else { throw VaultError(.notFound, "cannot read \(policy)") }
+            let sig = try Ed25519.sign([UInt8](body), secretKey: sk)
+            let sigPath = policy + ".sig"
+            try Data(sig).base64EncodedString().appending("\n").write(toFile: sigPath, atomically: true, encoding: .utf8)
+            ctx.out.line("Signed \(policy) → \(sigPath)")
+        default:
+            throw VaultError(.usage, "unknown admin subcommand '\(sub)'")
+        }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import VaultCrypto
+
+/// Keyslots: list, add a recovery or escrow slot, remove a slot, change the password.
+extension Vault {
+    /// Writes the keyslot file atomically, authenticated with the current master key.
+    func saveKeyslots(_ file: KeyslotFile, macKey: SecureBytes) throws {
+        try POSIX.writeAtomically(try file.serialized(macKey: macKey), to: layout.keyslotFile)
+        keyslots = file
+    }
+
+    func nextSlotId(_ type: String, in slots: [KeyslotFile.Slot]) -> String {
+        var n = 1
+        while slots.contains(where: { $0.id == "\(type)-\(n)" }) { n += 1 }
+        return "\(type)-\(n)"
+    }
+
+    /// Adds a recovery slot and returns its recovery key, to be shown once.
+    public func addRecoverySlot() throws -> SecureBytes {
+        let key = RecoveryKey.generate()
+        var file = keyslots
+        file.body.slots.append(try KeyslotFile.recoverySlot(id: nextSlotId("recovery", in: file.body.slots), recoveryKey: key,
+                                                            masterKey: masterKey, vaultId: vaultId))
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+        return key
+    }
+
+    /// Escrows the master key to an organisation's X25519 public key.
+    @discardableResult
+    public func addEscrowSlot(orgPublicKey: [UInt8]) throws -> String {
+        var file = keyslots
+        if file.body.slots.contains(where: { $0.type == "escrow" && $0.orgPublicKey == Hex.encode(orgPublicKey) }) {
+            throw VaultError(.alreadyExists, "the vault is already escrowed to this organisation key")
+        }
+        let id = nextSlotId("escrow", in: file.body.slots)
+        do {
+            file.body.slots.append(try KeyslotFile.escrowSlot(id: id, orgPublicKey: orgPublicKey, masterKey: masterKey))
+        } catch {
+            throw VaultError(.usage, "not a valid X25519 public key")
+        }
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+        return id
+    }
+
+    /// Removes a slot while another that can unlock remains.
+    public func removeSlot(_ id: String) throws {
+        var file = keyslots
+        guard let i = file.body.slots.firstIndex(where: { $0.id == id }) else {
+            throw VaultError(.notFound, "no keyslot '\(id)'", hint: "see `vault key list`")
+        }
+        let remaining = file.body.slots.filter { $0.id != id }
+        guard remaining.contains(where: { $0.type == "password" || $0.type == "recovery" }) else {
+            throw VaultError(.conflict, "'\(id)' is the last slot you can unlock with; removing it would lock you out",
+                             hint: "add another password or recovery slot first")
+        }
+        file.body.slots.remove(at: i)
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+    }
+
+    /// Rewraps the password slot that `current` opens under `new` (the master key is unchanged).
+    public func changePassword(current: SecureBytes, new: SecureBytes, kdf: KDFParameters) throws {
+        var file = keyslots
+        var matched: Int?
+        for (i, slot) in file.body.slots.enumerated() where slot.type == "password" {
+            guard let p = try slot.kdf?.parameters() else { continue }
+            let kek = try KDF.derive(password: current, parameters: p, length: 32)
+            if file.unwrap(slot: slot, kek: kek) != nil { matched = i; break }
+        }
+        guard let i = matched else { throw VaultError(.wrongPassword, "the current password is wrong", hint: "nothing was changed") }
+        file.body.slots[i] = try KeyslotFile.passwordSlot(id: file.body.slots[i].id, password: new, kdf: kdf,
+                                                          masterKey: masterKey, vaultId: vaultId)
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+    }
+
+    /// Adds a password slot (e.g. after an administrator recovered the vault with the escrow key).
+    public func setPassword(_ new: SecureBytes, kdf: KDFParameters, replacingAll: Bool) throws {
+        var file = keyslots
+        if replacingAll { file.body.slots.removeAll { $0.type == "password" } }
+        file.body.slots.append(try KeyslotFile.passwordSlot(id: nextSlotId("password", in: file.body.slots), password: new,
+                                                            kdf: kdf, masterKey: masterKey, vaultId: vaultId))
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+    }
+}

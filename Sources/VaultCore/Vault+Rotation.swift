@@ -1,0 +1,201 @@
+import Foundation
+import VaultCrypto
+import VaultSQL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Master-key rotation (`vault key rotate`): a new master key, every blob's data key rewrapped,
+/// the database rekeyed, every slot rewrapped. Crash-safe at every step (SECURITY.md "Key
+/// rotation"): the keyslot file records the rotation first, so the vault opens with the old key
+/// and finishes the rotation, or with the new key once it is done.
+extension Vault {
+    /// What a rotation produced.
+    public struct RotationResult {
+        public var epoch: UInt32
+        /// New recovery keys (the old ones stop working): show each once.
+        public var recoveryKeys: [(slot: String, key: SecureBytes)]
+        public var rewrappedBlobs: Int
+        public var droppedSlots: [String]
+        public var damagedBlobs: [String]
+    }
+
+    static let rotationInfo = "vault/v1/rotation"
+
+    static func rotationKey(_ oldMaster: SecureBytes, vaultId: [UInt8]) throws -> SecureBytes {
+        try HKDF.sha256(ikm: oldMaster, salt: vaultId, info: Array(rotationInfo.utf8), length: 32)
+    }
+
+    static func rotationAAD(vaultId: String, epoch: UInt32) -> [UInt8] { Array("vault-rotation-v1|\(vaultId)|\(epoch)".utf8) }
+
+    static func journalPath(_ layout: VaultLayout) -> String { layout.path("rotation.journal") }
+
+    static func removeStaleRotationJournal(_ layout: VaultLayout) throws {
+        if POSIX.exists(journalPath(layout)) { unlink(journalPath(layout)) }
+    }
+
+    /// Rotates the master key. `password` must open a password slot (it is rewrapped with a fresh salt).
+    public func rotate(password: SecureBytes) throws -> RotationResult {
+        guard keyslots.body.pendingRotation == nil else { throw VaultError(.conflict, "a rotation is already in progress") }
+        let newMaster = SecureBytes.random(count: 32)
+        let newEpoch = keys.epoch + 1
+        var newSlots: [KeyslotFile.Slot] = []
+        var recovery: [(String, SecureBytes)] = []
+        var dropped: [String] = []
+        var matched = false
+        for slot in keyslots.body.slots {
+            switch slot.type {
+            case "password":
+                if let p = try slot.kdf?.parameters(),
+                   keyslots.unwrap(slot: slot, kek: try KDF.derive(password: password, parameters: p, length: 32)) != nil {
+                    newSlots.append(try KeyslotFile.passwordSlot(id: slot.id, password: password, kdf: p.withFreshSalt,
+                                                                 masterKey: newMaster, vaultId: vaultId))
+                    matched = true
+                } else {
+                    dropped.append(slot.id)
+                }
+            case "recovery":
+                let k = RecoveryKey.generate()
+                newSlots.append(try KeyslotFile.recoverySlot(id: slot.id, recoveryKey: k, masterKey: newMaster, vaultId: vaultId))
+                recovery.append((slot.id, k))
+            case "escrow":
+                guard let pk = slot.orgPublicKey.flatMap(Hex.decode) else { dropped.append(slot.id); continue }
+                newSlots.append(try KeyslotFile.escrowSlot(id: slot.id, orgPublicKey: pk, masterKey: newMaster))
+            default:
+                dropped.append(slot.id)
+            }
+        }
+        guard matched else { throw VaultError(.wrongPassword, "wrong password", hint: "nothing was changed") }
+        // Step 1: record the rotation (new master wrapped under a key only the old master derives).
+        let nonce = SecureRandom.bytes(12)
+        let wrapped = try newMaster.withUnsafeBytes { nm in
+            try AESGCMKey(try Self.rotationKey(masterKey, vaultId: keys.vaultId))
+                .seal(nonce: nonce, plaintext: Array(nm), aad: Self.rotationAAD(vaultId: vaultId, epoch: newEpoch))
+        }
+        var file = keyslots
+        file.body.pendingRotation = .init(epoch: newEpoch, nonce: Hex.encode(nonce), wrappedNewMaster: Hex.encode(wrapped), slots: newSlots)
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+        TestHooks.crashPoint("rotate-recorded")
+        db.close()
+        let (finalFile, newKeys, stats) = try Self.finishRotation(layout: layout, file: file, oldKeys: keys, newMaster: newMaster)
+        keyslots = finalFile; keys = newKeys; masterKey = newMaster
+        blobs.keys = newKeys
+        db = try Self.openDatabase(layout: layout, keys: newKeys)
+        return RotationResult(epoch: newEpoch, recoveryKeys: recovery, rewrappedBlobs: stats.rewrapped,
+                              droppedSlots: dropped, damagedBlobs: stats.damaged)
+    }
+
+    /// Finishes an interrupted rotation found at open (any later command does this).
+    static func resumeRotation(layout: VaultLayout, file: KeyslotFile, oldMaster: SecureBytes, oldKeys: KeyHierarchy,
+                               pending: KeyslotFile.PendingRotation, lock: VaultLock) throws -> Vault {
+        guard let nonce = Hex.decode(pending.nonce), let ct = Hex.decode(pending.wrappedNewMaster) else {
+            throw VaultError(.integrity, "the keyslot file's pending rotation is damaged")
+        }
+        let newMaster: SecureBytes
+        do {
+            newMaster = try AESGCMKey(try rotationKey(oldMaster, vaultId: oldKeys.vaultId))
+                .open(nonce: nonce, ciphertextAndTag: ct, aad: rotationAAD(vaultId: file.body.vaultId, epoch: pending.epoch))
+        } catch {
+            throw VaultError(.integrity, "the keyslot file's pending rotation does not authenticate")
+        }
+        let (finalFile, newKeys, _) = try finishRotation(layout: layout, file: file, oldKeys: oldKeys, newMaster: newMaster)
+        let db = try openDatabase(layout: layout, keys: newKeys)
+        return Vault(layout: layout, keyslots: finalFile, keys: newKeys, masterKey: newMaster, db: db, lock: lock)
+    }
+
+    struct RotationStats { var rewrapped = 0; var damaged: [String] = [] }
+
+    /// Steps 2–6, idempotent: journal the old headers, rewrap every header, rekey the database,
+    /// write the final keyslot file, drop the journal.
+    static func finishRotation(layout: VaultLayout, file: KeyslotFile, oldKeys: KeyHierarchy,
+                               newMaster: SecureBytes) throws -> (KeyslotFile, KeyHierarchy, RotationStats) {
+        guard let pending = file.body.pendingRotation else { throw VaultError(.internalError, "no rotation pending") }
+        let newKeys = try KeyHierarchy(masterKey: newMaster, vaultId: oldKeys.vaultId, epoch: pending.epoch)
+        let store = BlobStore(layout: layout, keys: oldKeys)
+        var stats = RotationStats()
+        // Step 2: a journal of every blob's current header, so a torn header write can be undone.
+        let journal = journalPath(layout)
+        var saved: [String: [UInt8]] = [:]
+        if let bytes = try? POSIX.readFile(journal), bytes.count % 128 == 0 {
+            for i in stride(from: 0, to: bytes.count, by: 128) {
+                saved[Hex.encode(bytes[i..<i + 16])] = Array(bytes[i + 16..<i + 128])
+            }
+        } else {
+            var out: [UInt8] = []
+            for area in [BlobArea.cache, .staging] {
+                for id in store.idsOnDisk(area) {
+                    guard let header = readHeader(store.path(id: id, area: area)), let idBytes = Hex.decode(id) else { continue }
+                    out += idBytes + header
+                    saved[id] = header
+                }
+            }
+            try POSIX.writeAtomically(out, to: journal)
+        }
+        TestHooks.crashPoint("rotate-journaled")
+        // Step 3: rewrap each header in place (one 112-byte write at offset 0).
+        for area in [BlobArea.cache, .staging] {
+            for id in store.idsOnDisk(area) {
+                let path = store.path(id: id, area: area)
+                guard var header = readHeader(path) else { stats.damaged.append(id); continue }
+                if let h = try? SealedBlobHeader(bytes: header), h.keyEpoch == pending.epoch,
+                   (try? h.unwrapDataKey(wrapKey: newKeys.blobWrapKey)) != nil { continue }
+                let oldOK = (try? SealedBlobHeader(bytes: header).unwrapDataKey(wrapKey: oldKeys.blobWrapKey)) != nil
+                if !oldOK, let j = saved[id] { header = j }
+                guard let fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldWrapKey: oldKeys.blobWrapKey,
+                                                               newWrapKey: newKeys.blobWrapKey, newEpoch: pending.epoch) else {
+                    stats.damaged.append(id); continue
+                }
+                let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw VaultError(.io, "cannot rewrite blob \(id): \(POSIX.errnoMessage())") }
+                let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+                close(fd)
+                guard n == fresh.count else { throw POSIX.mapWriteError(errno, path: path) }
+                stats.rewrapped += 1
+                if stats.rewrapped == 3 { TestHooks.crashPoint("rotate-some-headers") }
+            }
+        }
+        sync()
+        TestHooks.crashPoint("rotate-headers-done")
+        // Step 4: the database under the new key.
+        let db: SQLDatabase
+        if let d = try? newKeys.databaseKey.withUnsafeBytes({ try SQLDatabase(path: layout.databaseFile, rawKey: $0) }) {
+            db = d
+        } else {
+            let old = try openDatabase(layout: layout, keys: oldKeys)
+            try newKeys.databaseKey.withUnsafeBytes { try old.rekey(rawKey: $0) }
+            db = old
+        }
+        TestHooks.crashPoint("rotate-db-rekeyed")
+        try db.run("UPDATE blobs SET key_epoch = ?", [Int64(pending.epoch)])
+        db.close()
+        // Step 5: the final keyslot file, authenticated by the new master key.
+        var final = file
+        final.body.epoch = pending.epoch
+        final.body.slots = pending.slots
+        final.body.pendingRotation = nil
+        try POSIX.writeAtomically(try final.serialized(macKey: newKeys.keyslotMacKey), to: layout.keyslotFile)
+        TestHooks.crashPoint("rotate-keyslots-written")
+        // Step 6.
+        unlink(journal)
+        return (final, newKeys, stats)
+    }
+
+    static func readHeader(_ path: String) -> [UInt8]? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+        let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return n == SealedBlobHeader.size ? buf : nil
+    }
+}
+
+extension KDFParameters {
+    /// The same cost with a new random salt.
+    var withFreshSalt: KDFParameters {
+        switch self {
+        case .argon2id(let o, let m, _): return .argon2id(opsLimit: o, memLimitBytes: m, salt: SecureRandom.bytes(16))
+        case .pbkdf2SHA512(let i, _): return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))
+        }
+    }
+}
