@@ -25,6 +25,7 @@ let package = Package(
         .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher"]),
+        .target(name: "VaultHTTP", dependencies: ["CCurl", "CVaultShims"]),
         // Layer 3: the vault.
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
         // Layer 6: thin executables.
@@ -34,12 +35,13 @@ let package = Package(
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
-        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "CMicroHTTPD", "CVaultShims"]),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "COpenSSL", "CMicroHTTPD", "CVaultShims"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
+        .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
     ]
 )

@@ -1,3 +1,4 @@
+import Foundation
 import VaultServer
 
 exit(VaultServerMain.run(Array(CommandLine.arguments.dropFirst())))
