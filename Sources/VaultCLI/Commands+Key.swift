@@ -1,6 +1,9 @@
 import Foundation
 import VaultCore
 import VaultCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension VaultCommandLine {
     static let keyCommands: [Command] = [
@@ -11,8 +14,9 @@ extension VaultCommandLine {
             vault key remove SLOT
             vault key passwd [--new-password-file F] [--kdf-time S]
             vault key rotate                          # new master key; crash-safe
+            vault key reencrypt                       # new data keys for all content; resumable
             vault key calibrate [--kdf argon2id|pbkdf2] [--kdf-time S] [--apply]
-            """, summary: "manage keyslots and keys: list, add-recovery, add-escrow, remove, passwd, rotate, calibrate",
+            """, summary: "manage keyslots and keys: list, add-recovery, add-escrow, remove, passwd, rotate, reencrypt, calibrate",
                 valued: ["org-key", "new-password-file", "kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"],
                 flags: ["apply"], run: runKey),
         Command(name: "admin", usage: """
@@ -81,6 +85,14 @@ extension VaultCommandLine {
             }
             if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
             if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
+        case "reencrypt":
+            let vault = try ctx.openVault()
+            let isTTY = isatty(2) == 1
+            let r = try vault.reencrypt { done, total in
+                if isTTY { FileHandle.standardError.write(Data("\rre-encrypting \(done)/\(total)".utf8)) }
+            }
+            if isTTY { FileHandle.standardError.write(Data("\n".utf8)) }
+            if ctx.out.json { try ctx.out.emit(["reencrypted": r.done]) } else { ctx.out.line("Re-encrypted \(r.done) blob(s) under new data keys.") }
         case "calibrate":
             let params = try kdfParameters(a)
             let probe = SecureBytes(copying: Array("calibration probe".utf8))

@@ -172,6 +172,22 @@ final class KeyTests: XCTestCase {
         for (p, d) in files { XCTAssertEqual(try h.ok(["cat", p]).stdout, d) }   // no password: the session holds the new key
     }
 
+    func testReencryptGivesNewDataKeysAndResumesAfterKill() throws {
+        let files = try putFiles(5, size: 70_000)
+        try h.ok(["put", try h.localFile("v2", Data("second version".utf8)), "/f0", "--replace"] + h.pw)
+        let before = Set(try h.blobFiles("staging").map(\.lastPathComponent))
+        XCTAssertEqual(before.count, 6)
+        let killed = try h.run(["key", "reencrypt"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "reencrypt-some"])
+        XCTAssertEqual(killed.status, 9)
+        let r = try XCTUnwrap(try v("key", "reencrypt", "--json").json as? [String: Int])
+        XCTAssertEqual(r["reencrypted"], 4, "resumes with the blobs not yet done")
+        let after = Set(try h.blobFiles("staging").map(\.lastPathComponent))
+        XCTAssertEqual(after.count, 6)
+        XCTAssertTrue(before.isDisjoint(with: after), "every blob re-sealed under a new id and data key")
+        XCTAssertEqual(try v("cat", "/f0").out, "second version")
+        try assertContent(Array(files.dropFirst()))
+    }
+
     func testCalibrate() throws {
         let r = try XCTUnwrap(try h.ok(["key", "calibrate", "--kdf-time", "0.1", "--json"]).json as? [String: String])
         XCTAssertNotNil(r["seconds"])
