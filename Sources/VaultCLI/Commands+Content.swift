@@ -19,14 +19,21 @@ extension VaultCommandLine {
         let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
         let vault = try ctx.openVault()
         let handle = try vault.openContent(try vault.resolve(path))
-        try handle.stream { buf in
-            var off = 0
-            while off < buf.count {
-                let n = write(1, buf.baseAddress! + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "cannot write to standard output: \(String(cString: strerror(errno)))") }
-                off += n
+        struct ReaderGone: Error {}
+        do {
+            try handle.stream { buf in
+                var off = 0
+                while off < buf.count {
+                    let n = write(1, buf.baseAddress! + off, buf.count - off)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        if errno == EPIPE { throw ReaderGone() }   // `vault cat | head`: the reader has enough
+                        throw VaultError(.io, "cannot write to standard output: \(String(cString: strerror(errno)))")
+                    }
+                    off += n
+                }
             }
-        }
+        } catch is ReaderGone {}
     }
 
     static func runGet(_ ctx: CommandContext, _ a: Arguments) throws {

@@ -10,6 +10,7 @@ public enum VaultCommandLine {
     public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
         umask(0o077)
         ProcessHardening.apply()
+        signal(SIGPIPE, SIG_IGN)   // a closed pipe is an EPIPE error we handle, not a silent death
         guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
             if arguments.count > 1, let c = commands.first(where: { $0.name == arguments[1] }) { printHelp(c) } else { printUsage() }
             return 0

@@ -61,6 +61,7 @@ public final class BlobStore {
 
     /// Seals everything `produce` writes into a new blob in `area`, atomically.
     /// `produce` receives a write function; it should stream in pieces (constant memory).
+    /// The plaintext SHA-256 is computed on a second core while the first seals and writes.
     public func write(area: BlobArea, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
         let idBytes = SecureRandom.bytes(16)
         let id = Hex.encode(idBytes)
@@ -72,8 +73,12 @@ public final class BlobStore {
         let sink = BufferedSink(fd: fd, path: tmp)
         do {
             let writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
-                                              wrapKey: keys.blobWrapKey, sink: sink.write)
-            try produce { try writer.write($0) }
+                                              wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
+            let hasher = ParallelHasher()
+            try produce { piece in
+                // Two independent reads of the same piece: hash on one core, seal + write on the other.
+                try inParallel({ hasher.update(piece) }, { try writer.write(piece) })
+            }
             let size = try writer.finish()
             try sink.flush()
             if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
@@ -83,7 +88,7 @@ public final class BlobStore {
             published = true
             try POSIX.fsyncDirectory(directory(area))
             return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
-                              sha256: Hex.encode(writer.plaintextSHA256 ?? []), keyEpoch: keys.epoch)
+                              sha256: Hex.encode(hasher.finalize()), keyEpoch: keys.epoch)
         } catch {
             if !published { close(fd) }
             throw Self.mapCrypto(error, blob: id)
@@ -196,6 +201,32 @@ public final class BlobHandle {
     public func stream(from offset: UInt64 = 0, length: UInt64? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         do { try reader.stream(from: offset, length: length, body) } catch { throw BlobStore.mapCrypto(error, blob: id) }
     }
+}
+
+/// Runs `first` on another thread while `second` runs here; both have finished when it returns.
+/// The caller guarantees the two touch disjoint state (here: one hashes, one seals, the same
+/// read-only piece of plaintext).
+func inParallel(_ first: () -> Void, _ second: () throws -> Void) rethrows {
+    try withoutActuallyEscaping(first) { f in
+        let job = UncheckedSendable(f)
+        let group = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { job.value() }
+        defer { group.wait() }
+        try second()
+    }
+}
+
+/// Carries a value across threads where the caller guarantees exclusive use.
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// A SHA-256 fed from another thread (one `update` at a time, never concurrently with itself).
+final class ParallelHasher: @unchecked Sendable {
+    private var hasher = SHA256Hasher()
+    func update(_ piece: UnsafeRawBufferPointer) { hasher.update(piece) }
+    func finalize() -> [UInt8] { hasher.finalize() }
 }
 
 /// Collects sealed output into 1 MiB writes.

@@ -20,14 +20,17 @@ public final class SealedBlobWriter {
     private var segmentIndex: UInt64 = 0
     private var total: UInt64 = 0
     private var hasher = SHA256Hasher()
+    private let computeChecksum: Bool
     private var state = State.open
 
-    /// SHA-256 of all plaintext, available after `finish()` (the whole-file checksum).
+    /// SHA-256 of all plaintext, available after `finish()` (the whole-file checksum); nil when
+    /// the writer was made with `computeChecksum: false` (the caller hashes elsewhere, e.g. in parallel).
     public private(set) var plaintextSHA256: [UInt8]?
 
     public init(vaultId: [UInt8], blobId: [UInt8], keyEpoch: UInt32, wrapKey: SecureBytes,
-                segmentSize: Int = SealedBlobHeader.defaultSegmentSize,
+                segmentSize: Int = SealedBlobHeader.defaultSegmentSize, computeChecksum: Bool = true,
                 sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+        self.computeChecksum = computeChecksum
         let dataKey = SecureBytes.random(count: AESGCMKey.keySize)
         let header = try SealedBlobHeader(segmentSize: segmentSize, vaultId: vaultId, blobId: blobId,
                                           keyEpoch: keyEpoch, dataKey: dataKey, wrapKey: wrapKey)
@@ -58,7 +61,7 @@ public final class SealedBlobWriter {
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try checkOpen()
         guard bytes.count > 0, let source = bytes.baseAddress else { return }
-        hasher.update(bytes)
+        if computeChecksum { hasher.update(bytes) }
         total += UInt64(bytes.count)
         var offset = 0
         do {
@@ -100,7 +103,7 @@ public final class SealedBlobWriter {
         plaintext.initializeMemory(as: UInt8.self, repeating: 0)
         buffered = 0
         state = .finished
-        plaintextSHA256 = hasher.finalize()
+        if computeChecksum { plaintextSHA256 = hasher.finalize() }
         return total
     }
 

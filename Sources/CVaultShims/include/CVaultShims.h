@@ -4,3 +4,4 @@
 #include "curl_shim.h"
 #include "mhd_shim.h"
 #include "hardening_shim.h"
+#include "fsflags_shim.h"

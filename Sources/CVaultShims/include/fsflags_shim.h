@@ -1,0 +1,14 @@
+#pragma once
+
+/// Typed wrappers for the inode-flag ioctls (ioctl(2) is variadic, so Swift cannot call it).
+/// See ioctl_iflags(2): FS_IOC_GETFLAGS / FS_IOC_SETFLAGS take a pointer to an int.
+
+/// Reads the inode flags of the open file `fd` into `*flags`. Returns 0, or -1 with errno set
+/// (ENOTTY / EOPNOTSUPP / EINVAL when the filesystem has no inode flags).
+int vault_fs_get_flags(int fd, int *flags);
+
+/// Replaces the inode flags of the open file `fd` with `flags`. Returns 0, or -1 with errno set.
+int vault_fs_set_flags(int fd, int flags);
+
+/// FS_NODUMP_FL from <linux/fs.h>: "do not include this file in backups" (chattr +d).
+int vault_fs_nodump_flag(void);
