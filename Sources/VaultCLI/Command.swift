@@ -8,6 +8,8 @@ struct Command: Sendable {
     var valued: Set<String> = []
     var flags: Set<String> = []
     var aliases: [String: String] = [:]
+    /// False for the organisation's own tools, which must work to repair a broken policy.
+    var obeysPolicy = true
     let run: @Sendable (CommandContext, Arguments) throws -> Void
 
     /// Options every command accepts.
@@ -17,5 +19,5 @@ struct Command: Sendable {
 
 extension VaultCommandLine {
     /// Every command, in the order `vault help` lists them.
-    static let commands: [Command] = sessionCommands + treeCommands + contentCommands + storageCommands + keyCommands
+    static let commands: [Command] = sessionCommands + treeCommands + contentCommands + storageCommands + keyCommands + policyCommands + backupCommands
 }

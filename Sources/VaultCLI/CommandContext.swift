@@ -8,13 +8,19 @@ struct CommandContext {
     let environment: [String: String]
     let out: Output
     let passwordFile: String?
+    /// The effective enterprise policy (loaded before any command runs; a bad one fails closed).
+    let policy: EffectivePolicy
 
     var sessions: VaultSessions {
-        VaultSessions(layout: layout, environment: environment, warn: { out.warn($0) })
+        VaultSessions(layout: layout, environment: environment, policy: policy, warn: { out.warn($0) })
     }
 
     var password: PasswordSource { PasswordInput.source(file: passwordFile, environment: environment) }
 
     /// Opens the unlocked vault for this command (holding the vault lock until released).
-    func openVault() throws -> Vault { try sessions.open(password: password) }
+    func openVault() throws -> Vault {
+        let vault = try sessions.open(password: password)
+        vault.budgetMax = policy.contentBudgetMax.value
+        return vault
+    }
 }

@@ -17,6 +17,9 @@ extension VaultCommandLine {
 
     static func runCat(_ ctx: CommandContext, _ a: Arguments) throws {
         let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
+        if ctx.policy.plaintextExport.value == false && isatty(1) != 1 {
+            throw VaultError(.policy, "the policy forbids plaintext export: `vault cat` writes only to a terminal here")
+        }
         let vault = try ctx.openVault()
         let handle = try vault.openContent(try vault.resolve(path))
         struct ReaderGone: Error {}
@@ -38,6 +41,9 @@ extension VaultCommandLine {
 
     static func runGet(_ ctx: CommandContext, _ a: Arguments) throws {
         let path = try a.positional(0, "PATH"), local = try a.positional(1, "LOCAL"); try a.expectPositionals(max: 2)
+        if ctx.policy.plaintextExport.value == false {
+            throw VaultError(.policy, "the policy forbids exporting plaintext files (`vault get`)", hint: "open the file with `vault cat` on a terminal")
+        }
         let vault = try ctx.openVault()
         let node = try vault.resolve(path)
         var target = local

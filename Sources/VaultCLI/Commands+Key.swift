@@ -24,7 +24,8 @@ extension VaultCommandLine {
             vault admin recover --org-key FILE [--new-password-file F]   # recover a vault with the escrow private key
             vault admin sign-policy POLICY --signing-key FILE            # writes POLICY.sig
             """, summary: "organisation tools: key pairs, escrow recovery, policy signing",
-                valued: ["out", "org-key", "new-password-file", "signing-key", "kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"], run: runAdmin),
+                valued: ["out", "org-key", "new-password-file", "signing-key", "kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"],
+                obeysPolicy: false, run: runAdmin),
     ]
 
     struct SlotJSON: Encodable {
@@ -59,13 +60,17 @@ extension VaultCommandLine {
         case "remove":
             let id = try a.positional(1, "SLOT")
             let vault = try ctx.openVault()
+            if ctx.policy.escrowRequired.value == true,
+               vault.keyslots.body.slots.filter({ $0.type == "escrow" }).map(\.id) == [id] {
+                throw VaultError(.policy, "the policy requires an escrow slot; '\(id)' is the only one")
+            }
             try vault.removeSlot(id)
             if ctx.out.json { try ctx.out.emit(OKResult(message: "removed \(id)")) } else { ctx.out.line("Removed keyslot \(id).") }
         case "passwd":
             let vault = try ctx.openVault()
             let current = try ctx.password.read("Current password: ")
             let new = try newPassword(ctx, a)
-            let params = try kdfParameters(a)
+            let params = try kdfParameters(a, policy: ctx.policy)
             try vault.changePassword(current: current, new: new, kdf: params)
             if ctx.out.json { try ctx.out.emit(OKResult(message: "password changed")) } else { ctx.out.line("Password changed (KDF \(describe(params))). The master key is unchanged.") }
         case "rotate":
@@ -94,7 +99,7 @@ extension VaultCommandLine {
             if isTTY { FileHandle.standardError.write(Data("\n".utf8)) }
             if ctx.out.json { try ctx.out.emit(["reencrypted": r.done]) } else { ctx.out.line("Re-encrypted \(r.done) blob(s) under new data keys.") }
         case "calibrate":
-            let params = try kdfParameters(a)
+            let params = try kdfParameters(a, policy: ctx.policy)
             let probe = SecureBytes(copying: Array("calibration probe".utf8))
             let t0 = Date()
             _ = try KDF.derive(password: probe, parameters: params, length: 32)
@@ -165,7 +170,7 @@ extension VaultCommandLine {
             let master = try file.unlock(escrowSecretKey: sk)
             let vault = try Vault.open(layout: ctx.layout, masterKey: master)
             let pw = try newPassword(ctx, a)
-            try vault.setPassword(pw, kdf: try kdfParameters(a), replacingAll: true)
+            try vault.setPassword(pw, kdf: try kdfParameters(a, policy: ctx.policy), replacingAll: true)
             ctx.out.line("Recovered the vault with the organisation key and set a new password.")
         case "sign-policy":
             let policy = try a.positional(1, "POLICY file")

@@ -4,9 +4,9 @@ import VaultCrypto
 
 extension VaultCommandLine {
     static let sessionCommands: [Command] = [
-        Command(name: "init", usage: "vault init [--kdf argon2id|pbkdf2] [--kdf-time SECONDS] [--kdf-ops N --kdf-mem SIZE] [--pbkdf2-iterations N]",
-                summary: "create a new vault with a password slot",
-                valued: ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"], run: runInit),
+        Command(name: "init", usage: "vault init [--kdf argon2id|pbkdf2] [--kdf-time SECONDS] [--kdf-ops N --kdf-mem SIZE] [--pbkdf2-iterations N] [--org-key FILE]",
+                summary: "create a new vault with a password slot (and an escrow slot with --org-key)",
+                valued: ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations", "org-key"], run: runInit),
         Command(name: "unlock", usage: "vault unlock [--idle DURATION] [--absolute DURATION] [--recovery-key [--recovery-key-file F]]",
                 summary: "check the password (or recovery key) and hold the key in the keyring (auto-locks after 15m idle / 8h)",
                 valued: ["idle", "absolute", "recovery-key-file"], flags: ["recovery-key"], run: runUnlock),
@@ -14,8 +14,16 @@ extension VaultCommandLine {
         Command(name: "status", usage: "vault status [--json]", summary: "show the vault, its lock state and what awaits sync", run: runStatus),
     ]
 
-    static func kdfParameters(_ a: Arguments) throws -> KDFParameters {
-        let alg = a.values["kdf"] ?? "argon2id"
+    /// KDF parameters from the options, calibrated where not given, never below the policy floor.
+    static func kdfParameters(_ a: Arguments, policy: EffectivePolicy = .none) throws -> KDFParameters {
+        let params = try requestedKDF(a, policy: policy)
+        try policy.checkKDF(params)
+        return params
+    }
+
+    static func requestedKDF(_ a: Arguments, policy: EffectivePolicy) throws -> KDFParameters {
+        let argonAsked = a.values["kdf-ops"] != nil || a.values["kdf-mem"] != nil
+        let alg = a.values["kdf"] ?? (policy.pbkdf2Only.value == true && !argonAsked ? "pbkdf2" : "argon2id")
         switch alg {
         case "argon2id":
             if let ops = a.values["kdf-ops"] {
@@ -30,14 +38,15 @@ extension VaultCommandLine {
                 guard let d = Double(v), d > 0, d <= 60 else { throw VaultError(.usage, "--kdf-time must be seconds between 0 and 60") }
                 return d
             } ?? 0.5
-            return KDF.calibrateArgon2id(targetSeconds: t)
+            return KDF.calibrateArgon2id(targetSeconds: t, memLimitBytes: max(64 << 20, policy.kdfMinArgon2MemoryBytes.value ?? 0),
+                                         minOpsLimit: max(2, policy.kdfMinArgon2Ops.value ?? 0))
         case "pbkdf2", "pbkdf2-sha512":
             if let it = a.values["pbkdf2-iterations"] {
                 guard let i = UInt32(it), i >= 1000 else { throw VaultError(.usage, "--pbkdf2-iterations must be ≥ 1000") }
                 return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))
             }
             let t = a.values["kdf-time"].flatMap(Double.init) ?? 0.5
-            return KDF.calibratePBKDF2(targetSeconds: t)
+            return KDF.calibratePBKDF2(targetSeconds: t, minIterations: max(210_000, policy.kdfMinPBKDF2Iterations.value ?? 0))
         default:
             throw VaultError(.usage, "unknown KDF '\(alg)'", hint: "use argon2id (default) or pbkdf2")
         }
@@ -48,7 +57,11 @@ extension VaultCommandLine {
         if Vault.exists(ctx.layout) {
             throw VaultError(.alreadyExists, "a vault already exists at \(ctx.layout.root)", hint: "use it, or set VAULT_HOME to another folder")
         }
-        let params = try kdfParameters(a)
+        let params = try kdfParameters(a, policy: ctx.policy)
+        let orgKey = try a.values["org-key"].map { try readKeyFile($0, bytes: 32, what: "X25519 public key") }
+        if ctx.policy.escrowRequired.value == true && orgKey == nil {
+            throw VaultError(.policy, "the policy requires the master key to be escrowed", hint: "vault init --org-key FILE (your organisation's escrow public key)")
+        }
         let src = ctx.password
         let pw = try src.read("New vault password: ")
         if !src.isExplicit {
@@ -57,6 +70,7 @@ extension VaultCommandLine {
         }
         guard pw.count >= 8 else { throw VaultError(.usage, "the password is too short: use at least 8 characters") }
         let vault = try Vault.create(layout: ctx.layout, password: pw, kdf: params)
+        if let orgKey { try vault.addEscrowSlot(orgPublicKey: orgKey) }
         if ctx.out.json {
             try ctx.out.emit(["ok": "true", "vaultId": vault.vaultId, "path": ctx.layout.root, "kdf": params.algorithmName])
         } else {

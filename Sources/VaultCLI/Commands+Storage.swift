@@ -17,6 +17,9 @@ extension VaultCommandLine {
         if let b = a.values["budget"] {
             if b == "none" { try vault.setContentBudget(nil) } else {
                 guard let bytes = ByteCount.parse(b) else { throw VaultError(.usage, "--budget takes a size like 10G or 512M, or none") }
+                if let max = ctx.policy.contentBudgetMax.value, bytes > max {
+                    throw VaultError(.policy, "the policy caps the content budget at \(ByteCount.format(max))")
+                }
                 try vault.setContentBudget(bytes)
             }
         }

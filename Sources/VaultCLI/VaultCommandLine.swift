@@ -27,8 +27,10 @@ public enum VaultCommandLine {
             let args = try Arguments(rest, valued: command.valued.union(Command.commonValued),
                                      flags: command.flags.union(Command.commonFlags), aliases: command.aliases)
             if args.flag("help") { printHelp(command); return 0 }
-            let ctx = CommandContext(layout: VaultLayout.fromEnvironment(environment), environment: environment, out: out,
-                                     passwordFile: args.values["password-file"])
+            let layout = VaultLayout.fromEnvironment(environment)
+            let ctx = CommandContext(layout: layout, environment: environment, out: out,
+                                     passwordFile: args.values["password-file"],
+                                     policy: command.obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none)
             try command.run(ctx, args)
             return 0
         } catch let e as VaultError {
@@ -59,7 +61,8 @@ public enum VaultCommandLine {
         The password comes from --password-file, VAULT_PASSWORD_COMMAND or the terminal (no echo).
         VAULT_HOME overrides where the vault lives (default $XDG_DATA_HOME/vault).
         Exit codes: 0 ok, 1 error, 2 usage, 3 locked/wrong password, 4 not found, 5 exists/conflict,
-        6 integrity (tampered or damaged data), 7 busy, 8 no space, 9 insecure, 10 content not local.
+        6 integrity (tampered or damaged data), 7 busy, 8 no space, 9 insecure, 10 content not local,
+        11 policy (forbidden, not compliant, or the policy itself is invalid).
 
         """
         print(s, terminator: "")

@@ -26,9 +26,13 @@ public struct EvictionResult: Sendable, Codable {
 extension Vault {
     static let budgetKey = "content_budget"
 
-    /// The content budget, if one is set.
+    /// The content budget: the one set, capped by the policy's maximum (which also applies when none is set).
     public func contentBudget() throws -> UInt64? {
-        try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+        let set = try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+        switch (set, budgetMax) {
+        case let (s?, m?): return min(s, m)
+        case let (s, m): return s ?? m
+        }
     }
 
     public func setContentBudget(_ bytes: UInt64?) throws {

@@ -14,6 +14,8 @@ public final class Vault {
     public internal(set) var db: SQLDatabase
     public internal(set) var blobs: BlobStore
     let lock: VaultLock
+    /// The policy's content budget maximum, if any (set by the caller that loaded the policy).
+    public var budgetMax: UInt64?
 
     /// The vault id (hex).
     public var vaultId: String { keyslots.body.vaultId }
@@ -28,6 +30,9 @@ public final class Vault {
     /// Reads the keyslot file (not yet authenticated: that needs the master key).
     public static func readKeyslots(_ layout: VaultLayout) throws -> (KeyslotFile, [UInt8]) {
         guard exists(layout) else {
+            if let note = FileManager.default.contents(atPath: UnlockFailures.wipedMarker(layout)) {
+                throw VaultError(.notInitialized, "no vault at \(layout.root): " + String(decoding: note, as: UTF8.self).split(separator: "\n").joined(separator: " "))
+            }
             throw VaultError(.notInitialized, "no vault at \(layout.root)", hint: "run `vault init` first (or set VAULT_HOME)")
         }
         try checkPermissions(layout)
@@ -47,6 +52,8 @@ public final class Vault {
             throw VaultError(.alreadyExists, "a vault already exists at \(layout.root)", hint: "use it, or choose another VAULT_HOME")
         }
         for d in layout.directories { try POSIX.ensurePrivateDirectory(d) }
+        unlink(UnlockFailures.wipedMarker(layout))
+        unlink(UnlockFailures.path(layout))
         let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout)
         let vaultIdBytes = SecureRandom.bytes(16)
         let vaultId = Hex.encode(vaultIdBytes)

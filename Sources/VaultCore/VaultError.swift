@@ -15,6 +15,7 @@ public struct VaultError: Error, CustomStringConvertible, Sendable {
         case insecure           // permissions or environment make it unsafe
         case notLocal           // content not on this device
         case conflict           // the operation conflicts with the tree
+        case policy             // forbidden by the enterprise policy, or the policy itself is invalid
         case io                 // an operating-system error
         case internalError
     }
@@ -39,6 +40,7 @@ public struct VaultError: Error, CustomStringConvertible, Sendable {
         case .noSpace: return 8
         case .insecure: return 9
         case .notLocal: return 10
+        case .policy: return 11
         case .io, .internalError: return 1
         }
     }

@@ -18,6 +18,8 @@ public struct PasswordSource {
 public struct VaultSessions {
     public let layout: VaultLayout
     public let environment: [String: String]
+    /// The effective enterprise policy (keyring rule, timeouts, failed-unlock limit).
+    public let policy: EffectivePolicy
     /// Called with warnings meant for the user (reduced security, auto-lock).
     public let warn: (String) -> Void
 
@@ -27,12 +29,33 @@ public struct VaultSessions {
     static let touchInterval: Int64 = 30
 
     public init(layout: VaultLayout, environment: [String: String] = ProcessInfo.processInfo.environment,
-                warn: @escaping (String) -> Void) {
-        self.layout = layout; self.environment = environment; self.warn = warn
+                policy: EffectivePolicy = .none, warn: @escaping (String) -> Void) {
+        self.layout = layout; self.environment = environment; self.policy = policy; self.warn = warn
     }
 
     public var keyringAvailability: (available: Bool, reason: String) {
-        KeyringSession.availability(environment: environment)
+        if policy.keyring.value == "forbidden" { return (false, "the policy forbids holding keys in the keyring") }
+        return KeyringSession.availability(environment: environment)
+    }
+
+    /// Refuses to go on when the policy requires a keyring that is not there.
+    func checkKeyringPolicy(_ avail: (available: Bool, reason: String)) throws {
+        if policy.keyring.value == "required" && !avail.available {
+            throw VaultError(.policy, "the policy requires a Secret Service keyring, and \(avail.reason)",
+                             hint: "start a desktop session with a keyring (gnome-keyring), then try again")
+        }
+    }
+
+    /// Unlocks a master key from the keyslot file, counting a wrong secret against the policy limit.
+    func unlockMaster(_ file: KeyslotFile, _ attempt: () throws -> SecureBytes) throws -> SecureBytes {
+        do { return try attempt() } catch let e as VaultError where e.kind == .wrongPassword {
+            throw UnlockFailures.recordFailure(layout, policy: policy, vaultId: file.body.vaultId, original: e)
+        }
+    }
+
+    /// Resets the failed-unlock count after a secret was accepted; warns about a tampered counter.
+    func noteSuccess(_ vault: Vault) throws {
+        if let w = try UnlockFailures.recordSuccess(vault) { warn(w) }
     }
 
     func warnNoKeyring(_ reason: String) {
@@ -45,7 +68,8 @@ public struct VaultSessions {
     public func unlock(password: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        return try hold(masterKey: try file.unlock(password: password), idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
+        return try hold(masterKey: try unlockMaster(file) { try file.unlock(password: password) },
+                        idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
     }
 
     /// Like `unlock(password:)`, with a recovery key (as typed: groups, any case).
@@ -53,20 +77,23 @@ public struct VaultSessions {
     public func unlock(recoveryKey typed: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        return try hold(masterKey: try file.unlock(recoveryKey: try RecoveryKey.parse(typed)),
+        return try hold(masterKey: try unlockMaster(file) { try file.unlock(recoveryKey: try RecoveryKey.parse(typed)) },
                         idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
     }
 
     /// Proves `masterKey` opens this vault (keyslot MAC, database; finishing an interrupted
     /// rotation), then keeps it in the keyring when there is one.
     func hold(masterKey: SecureBytes, idleTimeout: Int64, absoluteTimeout: Int64) throws -> Bool {
-        let vault = try Vault.open(layout: layout, masterKey: masterKey)
         let avail = keyringAvailability
+        try checkKeyringPolicy(avail)
+        let vault = try Vault.open(layout: layout, masterKey: masterKey)
+        try noteSuccess(vault)
         guard avail.available else { warnNoKeyring(avail.reason); return false }
         let now = Vault.now
         try KeyringSession(vaultId: vault.vaultId).store(.init(
             masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
-            idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout))
+            idleTimeout: policy.cap(idleTimeout, policy.idleTimeoutMax),
+            absoluteTimeout: policy.cap(absoluteTimeout, policy.absoluteTimeoutMax)))
         return true
     }
 
@@ -93,7 +120,10 @@ public struct VaultSessions {
         let (file, _) = try Vault.readKeyslots(layout)
         guard keyringAvailability.available else { return (nil, nil) }
         let ring = KeyringSession(vaultId: file.body.vaultId)
-        guard let rec = try ring.lookup() else { return (nil, nil) }
+        guard var rec = try ring.lookup() else { return (nil, nil) }
+        // A policy made stricter after unlock applies to the running session too.
+        rec.idleTimeout = policy.cap(rec.idleTimeout, policy.idleTimeoutMax)
+        rec.absoluteTimeout = policy.cap(rec.absoluteTimeout, policy.absoluteTimeoutMax)
         if let why = rec.expiry(now: Vault.now) {
             try ring.clear()
             return (nil, why)
@@ -106,6 +136,7 @@ public struct VaultSessions {
     public func open(password: PasswordSource) throws -> Vault {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
+        try checkKeyringPolicy(avail)
         if avail.available {
             let ring = KeyringSession(vaultId: file.body.vaultId)
             let (session, expired) = try currentSession()
@@ -142,7 +173,9 @@ public struct VaultSessions {
             warnNoKeyring(avail.reason)
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
-        let master = try file.unlock(password: pw)
-        return try Vault.open(layout: layout, masterKey: master)
+        let master = try unlockMaster(file) { try file.unlock(password: pw) }
+        let vault = try Vault.open(layout: layout, masterKey: master)
+        try noteSuccess(vault)
+        return vault
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+
+/// One item of `vault policy check`.
+public struct ComplianceItem: Sendable, Encodable {
+    public var item: String
+    public var compliant: Bool
+    public var detail: String
+    /// The command that fixes it, when not compliant.
+    public var fix: String?
+}
+
+extension Vault {
+    /// The vault's compliance with `policy`, item by item.
+    public func compliance(with policy: EffectivePolicy, keyringAvailable: Bool) throws -> [ComplianceItem] {
+        var items: [ComplianceItem] = []
+        for slot in keyslots.body.slots where slot.type == "password" {
+            guard let p = try slot.kdf?.parameters() else { continue }
+            do {
+                try policy.checkKDF(p)
+                items.append(.init(item: "kdf \(slot.id)", compliant: true, detail: "\(slot.kdf!.canonical.split(separator: ":salt").first ?? "") meets the floor"))
+            } catch let e as VaultError {
+                items.append(.init(item: "kdf \(slot.id)", compliant: false, detail: e.message,
+                                   fix: policy.pbkdf2Only.value == true ? "vault key calibrate --kdf pbkdf2 --apply" : "vault key calibrate --apply"))
+            }
+        }
+        if policy.escrowRequired.value == true {
+            let has = keyslots.body.slots.contains { $0.type == "escrow" }
+            items.append(.init(item: "escrow", compliant: has, detail: has ? "the master key is escrowed" : "the policy requires an escrow slot and there is none",
+                               fix: has ? nil : "vault key add-escrow --org-key /etc/vault/org-escrow.pub"))
+        }
+        if policy.keyring.value == "required" {
+            items.append(.init(item: "keyring", compliant: keyringAvailable,
+                               detail: keyringAvailable ? "a Secret Service is available" : "the policy requires a keyring and none is available",
+                               fix: keyringAvailable ? nil : "start a desktop session with gnome-keyring"))
+        }
+        if let max = policy.contentBudgetMax.value {
+            let set = try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+            let ok = set.map { $0 <= max } ?? true
+            items.append(.init(item: "content budget", compliant: ok,
+                               detail: ok ? "within the maximum of \(ByteCount.format(max))" : "the budget \(ByteCount.format(set ?? 0)) exceeds the maximum of \(ByteCount.format(max))",
+                               fix: ok ? nil : "vault storage --budget \(max)"))
+        }
+        return items
+    }
+}
