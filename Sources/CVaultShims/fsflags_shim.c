@@ -13,3 +13,17 @@ int vault_fs_set_flags(int fd, int flags) {
 int vault_fs_nodump_flag(void) {
     return FS_NODUMP_FL;
 }
+
+#include <sys/xattr.h>
+
+ssize_t vault_xattr_get(const char *path, const char *name, void *value, size_t size) {
+    return getxattr(path, name, value, size);
+}
+
+int vault_xattr_set(const char *path, const char *name, const void *value, size_t size) {
+    return setxattr(path, name, value, size, 0);
+}
+
+int vault_xattr_remove(const char *path, const char *name) {
+    return removexattr(path, name);
+}

@@ -105,6 +105,7 @@ extension VaultCommandLine {
             let pw = try ctx.password.read("Password for the vault at \(ctx.layout.root): ")
             held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute)
         }
+        if !SecureBytes.memoryLockingAvailable { ctx.out.warn(ctx.sessions.degradations.last ?? "") }
         let msg = held
             ? "Unlocked: the key is held in the keyring (locks after \(idle > 0 ? Duration.describe(idle) : "no") idle time, \(absolute > 0 ? Duration.describe(absolute) : "no") absolute limit)."
             : "Correct, but with no keyring each command will ask for the password again."
@@ -129,6 +130,7 @@ extension VaultCommandLine {
         var pendingChanges: Int?
         var storage: StorageReport?
         var lastSync: String?
+        var reducedProtection: [String]
     }
 
     static func runStatus(_ ctx: CommandContext, _ a: Arguments) throws {
@@ -137,7 +139,8 @@ extension VaultCommandLine {
         let sessions = ctx.sessions
         let avail = sessions.keyringAvailability
         var s = StatusJSON(path: ctx.layout.root, vaultId: file.body.vaultId, locked: true,
-                           keyring: avail.available ? "available" : "unavailable: \(avail.reason)")
+                           keyring: avail.available ? "available" : "unavailable: \(avail.reason)",
+                           reducedProtection: sessions.degradations)
         let (rec, expired) = try sessions.currentSession()
         if let rec {
             s.locked = false
@@ -163,7 +166,7 @@ extension VaultCommandLine {
             ctx.out.line("state   unlocked (auto-locks at \(when))")
         }
         ctx.out.line("keyring \(s.keyring)")
-        if !avail.available { ctx.out.line("        security reduced: the password is asked by every command") }
+        for d in s.reducedProtection { ctx.out.line("reduced protection: \(d)") }
         if let n = s.nodes { ctx.out.line("nodes   \(n)") }
         if let p = s.pendingChanges { ctx.out.line("pending \(p) local change(s) awaiting sync") }
         if let st = s.storage {

@@ -23,6 +23,8 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     public var pinnedPublicKeys: [String]?
     /// The least backup exclusion required: "none", "cache" or "all".
     public var backupExclusion: String?
+    /// true: refuse to handle keys where memory cannot be locked (keys could reach swap).
+    public var memoryLockRequired: Bool?
 
     public init() {}
 }
@@ -51,6 +53,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var allowedServers: PolicyValue<[String]>
     public var pinnedPublicKeys: PolicyValue<[String]>
     public var backupExclusion: PolicyValue<String>
+    public var memoryLockRequired: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -87,6 +90,7 @@ public struct EffectivePolicy: Sendable, Encodable {
             let rank = ["none": 0, "cache": 1, "all": 2]
             return (rank[s] ?? 0) >= (rank[u] ?? 0) ? s : u
         }
+        memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

@@ -38,8 +38,28 @@ public struct VaultSessions {
         return KeyringSession.availability(environment: environment)
     }
 
+    /// What protection this device lacks (no keyring, no memory locking), in plain words.
+    public var degradations: [String] {
+        var d: [String] = []
+        let k = keyringAvailability
+        if !k.available { d.append("no keyring (\(k.reason)): the password is asked by every command and nothing auto-locks between commands") }
+        if !SecureBytes.memoryLockingAvailable {
+            d.append("memory locking is unavailable (RLIMIT_MEMLOCK): keys in memory could be written to swap")
+        }
+        return d
+    }
+
+    /// Refuses to handle keys where the policy requires memory locking that this process lacks.
+    func checkMemoryLockPolicy() throws {
+        if policy.memoryLockRequired.value == true && !SecureBytes.memoryLockingAvailable {
+            throw VaultError(.policy, "the policy requires locked memory for keys, and mlock is not permitted here (RLIMIT_MEMLOCK)",
+                             hint: "raise the memlock limit (ulimit -l) for this user")
+        }
+    }
+
     /// Refuses to go on when the policy requires a keyring that is not there.
     func checkKeyringPolicy(_ avail: (available: Bool, reason: String)) throws {
+        try checkMemoryLockPolicy()
         if policy.keyring.value == "required" && !avail.available {
             throw VaultError(.policy, "the policy requires a Secret Service keyring, and \(avail.reason)",
                              hint: "start a desktop session with a keyring (gnome-keyring), then try again")

@@ -12,3 +12,11 @@ int vault_fs_set_flags(int fd, int flags);
 
 /// FS_NODUMP_FL from <linux/fs.h>: "do not include this file in backups" (chattr +d).
 int vault_fs_nodump_flag(void);
+
+#include <sys/types.h>
+
+/// getxattr(2) / setxattr(2) / removexattr(2) on `path` (<sys/xattr.h> is not in Swift's Glibc
+/// module). Same return values and errno as the system calls (ENOTSUP: no user xattrs here).
+ssize_t vault_xattr_get(const char *path, const char *name, void *value, size_t size);
+int vault_xattr_set(const char *path, const char *name, const void *value, size_t size);
+int vault_xattr_remove(const char *path, const char *name);

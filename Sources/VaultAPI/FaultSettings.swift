@@ -1,0 +1,29 @@
+/// Test-only fault switches (`POST /v1/test/faults`, only when the server runs with
+/// `--test-faults`). They apply to requests that arrive after they are set.
+public struct FaultSettings: Codable, Sendable, Equatable {
+    /// Close the connection after this many request-body bytes (once per setting; `nil` = off).
+    public var dropAfterBytes: Int64?
+    /// How many requests the body drop applies to (default 1).
+    public var dropCount: Int?
+    /// Sleep this long before answering each request.
+    public var delayMs: Int?
+    /// Probability (0…1) of answering `errorStatus` instead of handling the request.
+    public var errorRate: Double?
+    /// Status for `errorRate` (default 503).
+    public var errorStatus: Int?
+    /// Answer the next N requests with 429 and `Retry-After`.
+    public var retryAfter429Count: Int?
+    /// `Retry-After` seconds for those 429s (default 1).
+    public var retryAfterSeconds: Int?
+    /// Expire every open upload session now (a one-shot action, not kept).
+    public var expireSessionsNow: Bool?
+
+    public init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
+                errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
+                retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil) {
+        self.dropAfterBytes = dropAfterBytes; self.dropCount = dropCount; self.delayMs = delayMs
+        self.errorRate = errorRate; self.errorStatus = errorStatus
+        self.retryAfter429Count = retryAfter429Count; self.retryAfterSeconds = retryAfterSeconds
+        self.expireSessionsNow = expireSessionsNow
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `vault-server` program: `serve` and `user add`. `main.swift` only calls `run`.
+public enum VaultServerMain {
+    /// Runs the command in `arguments` (without the program name) and returns the exit code.
+    public static func run(_ arguments: [String]) -> Int32 {
+        Sodium.initialize()
+        umask(0o077)
+        do {
+            switch try ServerCommand.parse(arguments) {
+            case .help:
+                print(ServerCommand.usage)
+                return 0
+            case .userAdd(let dataDir, let name, let passwordFile):
+                return try addUser(dataDir: dataDir, name: name, passwordFile: passwordFile)
+            case .serve(let config, let logRequests):
+                return try serve(config, logRequests: logRequests)
+            }
+        } catch let e as UsageError {
+            FileHandle.standardError.write(Data("vault-server: \(e.description)\n\(ServerCommand.usage)\n".utf8))
+            return 2
+        } catch {
+            FileHandle.standardError.write(Data("vault-server: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    private static func addUser(dataDir: String, name: String, passwordFile: String?) throws -> Int32 {
+        try FS.makeDirectory(dataDir)
+        var password: [UInt8]
+        if let passwordFile {
+            password = try FS.readAll(passwordFile)
+        } else {
+            password = Array((readLine(strippingNewline: true) ?? "").utf8)
+        }
+        while let last = password.last, last == 0x0a || last == 0x0d { password.removeLast() }
+        defer { for i in password.indices { password[i] = 0 } }
+        let store = try MetadataStore(path: dataDir + "/meta.db")
+        let id = try UserDirectory(store: store).add(name: name, password: password)
+        print(id)
+        return 0
+    }
+
+    private static func serve(_ config: ServerConfig, logRequests: Bool) throws -> Int32 {
+        // Signals are taken synchronously by the main thread; every other thread inherits the mask.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        try FS.makeDirectory(config.dataDir)
+        let service = try VaultService(config: config)
+        try service.recover()
+        service.sweepExpiredUploads()
+        var key: String?, cert: String?
+        if let k = config.tlsKeyFile, let c = config.tlsCertFile {
+            key = String(decoding: try FS.readAll(k), as: UTF8.self)
+            cert = String(decoding: try FS.readAll(c), as: UTF8.self)
+        }
+        let server = HTTPServer(service: service, log: AccessLog(enabled: logRequests))
+        let port = try server.start(host: config.host, port: config.port, tlsKeyPEM: key, tlsCertPEM: cert,
+                                    maxConnections: config.maxConnections)
+        let sweeper = Thread { [service] in
+            while !service.hub.isStopped {
+                Thread.sleep(forTimeInterval: TimeInterval(service.config.sweepInterval))
+                service.sweepExpiredUploads()
+            }
+        }
+        sweeper.start()
+        FileHandle.standardOutput.write(Data("listening on \(config.host):\(port)\n".utf8))
+        AccessLog.message("vault-server listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
+
+        var sig: Int32 = 0
+        sigwait(&set, &sig)
+        AccessLog.message("signal \(sig): shutting down")
+        service.hub.stop()
+        server.stop()
+        AccessLog.message("stopped")
+        return 0
+    }
+}

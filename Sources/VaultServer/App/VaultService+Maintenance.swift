@@ -1,0 +1,45 @@
+import Foundation
+import VaultSQL
+
+/// Startup recovery and the periodic expiry sweep.
+extension VaultService {
+    /// Deletes expired sessions (rows and part files).
+    func sweepExpiredUploads() {
+        let now = Date().timeIntervalSince1970
+        let ids = (try? store.write { db -> [String] in
+            let ids = try db.query("SELECT id FROM uploads WHERE expires_at < ?", [now]).compactMap { $0["id"].string }
+            for id in ids { try db.deleteUploadSession(id) }
+            return ids
+        }) ?? []
+        for id in ids { FS.remove(content.partPath(id)) }
+        uploadLocks.withLock { locks in for id in ids { locks.removeValue(forKey: id) } }
+    }
+
+    /// Makes the content folder agree with the database after a crash: a session's part file
+    /// moved into `content/` by a publish whose transaction never committed goes back; content
+    /// files no revision references and part files no session owns are removed.
+    func recover() throws {
+        try store.withDB { db in
+            let revisionIds = Set(try db.query("SELECT id FROM revisions").compactMap { $0["id"].string })
+            let active = try db.query("SELECT id, revision_id FROM uploads WHERE state = 'active'")
+            var sessionIds = Set<String>()
+            for row in active {
+                guard let id = row["id"].string, let rid = row["revision_id"].string else { continue }
+                sessionIds.insert(id)
+                let part = content.partPath(id), published = content.revisionPath(rid)
+                if !FS.exists(part) && FS.exists(published) && !revisionIds.contains(rid) {
+                    try FS.rename(published, part)
+                }
+            }
+            for name in FS.list(content.contentDir) where !revisionIds.contains(name) {
+                FS.remove(content.contentDir + "/" + name)
+            }
+            for name in FS.list(content.uploadsDir) {
+                let id = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+                if !sessionIds.contains(id) { FS.remove(content.uploadsDir + "/" + name) }
+            }
+            try FS.syncDirectory(content.contentDir)
+            try FS.syncDirectory(content.uploadsDir)
+        }
+    }
+}

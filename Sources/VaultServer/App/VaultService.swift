@@ -1,0 +1,114 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+
+/// The API's behaviour, independent of the HTTP library: route handlers live in extensions
+/// (`VaultService+Files.swift`, `+Uploads`, `+Revisions`, `+Changes`, …).
+final class VaultService: @unchecked Sendable {
+    // SAFETY: every member is immutable or itself thread-safe (locks inside).
+    let config: ServerConfig
+    let store: MetadataStore
+    let content: ContentStore
+    let users: UserDirectory
+    let signer: TokenSigner
+    let hub = EventHub()
+    let faults = FaultInjector()
+    /// Per-session lock and running hash (see `UploadProgress`).
+    let uploadLocks = Locked([String: UploadProgress]())
+    /// Chunks being received right now, `uploadId#index`.
+    let chunksInFlight = Locked(Set<String>())
+
+    init(config: ServerConfig) throws {
+        self.config = config
+        content = try ContentStore(root: config.dataDir)
+        store = try MetadataStore(path: config.dataDir + "/meta.db")
+        users = UserDirectory(store: store)
+        signer = try TokenSigner.loadOrCreate(path: config.jwtSecretFile ?? config.dataDir + "/jwt.secret")
+    }
+
+    /// The in-memory state of one upload session, created on first use.
+    func uploadProgress(_ id: String) -> UploadProgress {
+        uploadLocks.withLock { all in
+            if let p = all[id] { return p }
+            let p = UploadProgress(); all[id] = p; return p
+        }
+    }
+
+    /// The user id behind an `Authorization: Bearer` header.
+    func authenticate(_ request: HTTPRequest) throws -> String {
+        guard let h = request.header("authorization"), h.lowercased().hasPrefix("bearer ") else {
+            throw APIError.unauthorized()
+        }
+        let token = String(h.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        guard let uid = signer.verify(token), try users.exists(id: uid) else {
+            throw APIError.unauthorized("the bearer token is invalid or expired")
+        }
+        return uid
+    }
+
+    /// Records a change and wakes SSE streams (call inside the write transaction; the wake-up
+    /// runs after commit via `notify`).
+    func recordChange(_ db: SQLDatabase, owner: String, file: FileResource, kind: ChangeKind, deviceId: String?) throws -> Int64 {
+        try db.recordChange(owner: owner, file: file, kind: kind, deviceId: deviceId, keep: config.changesKeep)
+    }
+
+    func notify(owner: String, cursor: Int64) { hub.publish(owner: owner, cursor: cursor) }
+}
+
+// MARK: - Request helpers
+
+extension VaultService {
+    /// The `If-Match` version: 428 when missing, 400 when not a version.
+    func requireIfMatch(_ request: HTTPRequest) throws -> Int64 {
+        guard let raw = request.header("if-match") else { throw APIError.preconditionRequired }
+        guard let v = Self.parseETag(raw) else {
+            throw APIError.badRequest("If-Match must be a file version such as \"3\"")
+        }
+        return v
+    }
+
+    /// `"3"`, `W/"3"` or `3` → 3.
+    static func parseETag(_ raw: String) -> Int64? {
+        var s = raw.trimmingCharacters(in: .whitespaces)
+        if s.hasPrefix("W/") { s.removeFirst(2) }
+        if s.hasPrefix("\"") && s.hasSuffix("\"") && s.count >= 2 { s = String(s.dropFirst().dropLast()) }
+        return Int64(s)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
+        do { return try APIJSON.decoder().decode(type, from: Data(body)) } catch {
+            throw APIError.badRequest("the body is not valid JSON for this request: \(Self.describe(error))", code: "invalid_json")
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "missing field \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
+            return "wrong type at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.dataCorrupted(let ctx): return ctx.debugDescription
+        default: return "\(error)"
+        }
+    }
+
+    /// Name rules: not empty, ≤ 255 bytes, no `/` or NUL, not `.` or `..`.
+    static func validateName(_ name: String) throws {
+        guard !name.isEmpty else { throw APIError.badRequest("a name cannot be empty", code: "invalid_name") }
+        guard name.utf8.count <= 255 else { throw APIError.badRequest("a name is at most 255 bytes", code: "invalid_name") }
+        guard !name.contains("/"), !name.unicodeScalars.contains("\0") else {
+            throw APIError.badRequest("a name cannot contain '/' or NUL", code: "invalid_name")
+        }
+        guard name != ".", name != ".." else { throw APIError.badRequest("'.' and '..' are not names", code: "invalid_name") }
+    }
+
+    static func etag(_ f: FileResource) -> (String, String) { ("ETag", "\"\(f.version)\"") }
+
+    /// A JSON plan for routes without a body.
+    static func respond<T: Encodable>(_ value: T, status: Int = 200, headers: [(String, String)] = []) -> RequestPlan {
+        .respond(.json(value, status: status, headers: headers))
+    }
+
+    static let jsonLimit = 1 << 20
+    static let folderMime = "application/vnd.vault.folder"
+    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+}

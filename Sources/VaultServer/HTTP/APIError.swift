@@ -1,0 +1,48 @@
+import VaultAPI
+
+/// An error answer: HTTP status, a stable code, a sentence, and optional headers or a custom
+/// JSON body (a 412 carries the current file instead of the error object).
+struct APIError: Error, CustomStringConvertible {
+    let status: Int
+    let code: String
+    let message: String
+    var headers: [(String, String)] = []
+    var body: [UInt8]? = nil
+
+    var description: String { "\(status) \(code): \(message)" }
+
+    static func badRequest(_ message: String, code: String = "bad_request") -> APIError {
+        APIError(status: 400, code: code, message: message)
+    }
+    static func unauthorized(_ message: String = "a valid bearer token is required") -> APIError {
+        APIError(status: 401, code: "unauthorized", message: message,
+                 headers: [("WWW-Authenticate", "Bearer")])
+    }
+    static func notFound(_ message: String = "no such file") -> APIError {
+        APIError(status: 404, code: "not_found", message: message)
+    }
+    static func conflict(_ message: String, code: String = "conflict") -> APIError {
+        APIError(status: 409, code: code, message: message)
+    }
+    static let preconditionRequired = APIError(status: 428, code: "precondition_required",
+                                               message: "this change needs If-Match: <version>")
+    static func tooLarge(_ message: String, code: String = "too_large") -> APIError {
+        APIError(status: 413, code: code, message: message)
+    }
+    static func tooMany(_ message: String, retryAfter: Int) -> APIError {
+        APIError(status: 429, code: "too_many_requests", message: message,
+                 headers: [("Retry-After", String(retryAfter))])
+    }
+    static func `internal`(_ message: String) -> APIError {
+        APIError(status: 500, code: "internal", message: message)
+    }
+
+    /// 412 with the current file as the body.
+    static func stale(_ current: FileResource) -> APIError {
+        var e = APIError(status: 412, code: "version_mismatch",
+                         message: "the file changed; current version is \(current.version)")
+        e.body = (try? APIJSON.encoder().encode(current)).map { [UInt8]($0) }
+        e.headers = [("ETag", "\"\(current.version)\"")]
+        return e
+    }
+}

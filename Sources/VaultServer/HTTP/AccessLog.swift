@@ -1,0 +1,27 @@
+import Foundation
+
+/// One JSON line per request on stderr: method, path (never the query), status, bytes in and
+/// out, milliseconds, user id. Tokens, passwords and query strings are never written.
+struct AccessLog: Sendable {
+    let enabled: Bool
+
+    func record(_ ex: Exchange) {
+        guard enabled else { return }
+        let fields: [String: Any] = [
+            "ts": Date().timeIntervalSince1970, "method": ex.method, "path": ex.path, "status": ex.status,
+            "bytesIn": ex.bodyBytes, "bytesOut": ex.responseBytes,
+            "ms": (ex.elapsedMillis * 10).rounded() / 10, "user": ex.userId ?? "-",
+        ]
+        guard var data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        data.append(0x0a)
+        FileHandle.standardError.write(data)
+    }
+
+    /// A free-form server message (startup, shutdown), also as JSON.
+    static func message(_ text: String) {
+        guard var data = try? JSONSerialization.data(withJSONObject: ["ts": Date().timeIntervalSince1970, "msg": text],
+                                                     options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        data.append(0x0a)
+        FileHandle.standardError.write(data)
+    }
+}

@@ -1,0 +1,63 @@
+/// The context a route handler gets: the request and the authenticated user.
+struct RequestContext {
+    var request: HTTPRequest
+    /// Set for authenticated routes.
+    var userId: String
+    /// `X-Device-Id`, if sent.
+    var deviceId: String? { request.header("x-device-id").map { String($0.prefix(128)) } }
+}
+
+/// One route: method, path pattern with `{name}` segments, whether it needs a bearer token.
+struct Route {
+    let method: String
+    let pattern: String
+    let requiresAuth: Bool
+    let handler: (RequestContext) throws -> RequestPlan
+    let segments: [String]
+
+    init(_ method: String, _ pattern: String, auth: Bool = true,
+         _ handler: @escaping (RequestContext) throws -> RequestPlan) {
+        self.method = method; self.pattern = pattern; self.requiresAuth = auth; self.handler = handler
+        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    /// The path parameters if `path` matches this pattern.
+    func match(_ pathSegments: [Substring]) -> [String: String]? {
+        guard pathSegments.count == segments.count else { return nil }
+        var params: [String: String] = [:]
+        for (pat, seg) in zip(segments, pathSegments) {
+            if pat.hasPrefix("{") && pat.hasSuffix("}") {
+                guard !seg.isEmpty else { return nil }
+                params[String(pat.dropFirst().dropLast())] = String(seg)
+            } else if pat != seg {
+                return nil
+            }
+        }
+        return params
+    }
+}
+
+/// The outcome of looking up a method and path.
+enum RouteMatch {
+    case found(Route, [String: String])
+    case methodNotAllowed(allowed: [String])
+    case notFound
+}
+
+/// A fixed table of routes.
+struct Router {
+    let routes: [Route]
+
+    func match(method: String, path: String) -> RouteMatch {
+        let segs = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let pathSegs = Array(segs.last == "" ? segs.dropLast() : segs)
+        var allowed: [String] = []
+        for r in routes {
+            if let params = r.match(pathSegs) {
+                if r.method == method { return .found(r, params) }
+                allowed.append(r.method)
+            }
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+import VaultAPI
+
+/// The change feed: a start cursor and pages of changes after a cursor.
+extension VaultService {
+    func changesStart(_ ctx: RequestContext) throws -> RequestPlan {
+        Self.respond(CursorResponse(cursor: try store.withDB { db in try db.latestCursor() }))
+    }
+
+    func listChanges(_ ctx: RequestContext) throws -> RequestPlan {
+        let q = ctx.request.query
+        guard let raw = q["cursor"], let cursor = Int64(raw), cursor >= 0 else {
+            throw APIError.badRequest("cursor is required (from /v1/changes/start or a previous nextCursor)")
+        }
+        let limit = q["limit"].map { Int($0) ?? -1 } ?? 1000
+        guard (1...10_000).contains(limit) else { throw APIError.badRequest("limit must be 1…10000") }
+        let list = try store.withDB { db -> ChangeList in
+            guard cursor >= (try db.prunedThrough(owner: ctx.userId)) else {
+                throw APIError(status: 410, code: "cursor_expired",
+                               message: "this cursor is older than the retained history; do a full listing and start again")
+            }
+            let rows = try db.changes(owner: ctx.userId, after: cursor, limit: limit + 1)
+            let page = Array(rows.prefix(limit))
+            let latest = try db.latestCursor()
+            let next = rows.count > limit ? (page.last?.cursor ?? cursor) : max(cursor, page.last?.cursor ?? cursor, latest)
+            return ChangeList(changes: page, nextCursor: next, hasMore: rows.count > limit)
+        }
+        return Self.respond(list)
+    }
+}

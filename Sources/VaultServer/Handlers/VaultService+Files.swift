@@ -1,0 +1,119 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+
+/// `/v1/files` and `/v1/files/{id}`: list, create, get, rename/move, delete to trash.
+extension VaultService {
+    func listFiles(_ ctx: RequestContext) throws -> RequestPlan {
+        let q = ctx.request.query
+        let parentId = q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root"
+        let pageSize = q["pageSize"].map { Int($0) ?? -1 } ?? 100
+        guard (1...1000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…1000") }
+        var after: (String, String)?
+        if let token = q["pageToken"], !token.isEmpty {
+            guard let bytes = Base64URL.decode(Substring(token)),
+                  let pair = try? JSONDecoder().decode([String].self, from: Data(bytes)), pair.count == 2 else {
+                throw APIError.badRequest("pageToken is not one this server issued", code: "invalid_page_token")
+            }
+            after = (pair[0], pair[1])
+        }
+        let (files, more) = try store.withDB { db -> ([FileResource], Bool) in
+            let parent = try db.requireFile(owner: ctx.userId, id: parentId)
+            guard parent.type == .folder else { throw APIError.badRequest("\(parentId) is not a folder", code: "not_a_folder") }
+            let rows = try db.children(owner: ctx.userId, parentId: parentId, after: after, limit: pageSize + 1)
+            return (Array(rows.prefix(pageSize)), rows.count > pageSize)
+        }
+        var next: String?
+        if more, let last = files.last, let data = try? JSONEncoder().encode([last.name, last.id]) {
+            next = Base64URL.encode([UInt8](data))
+        }
+        return Self.respond(FileList(files: files, nextPageToken: next))
+    }
+
+    func createFile(_ ctx: RequestContext) throws -> RequestPlan {
+        .buffer(limit: Self.jsonLimit) { [self] body in
+            let req = try decode(CreateFileRequest.self, body)
+            try Self.validateName(req.name)
+            let type = req.type ?? .file
+            let now = Date()
+            var file = FileResource(
+                id: Sodium.randomID(), name: req.name, parentId: req.parentId ?? "root", type: type,
+                mimeType: req.mimeType ?? (type == .folder ? Self.folderMime : "application/octet-stream"),
+                size: 0, version: 1, sha256: type == .folder ? nil : Self.emptySHA256,
+                createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil)
+            let cursor = try store.write { db -> Int64 in
+                _ = try db.requireParentFolder(owner: ctx.userId, id: file.parentId!)
+                try db.checkNameFree(owner: ctx.userId, parentId: file.parentId!, name: file.name)
+                try db.insertFile(owner: ctx.userId, file)
+                file = try db.requireFile(owner: ctx.userId, id: file.id)
+                return try recordChange(db, owner: ctx.userId, file: file, kind: .created, deviceId: ctx.deviceId)
+            }
+            notify(owner: ctx.userId, cursor: cursor)
+            return .json(file, status: 201, headers: [Self.etag(file)])
+        }
+    }
+
+    func getFile(_ ctx: RequestContext) throws -> RequestPlan {
+        let file = try store.withDB { db in try db.requireFile(owner: ctx.userId, id: ctx.request.param("id")) }
+        return Self.respond(file, headers: [Self.etag(file)])
+    }
+
+    func updateFile(_ ctx: RequestContext) throws -> RequestPlan {
+        .buffer(limit: Self.jsonLimit) { [self] body in
+            let req = try decode(UpdateFileRequest.self, body)
+            let id = ctx.request.param("id")
+            let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
+                var f = try db.requireFile(owner: ctx.userId, id: id)
+                let expected = try requireIfMatch(ctx.request)
+                guard expected == f.version else { throw APIError.stale(f) }
+                guard id != "root" || (req.name == nil && req.parentId == nil && req.trashed == nil) else {
+                    throw APIError.badRequest("the root folder cannot be renamed, moved or trashed", code: "root_immutable")
+                }
+                var kind: ChangeKind = .updated
+                let wasTrashed = f.trashed
+                if let name = req.name, name != f.name { try Self.validateName(name); f.name = name; kind = .moved }
+                if let parent = req.parentId, parent != f.parentId {
+                    _ = try db.requireParentFolder(owner: ctx.userId, id: parent)
+                    if f.type == .folder, try db.isAncestor(owner: ctx.userId, id, of: parent) {
+                        throw APIError.badRequest("a folder cannot move into itself or its own subfolder", code: "cycle")
+                    }
+                    f.parentId = parent; kind = .moved
+                }
+                if let mime = req.mimeType { f.mimeType = mime }
+                if let trashed = req.trashed, trashed != f.trashed {
+                    f.trashed = trashed
+                    kind = trashed ? .deleted : .restored
+                }
+                if !f.trashed {
+                    if wasTrashed { _ = try db.requireParentFolder(owner: ctx.userId, id: f.parentId ?? "root") }
+                    try db.checkNameFree(owner: ctx.userId, parentId: f.parentId ?? "root", name: f.name, excluding: f.id)
+                }
+                f.version += 1
+                f.modifiedAt = Date()
+                try db.updateFile(owner: ctx.userId, f)
+                let c = try recordChange(db, owner: ctx.userId, file: f, kind: kind, deviceId: ctx.deviceId)
+                return (f, c)
+            }
+            if let cursor { notify(owner: ctx.userId, cursor: cursor) }
+            return .json(file, headers: [Self.etag(file)])
+        }
+    }
+
+    func deleteFile(_ ctx: RequestContext) throws -> RequestPlan {
+        let id = ctx.request.param("id")
+        let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
+            var f = try db.requireFile(owner: ctx.userId, id: id)
+            let expected = try requireIfMatch(ctx.request)
+            guard expected == f.version else { throw APIError.stale(f) }
+            guard id != "root" else { throw APIError.badRequest("the root folder cannot be deleted", code: "root_immutable") }
+            if f.trashed { return (f, nil) }
+            f.trashed = true
+            f.version += 1
+            f.modifiedAt = Date()
+            try db.updateFile(owner: ctx.userId, f)
+            return (f, try recordChange(db, owner: ctx.userId, file: f, kind: .deleted, deviceId: ctx.deviceId))
+        }
+        if let cursor { notify(owner: ctx.userId, cursor: cursor) }
+        return Self.respond(file, headers: [Self.etag(file)])
+    }
+}

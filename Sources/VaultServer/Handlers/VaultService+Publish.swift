@@ -1,0 +1,98 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+
+/// Where new content goes: a new file in a folder, or a new revision of an existing file.
+enum UploadTarget {
+    case new(name: String, parentId: String)
+    case existing(fileId: String, baseVersion: Int64?)
+}
+
+/// Content ready to publish: a fully written and fsynced file to move in, or an existing
+/// revision to link (restore).
+struct NewContent {
+    enum Source { case move(path: String), link(revisionId: String) }
+    var source: Source
+    var size: Int64
+    var sha256: String
+    var mimeType: String?
+    var revisionId: String = Sodium.randomID()
+}
+
+/// Publishing content: the one place where a revision becomes visible, atomically with its
+/// file row and change entry. The content file is renamed (or linked) into place inside the
+/// transaction; a crash before commit leaves only an unreferenced file that startup removes.
+extension VaultService {
+    /// Checks that `target` can take new content (404, 409, 412), without changing anything.
+    func validate(_ db: SQLDatabase, owner: String, target: UploadTarget) throws {
+        switch target {
+        case .new(let name, let parentId):
+            try Self.validateName(name)
+            _ = try db.requireParentFolder(owner: owner, id: parentId)
+            try db.checkNameFree(owner: owner, parentId: parentId, name: name)
+        case .existing(let fileId, let base):
+            let f = try db.requireFile(owner: owner, id: fileId)
+            guard f.type == .file else { throw APIError.badRequest("a folder has no content", code: "not_a_file") }
+            if let base, base != f.version { throw APIError.stale(f) }
+            guard !f.trashed else { throw APIError.conflict("the file is in the trash", code: "file_trashed") }
+        }
+    }
+
+    /// Publishes `content` to `target` and returns the file. `inTransaction` runs in the same
+    /// transaction (used by resumable uploads to close their session).
+    func publish(owner: String, deviceId: String?, content: NewContent, target: UploadTarget, checkQuota: Bool,
+                 restoredFrom: String? = nil,
+                 inTransaction: ((SQLDatabase, FileResource) throws -> Void)? = nil) throws -> FileResource {
+        var pruned: [String] = []
+        let (file, cursor) = try store.write { db -> (FileResource, Int64) in
+            try validate(db, owner: owner, target: target)
+            if checkQuota, try db.usage(owner: owner) + content.size > config.quota {
+                throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
+                                        code: "quota_exceeded")
+            }
+            let now = Date()
+            var file: FileResource
+            var kind: ChangeKind
+            switch target {
+            case .new(let name, let parentId):
+                file = FileResource(id: Sodium.randomID(), name: name, parentId: parentId, type: .file,
+                                    mimeType: content.mimeType ?? "application/octet-stream", size: content.size,
+                                    version: 1, sha256: content.sha256, createdAt: now, modifiedAt: now,
+                                    trashed: false, headRevisionId: content.revisionId)
+                try db.insertFile(owner: owner, file)
+                kind = .created
+            case .existing(let fileId, _):
+                file = try db.requireFile(owner: owner, id: fileId)
+                file.size = content.size; file.sha256 = content.sha256
+                file.headRevisionId = content.revisionId
+                if let m = content.mimeType { file.mimeType = m }
+                file.version += 1; file.modifiedAt = now
+                try db.updateFile(owner: owner, file)
+                kind = restoredFrom == nil ? .updated : .restored
+            }
+            try db.insertRevision(owner: owner, Revision(
+                id: content.revisionId, fileId: file.id, mimeType: file.mimeType, size: content.size,
+                sha256: content.sha256, modifiedAt: now, deviceId: deviceId, isHead: true))
+            switch content.source {
+            case .move(let path): try self.content.publish(from: path, revisionId: content.revisionId)
+            case .link(let rid):
+                try FS.link(self.content.revisionPath(rid), self.content.revisionPath(content.revisionId))
+                try FS.syncDirectory(self.content.contentDir)
+            }
+            pruned = try db.pruneRevisions(owner: owner, fileId: file.id, keep: config.revisionsKeep,
+                                           headId: content.revisionId)
+            try inTransaction?(db, file)
+            return (file, try recordChange(db, owner: owner, file: file, kind: kind, deviceId: deviceId))
+        }
+        for rid in pruned { FS.remove(self.content.revisionPath(rid)) }
+        notify(owner: owner, cursor: cursor)
+        return file
+    }
+
+    /// Runs `body`, turning any thrown error into its JSON answer.
+    static func answer(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch let e as APIError { return .error(e) } catch {
+            return .error(.internal("\(error)"))
+        }
+    }
+}

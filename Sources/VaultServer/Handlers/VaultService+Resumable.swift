@@ -1,0 +1,293 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resumable uploads: a session per file, fixed-size chunks written in place into one part
+/// file (any order, in parallel), each fsynced before it counts; the whole-file SHA-256 is
+/// checked before the file is published.
+extension VaultService {
+    func createUploadSession(_ ctx: RequestContext) throws -> RequestPlan {
+        .buffer(limit: Self.jsonLimit) { [self] body in
+            let req = try decode(UploadSessionRequest.self, body)
+            guard req.size >= 0 else { throw APIError.badRequest("size must be ≥ 0") }
+            let sha = req.sha256.lowercased()
+            guard sha.utf8.count == 64, sha.allSatisfy({ $0.isHexDigit }) else {
+                throw APIError.badRequest("sha256 must be 64 hex digits")
+            }
+            guard !req.requestId.isEmpty, req.requestId.utf8.count <= 200 else {
+                throw APIError.badRequest("requestId must be 1–200 bytes")
+            }
+            let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
+                ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root")
+            let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
+                if let row = try db.queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?",
+                                             [ctx.userId, req.requestId]) {
+                    let existing = UploadSession(row: row)
+                    guard existing.isExpired else { return (existing, false) }
+                    // An expired session is gone for good: the same requestId starts afresh.
+                    try db.deleteUploadSession(existing.id)
+                    FS.remove(content.partPath(existing.id))
+                }
+                try validate(db, owner: ctx.userId, target: target)
+                let open = try db.scalar("SELECT count(*) FROM uploads WHERE owner = ? AND state = 'active'",
+                                         [ctx.userId])?.int ?? 0
+                guard open < config.maxSessions else {
+                    throw APIError.tooMany("too many open upload sessions (\(config.maxSessions)); finish or abort some",
+                                           retryAfter: 30)
+                }
+                guard try db.usage(owner: ctx.userId) + req.size <= config.quota else {
+                    throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
+                                            code: "quota_exceeded")
+                }
+                let id = Sodium.randomID()
+                let now = Date()
+                try db.run("""
+                    INSERT INTO uploads(id, owner, request_id, state, name, parent_id, size, mime_type, sha256,
+                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id)
+                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?)
+                    """, [id, ctx.userId, req.requestId, req.name, req.parentId ?? (req.fileId == nil ? "root" : nil),
+                          req.size, req.mimeType ?? "application/octet-stream", sha, req.fileId, req.baseVersion,
+                          config.chunkSize, Sodium.randomID(), now.timeIntervalSince1970,
+                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId])
+                return (try db.uploadSession(owner: ctx.userId, id: id)!, true)
+            }
+            if isNew { _ = try POSIXFile(path: content.partPath(session.id), flags: O_WRONLY | O_CREAT) }
+            let chunks = try store.withDB { db in try db.uploadChunks(session.id) }
+            let response = UploadSessionResponse(
+                uploadId: session.id, totalChunks: session.totalChunks, chunksProcessed: chunks.count,
+                chunkSize: session.chunkSize, uploadUrl: "/v1/upload/\(session.id)/chunk",
+                uploadExpiresAt: session.expiresAt)
+            return .json(response, status: isNew ? 201 : 200, headers: [("Location", response.uploadUrl)])
+        }
+    }
+
+    /// The session of `id` for this user, 404 when absent or expired.
+    func liveSession(_ db: SQLDatabase, owner: String, id: String) throws -> UploadSession {
+        guard let s = try db.uploadSession(owner: owner, id: id) else { throw APIError.notFound("no such upload session") }
+        if s.isExpired {
+            throw APIError(status: 404, code: "upload_expired", message: "the upload session expired; start a new one")
+        }
+        return s
+    }
+
+    func uploadStatus(_ ctx: RequestContext) throws -> RequestPlan {
+        let status = try store.withDB { db in try statusValue(db, try liveSession(db, owner: ctx.userId, id: ctx.request.param("id"))) }
+        return Self.respond(status)
+    }
+
+    func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
+        let chunks = s.state == "complete" ? Array(0..<s.totalChunks) : try db.uploadChunks(s.id)
+        let file = try s.resultFileId.flatMap { try db.file(owner: s.owner, id: $0) }
+        return UploadStatus(uploadId: s.id, state: s.state, size: s.size, chunkSize: s.chunkSize,
+                            totalChunks: s.totalChunks, chunksProcessed: chunks.count,
+                            receivedRanges: s.ranges(chunks: chunks), bytesReceivedTotal: s.bytesReceived,
+                            uploadExpiresAt: s.expiresAt, file: file)
+    }
+
+    func abortUpload(_ ctx: RequestContext) throws -> RequestPlan {
+        let id = ctx.request.param("id")
+        try store.write { db in
+            _ = try liveSession(db, owner: ctx.userId, id: id)
+            try db.deleteUploadSession(id)
+        }
+        FS.remove(content.partPath(id))
+        uploadLocks.withLock { _ = $0.removeValue(forKey: id) }
+        return .respond(HTTPResponse(status: 204))
+    }
+
+    func putChunk(_ ctx: RequestContext) throws -> RequestPlan {
+        let id = ctx.request.param("id")
+        let session = try store.withDB { db in try liveSession(db, owner: ctx.userId, id: id) }
+        guard let raw = ctx.request.header("content-range"), let cr = ByteRanges.parseContentRange(raw) else {
+            throw APIError.badRequest("a chunk needs Content-Range: bytes START-END/TOTAL", code: "invalid_content_range")
+        }
+        if let total = cr.total, total != session.size {
+            throw APIError.badRequest("Content-Range total \(total) differs from the session size \(session.size)",
+                                      code: "invalid_content_range")
+        }
+        let index: Int
+        if cr.start < 0 {
+            guard session.size == 0 else {
+                throw APIError.badRequest("bytes */TOTAL is only for an empty file", code: "invalid_content_range")
+            }
+            index = 0
+        } else {
+            guard cr.end < session.size else {
+                throw APIError(status: 416, code: "range_not_satisfiable",
+                               message: "bytes \(cr.start)-\(cr.end) reach past the end of a \(session.size)-byte file",
+                               headers: [("Content-Range", "bytes */\(session.size)")])
+            }
+            guard cr.start % session.chunkSize == 0 else {
+                throw APIError.badRequest("a chunk must start at a multiple of the chunk size \(session.chunkSize)",
+                                          code: "misaligned_chunk")
+            }
+            index = Int(cr.start / session.chunkSize)
+            let expected = session.chunkLength(index)
+            guard cr.end - cr.start + 1 == expected else {
+                throw APIError.badRequest("chunk \(index) must be exactly \(expected) bytes (bytes \(cr.start)-\(cr.start + expected - 1))",
+                                          code: "wrong_chunk_size")
+            }
+        }
+        let length = session.size == 0 ? 0 : session.chunkLength(index)
+        if let declared = ctx.request.contentLength, declared != length {
+            throw APIError.badRequest("Content-Length \(declared) differs from the Content-Range length \(length)",
+                                      code: "wrong_chunk_size")
+        }
+        let already = try session.state == "complete" || store.withDB { db in try db.uploadChunks(id).contains(index) }
+        let key = "\(id)#\(index)"
+        var file: POSIXFile?
+        if !already {
+            let claimed = chunksInFlight.withLock { $0.insert(key).inserted }
+            guard claimed else {
+                throw APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+            }
+            do { file = try POSIXFile(path: content.partPath(id), flags: O_WRONLY | O_CREAT) } catch {
+                chunksInFlight.withLock { _ = $0.remove(key) }
+                throw error
+            }
+        }
+        return .stream(ChunkSink(service: self, owner: ctx.userId, uploadId: id, index: index, offset: max(cr.start, 0),
+                                 length: length, file: file, inFlightKey: already ? nil : key))
+    }
+
+    /// Records a fully written chunk (or just the bytes of a repeated one) and answers 308,
+    /// or finalises the upload when it was the last one.
+    func chunkDone(owner: String, uploadId: String, index: Int, written: Int64, record: Bool) -> HTTPResponse {
+        Self.answer {
+            let progress = uploadProgress(uploadId)
+            progress.lock.lock(); defer { progress.lock.unlock() }
+            let (session, chunks) = try store.write { db -> (UploadSession, [Int]) in
+                guard let s = try db.uploadSession(owner: owner, id: uploadId) else {
+                    throw APIError.notFound("the upload session was aborted or expired")
+                }
+                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
+                if record && s.state == "active" {
+                    try db.run("INSERT OR IGNORE INTO upload_chunks(upload_id, idx) VALUES(?, ?)", [uploadId, index])
+                }
+                return (s, try db.uploadChunks(uploadId))
+            }
+            if session.state == "complete" {
+                let status = try store.withDB { db in try statusValue(db, session) }
+                return .json(status.file, status: 201)
+            }
+            if session.state == "active" { try advanceHash(progress, session, chunks: chunks) }
+            if chunks.count < session.totalChunks {
+                let status = try store.withDB { db in try statusValue(db, session) }
+                let ranges = status.receivedRanges.map { "\($0.start)-\($0.end)" }.joined(separator: ",")
+                return .json(status, status: 308, headers: ranges.isEmpty ? [] : [("Range", "bytes=" + ranges)])
+            }
+            let file = try finalizeUpload(session, progress: progress)
+            return .json(file, status: 201, headers: [Self.etag(file)])
+        }
+    }
+
+    /// Hashes the received prefix of the part file as it grows, so completing a large upload
+    /// only hashes what is left. Call with the session lock held.
+    func advanceHash(_ progress: UploadProgress, _ s: UploadSession, chunks: [Int]) throws {
+        let have = Set(chunks)
+        var end = progress.hashedUpTo
+        while end < s.size, have.contains(Int(end / s.chunkSize)) { end = min(s.size, end + s.chunkSize) }
+        guard end > progress.hashedUpTo else { return }
+        try content.hash(content.partPath(s.id), from: progress.hashedUpTo, to: end, into: &progress.hasher)
+        progress.hashedUpTo = end
+    }
+
+    /// Verifies the whole file and publishes it; a mismatch or a target that moved on discards
+    /// the session (422 / 412 / 409) and publishes nothing. Call with the session lock held.
+    func finalizeUpload(_ s: UploadSession, progress: UploadProgress) throws -> FileResource {
+        let part = content.partPath(s.id)
+        let discard = { [self] in
+            try? store.write { db in try db.deleteUploadSession(s.id) }
+            FS.remove(part)
+        }
+        try content.hash(part, from: progress.hashedUpTo, to: s.size, into: &progress.hasher)
+        progress.hashedUpTo = s.size
+        let sha = progress.hasher.finalizeHex()
+        uploadLocks.withLock { _ = $0.removeValue(forKey: s.id) }
+        guard sha == s.sha256 else {
+            discard()
+            throw APIError(status: 422, code: "checksum_mismatch",
+                           message: "the uploaded bytes hash to \(sha), not \(s.sha256); the session was discarded and nothing was published")
+        }
+        do {
+            let f = try POSIXFile(path: part, flags: O_WRONLY)
+            try f.truncate(to: s.size)
+            try f.sync()
+            return try publish(owner: s.owner, deviceId: s.deviceId,
+                               content: NewContent(source: .move(path: part), size: s.size, sha256: sha,
+                                                   mimeType: s.mimeType, revisionId: s.revisionId),
+                               target: s.target, checkQuota: false) { db, file in
+                try db.run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [file.id, s.id])
+                try db.run("DELETE FROM upload_chunks WHERE upload_id = ?", [s.id])
+            }
+        } catch let e as APIError where [409, 412, 404].contains(e.status) {
+            discard()
+            throw e
+        }
+    }
+}
+
+/// Writes one chunk in place into the session's part file, then records it.
+final class ChunkSink: BodySink {
+    let service: VaultService
+    let owner: String, uploadId: String
+    let index: Int
+    let offset: Int64, length: Int64
+    var file: POSIXFile?
+    let inFlightKey: String?
+    var written: Int64 = 0
+
+    init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, length: Int64,
+         file: POSIXFile?, inFlightKey: String?) {
+        self.service = service; self.owner = owner; self.uploadId = uploadId; self.index = index
+        self.offset = offset; self.length = length; self.file = file; self.inFlightKey = inFlightKey
+    }
+
+    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard written + Int64(bytes.count) <= length else {
+            throw APIError.badRequest("the chunk body is longer than its Content-Range", code: "wrong_chunk_size")
+        }
+        try file?.write(bytes, at: offset + written)
+        written += Int64(bytes.count)
+    }
+
+    func finish() -> HTTPResponse {
+        defer { release() }
+        guard written == length else {
+            _ = service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
+            return .error(.badRequest("the chunk body has \(written) bytes, the Content-Range says \(length)",
+                                      code: "wrong_chunk_size"))
+        }
+        if let file {
+            do { try file.sync() } catch { return .error(.internal("\(error)")) }
+        }
+        return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: file != nil)
+    }
+
+    func abort() {
+        release()
+        if written > 0 {
+            _ = try? service.store.write { db in
+                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
+            }
+        }
+    }
+
+    private func release() {
+        file = nil
+        if let key = inFlightKey { service.chunksInFlight.withLock { _ = $0.remove(key) } }
+    }
+}
+
+/// What the server keeps in memory for a session: a lock serialising its bookkeeping and the
+/// SHA-256 of its contiguous received prefix. Lost on restart, where hashing simply resumes
+/// from byte 0.
+final class UploadProgress: @unchecked Sendable {
+    // SAFETY: `hasher` and `hashedUpTo` are only touched with `lock` held.
+    let lock = NSLock()
+    var hasher = SHA256Hasher()
+    var hashedUpTo: Int64 = 0
+}

@@ -1,0 +1,48 @@
+import Foundation
+import VaultAPI
+
+/// `/v1/files/{id}/revisions…`: list, details, content, restore.
+extension VaultService {
+    func listRevisions(_ ctx: RequestContext) throws -> RequestPlan {
+        let list = try store.withDB { db -> [Revision] in
+            let f = try db.requireFile(owner: ctx.userId, id: ctx.request.param("id"))
+            return try db.revisions(owner: ctx.userId, fileId: f.id, headId: f.headRevisionId)
+        }
+        return Self.respond(RevisionList(revisions: list))
+    }
+
+    /// The file and one of its revisions, 404 if either is not this user's.
+    func lookupRevision(_ ctx: RequestContext) throws -> (FileResource, Revision) {
+        try store.withDB { db in
+            let f = try db.requireFile(owner: ctx.userId, id: ctx.request.param("id"))
+            guard let r = try db.revision(owner: ctx.userId, fileId: f.id, id: ctx.request.param("rid"),
+                                          headId: f.headRevisionId) else {
+                throw APIError.notFound("no such revision")
+            }
+            return (f, r)
+        }
+    }
+
+    func getRevision(_ ctx: RequestContext) throws -> RequestPlan {
+        Self.respond(try lookupRevision(ctx).1)
+    }
+
+    func revisionContent(_ ctx: RequestContext) throws -> RequestPlan {
+        let (_, r) = try lookupRevision(ctx)
+        return .respond(try contentResponse(ctx.request, revisionId: r.id, size: r.size, sha256: r.sha256,
+                                            mimeType: r.mimeType, etag: "\"rev-\(r.id)\""))
+    }
+
+    /// Makes a revision's content the new head (a new revision; nothing is overwritten).
+    func restoreRevision(_ ctx: RequestContext) throws -> RequestPlan {
+        let (f, r) = try lookupRevision(ctx)
+        let expected = try requireIfMatch(ctx.request)
+        guard expected == f.version else { throw APIError.stale(f) }
+        let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
+                               content: NewContent(source: .link(revisionId: r.id), size: r.size, sha256: r.sha256,
+                                                   mimeType: r.mimeType),
+                               target: .existing(fileId: f.id, baseVersion: expected), checkQuota: true,
+                               restoredFrom: r.id)
+        return Self.respond(file, headers: [Self.etag(file)])
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The content folder: one file per revision under `content/`, upload parts under `uploads/`,
+/// one-shot upload temps under `tmp/`. Every published file got there by fsync + rename + dir fsync.
+struct ContentStore: Sendable {
+    let root: String
+    var contentDir: String { root + "/content" }
+    var uploadsDir: String { root + "/uploads" }
+    var tmpDir: String { root + "/tmp" }
+
+    init(root: String) throws {
+        self.root = root
+        for d in [root, contentDir, uploadsDir, tmpDir] { try FS.makeDirectory(d) }
+        // One-shot upload temps never survive a restart.
+        for name in FS.list(tmpDir) { FS.remove(tmpDir + "/" + name) }
+    }
+
+    func revisionPath(_ revisionId: String) -> String { contentDir + "/" + revisionId }
+    func partPath(_ uploadId: String) -> String { uploadsDir + "/" + uploadId + ".part" }
+    func newTempPath() -> String { tmpDir + "/" + Sodium.randomID() }
+
+    /// Makes a fully written, fsynced file the content of `revisionId` (rename + dir fsync).
+    func publish(from path: String, revisionId: String) throws {
+        try FS.rename(path, revisionPath(revisionId))
+        try FS.syncDirectory(contentDir)
+    }
+
+    /// Feeds bytes `from..<to` of a file to `hasher` (1 MiB at a time); throws if the file is short.
+    func hash(_ path: String, from: Int64, to: Int64, into hasher: inout SHA256Hasher) throws {
+        guard from < to else { return }
+        let f = try POSIXFile(path: path, flags: O_RDONLY)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset = from
+        while offset < to {
+            let want = Int(min(Int64(buffer.count), to - offset))
+            let n = try buffer.withUnsafeMutableBytes { try f.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: offset) }
+            guard n > 0 else { throw FileSystemError(operation: "read (file shorter than expected)", path: path, errno: EIO) }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += Int64(n)
+        }
+    }
+}

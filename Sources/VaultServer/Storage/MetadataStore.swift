@@ -1,0 +1,74 @@
+import Foundation
+import VaultSQL
+
+/// The server's metadata database (users, files, revisions, changes, upload sessions): one
+/// unkeyed SQLCipher connection, reached only under a lock.
+final class MetadataStore: @unchecked Sendable {
+    // SAFETY: `db` is only used inside `withDB`, under `lock`.
+    private let db: SQLDatabase
+    private let lock = NSLock()
+
+    /// Opens (creating and migrating) `path`.
+    init(path: String) throws {
+        db = try SQLDatabase(path: path)
+        try db.execute("PRAGMA journal_mode = WAL")
+        try db.execute("PRAGMA synchronous = FULL")
+        try Self.migrate(db)
+    }
+
+    /// Runs `body` with the connection, serialised with every other use.
+    func withDB<R>(_ body: (SQLDatabase) throws -> R) throws -> R {
+        lock.lock(); defer { lock.unlock() }
+        return try body(db)
+    }
+
+    /// Runs `body` in one IMMEDIATE transaction, serialised.
+    func write<R>(_ body: (SQLDatabase) throws -> R) throws -> R {
+        try withDB { db in try db.transaction { try body(db) } }
+    }
+
+    private static let migrations: [String] = [
+        """
+        CREATE TABLE users(
+            id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
+            created_at REAL NOT NULL, changes_pruned_through INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE files(
+            owner TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT, name TEXT NOT NULL,
+            type TEXT NOT NULL, mime_type TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0,
+            version INTEGER NOT NULL DEFAULT 1, sha256 TEXT, created_at REAL NOT NULL,
+            modified_at REAL NOT NULL, trashed INTEGER NOT NULL DEFAULT 0, head_revision_id TEXT,
+            PRIMARY KEY(owner, id));
+        CREATE UNIQUE INDEX files_name ON files(owner, parent_id, name) WHERE trashed = 0;
+        CREATE INDEX files_list ON files(owner, parent_id, trashed, name, id);
+        CREATE TABLE revisions(
+            owner TEXT NOT NULL, id TEXT NOT NULL, file_id TEXT NOT NULL, mime_type TEXT NOT NULL,
+            size INTEGER NOT NULL, sha256 TEXT NOT NULL, created_at REAL NOT NULL, device_id TEXT,
+            PRIMARY KEY(owner, id));
+        CREATE INDEX revisions_file ON revisions(owner, file_id, created_at);
+        CREATE TABLE changes(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, owner TEXT NOT NULL, file_id TEXT NOT NULL,
+            kind TEXT NOT NULL, device_id TEXT, file_json TEXT, created_at REAL NOT NULL);
+        CREATE INDEX changes_owner ON changes(owner, seq);
+        CREATE TABLE uploads(
+            id TEXT PRIMARY KEY, owner TEXT NOT NULL, request_id TEXT NOT NULL, state TEXT NOT NULL,
+            name TEXT, parent_id TEXT, size INTEGER NOT NULL, mime_type TEXT NOT NULL,
+            sha256 TEXT NOT NULL, file_id TEXT, base_version INTEGER, chunk_size INTEGER NOT NULL,
+            revision_id TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL,
+            bytes_received INTEGER NOT NULL DEFAULT 0, device_id TEXT, result_file_id TEXT,
+            UNIQUE(owner, request_id));
+        CREATE TABLE upload_chunks(
+            upload_id TEXT NOT NULL REFERENCES uploads(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
+            PRIMARY KEY(upload_id, idx));
+        """,
+    ]
+
+    private static func migrate(_ db: SQLDatabase) throws {
+        let current = try db.userVersion
+        for (i, sql) in migrations.enumerated() where i >= current {
+            try db.transaction {
+                try db.execute(sql)
+                try db.execute("PRAGMA user_version = \(i + 1)")
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+
+/// File rows: reads and writes, always scoped by owner (isolation lives in every WHERE clause).
+extension SQLDatabase {
+    static let fileColumns = "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id"
+
+    static func fileResource(_ row: SQLRow) -> FileResource {
+        FileResource(
+            id: row["id"].string ?? "", name: row["name"].string ?? "", parentId: row["parent_id"].string,
+            type: FileType(rawValue: row["type"].string ?? "file") ?? .file,
+            mimeType: row["mime_type"].string ?? "application/octet-stream",
+            size: row["size"].int64 ?? 0, version: row["version"].int64 ?? 1, sha256: row["sha256"].string,
+            createdAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
+            modifiedAt: Date(timeIntervalSince1970: row["modified_at"].double ?? 0),
+            trashed: (row["trashed"].int ?? 0) != 0, headRevisionId: row["head_revision_id"].string)
+    }
+
+    /// The file `id` of `owner`, or nil (another user's id is simply absent).
+    func file(owner: String, id: String) throws -> FileResource? {
+        try queryOne("SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND id = ?", [owner, id])
+            .map(Self.fileResource)
+    }
+
+    /// Like `file(owner:id:)` but 404 when absent.
+    func requireFile(owner: String, id: String) throws -> FileResource {
+        guard let f = try file(owner: owner, id: id) else { throw APIError.notFound() }
+        return f
+    }
+
+    /// A live (untrashed) folder to put things in, or the matching error.
+    func requireParentFolder(owner: String, id: String) throws -> FileResource {
+        guard let p = try file(owner: owner, id: id) else { throw APIError.notFound("no such parent folder") }
+        guard p.type == .folder else { throw APIError.badRequest("parent \(id) is not a folder", code: "not_a_folder") }
+        guard !p.trashed else { throw APIError.conflict("parent folder is in the trash", code: "parent_trashed") }
+        return p
+    }
+
+    /// Throws 409 if a live sibling named `name` exists (other than `excluding`).
+    func checkNameFree(owner: String, parentId: String, name: String, excluding: String? = nil) throws {
+        let row = try queryOne(
+            "SELECT id FROM files WHERE owner = ? AND parent_id = ? AND name = ? AND trashed = 0",
+            [owner, parentId, name])
+        if let id = row?["id"].string, id != excluding {
+            throw APIError.conflict("a file named \"\(name)\" already exists in this folder", code: "name_conflict")
+        }
+    }
+
+    func insertFile(owner: String, _ f: FileResource) throws {
+        try run("""
+            INSERT INTO files(owner, id, parent_id, name, type, mime_type, size, version, sha256,
+                              created_at, modified_at, trashed, head_revision_id)
+            VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [owner, f.id, f.parentId, f.name, f.type.rawValue, f.mimeType, f.size, f.version, f.sha256,
+                  f.createdAt.timeIntervalSince1970, f.modifiedAt.timeIntervalSince1970, f.trashed,
+                  f.headRevisionId])
+    }
+
+    func updateFile(owner: String, _ f: FileResource) throws {
+        try run("""
+            UPDATE files SET parent_id = ?, name = ?, mime_type = ?, size = ?, version = ?, sha256 = ?,
+                   modified_at = ?, trashed = ?, head_revision_id = ?
+            WHERE owner = ? AND id = ?
+            """, [f.parentId, f.name, f.mimeType, f.size, f.version, f.sha256,
+                  f.modifiedAt.timeIntervalSince1970, f.trashed, f.headRevisionId, owner, f.id])
+    }
+
+    /// Live children of `parentId` after the (name, id) position, ordered by name then id.
+    func children(owner: String, parentId: String, after: (String, String)?, limit: Int) throws -> [FileResource] {
+        if let (name, id) = after {
+            return try query("""
+                SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND parent_id = ? AND trashed = 0
+                AND (name > ? OR (name = ? AND id > ?)) ORDER BY name, id LIMIT ?
+                """, [owner, parentId, name, name, id, limit]).map(Self.fileResource)
+        }
+        return try query("""
+            SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND parent_id = ? AND trashed = 0
+            ORDER BY name, id LIMIT ?
+            """, [owner, parentId, limit]).map(Self.fileResource)
+    }
+
+    /// True if `ancestor` is `id` or one of its ancestors (to refuse moving a folder into itself).
+    func isAncestor(owner: String, _ ancestor: String, of id: String) throws -> Bool {
+        var current: String? = id
+        var hops = 0
+        while let c = current, hops < 10_000 {
+            if c == ancestor { return true }
+            current = try queryOne("SELECT parent_id FROM files WHERE owner = ? AND id = ?", [owner, c])?["parent_id"].string
+            hops += 1
+        }
+        return false
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+
+/// Revision rows, scoped by owner.
+extension SQLDatabase {
+    func revision(owner: String, fileId: String, id: String, headId: String?) throws -> Revision? {
+        try queryOne("SELECT * FROM revisions WHERE owner = ? AND file_id = ? AND id = ?", [owner, fileId, id])
+            .map { Self.revisionValue($0, headId: headId) }
+    }
+
+    /// Newest first.
+    func revisions(owner: String, fileId: String, headId: String?) throws -> [Revision] {
+        try query("SELECT * FROM revisions WHERE owner = ? AND file_id = ? ORDER BY created_at DESC, rowid DESC",
+                  [owner, fileId]).map { Self.revisionValue($0, headId: headId) }
+    }
+
+    static func revisionValue(_ row: SQLRow, headId: String?) -> Revision {
+        let id = row["id"].string ?? ""
+        return Revision(id: id, fileId: row["file_id"].string ?? "",
+                        mimeType: row["mime_type"].string ?? "application/octet-stream",
+                        size: row["size"].int64 ?? 0, sha256: row["sha256"].string ?? "",
+                        modifiedAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
+                        deviceId: row["device_id"].string, isHead: id == headId)
+    }
+
+    func insertRevision(owner: String, _ r: Revision) throws {
+        try run("""
+            INSERT INTO revisions(owner, id, file_id, mime_type, size, sha256, created_at, device_id)
+            VALUES(?,?,?,?,?,?,?,?)
+            """, [owner, r.id, r.fileId, r.mimeType, r.size, r.sha256, r.modifiedAt.timeIntervalSince1970, r.deviceId])
+    }
+
+    /// Deletes all but the newest `keep` revisions of a file (never the head); returns the
+    /// removed ids, whose content files the caller unlinks after commit.
+    func pruneRevisions(owner: String, fileId: String, keep: Int, headId: String?) throws -> [String] {
+        let all = try query("SELECT id FROM revisions WHERE owner = ? AND file_id = ? ORDER BY created_at DESC, rowid DESC",
+                            [owner, fileId]).compactMap { $0["id"].string }
+        let doomed = all.dropFirst(max(keep, 1)).filter { $0 != headId }
+        for id in doomed { try run("DELETE FROM revisions WHERE owner = ? AND id = ?", [owner, id]) }
+        return Array(doomed)
+    }
+
+    /// Bytes held for `owner`: all revisions plus the sizes of open upload sessions.
+    func usage(owner: String) throws -> Int64 {
+        let stored = try scalar("SELECT COALESCE(SUM(size), 0) FROM revisions WHERE owner = ?", [owner])?.int64 ?? 0
+        let pending = try scalar("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE owner = ? AND state = 'active'",
+                                 [owner])?.int64 ?? 0
+        return stored + pending
+    }
+}

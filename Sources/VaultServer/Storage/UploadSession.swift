@@ -1,0 +1,77 @@
+import Foundation
+import VaultAPI
+import VaultSQL
+
+/// One resumable upload session row.
+struct UploadSession {
+    var id: String
+    var owner: String
+    var requestId: String
+    var state: String
+    var name: String?
+    var parentId: String?
+    var size: Int64
+    var mimeType: String
+    var sha256: String
+    var fileId: String?
+    var baseVersion: Int64?
+    var chunkSize: Int64
+    var revisionId: String
+    var expiresAt: Date
+    var bytesReceived: Int64
+    var deviceId: String?
+    var resultFileId: String?
+
+    init(row: SQLRow) {
+        id = row["id"].string ?? ""; owner = row["owner"].string ?? ""
+        requestId = row["request_id"].string ?? ""; state = row["state"].string ?? "active"
+        name = row["name"].string; parentId = row["parent_id"].string
+        size = row["size"].int64 ?? 0; mimeType = row["mime_type"].string ?? "application/octet-stream"
+        sha256 = row["sha256"].string ?? ""; fileId = row["file_id"].string
+        baseVersion = row["base_version"].int64; chunkSize = row["chunk_size"].int64 ?? 1
+        revisionId = row["revision_id"].string ?? ""
+        expiresAt = Date(timeIntervalSince1970: row["expires_at"].double ?? 0)
+        bytesReceived = row["bytes_received"].int64 ?? 0; deviceId = row["device_id"].string
+        resultFileId = row["result_file_id"].string
+    }
+
+    /// An empty file still has one (empty) chunk.
+    var totalChunks: Int { size == 0 ? 1 : Int((size + chunkSize - 1) / chunkSize) }
+
+    /// Expected byte length of chunk `index`.
+    func chunkLength(_ index: Int) -> Int64 { min(chunkSize, size - Int64(index) * chunkSize) }
+
+    var target: UploadTarget {
+        fileId.map { .existing(fileId: $0, baseVersion: baseVersion) } ?? .new(name: name ?? "", parentId: parentId ?? "root")
+    }
+
+    var isExpired: Bool { expiresAt < Date() }
+
+    /// Received chunk indexes → merged inclusive byte ranges.
+    func ranges(chunks: [Int]) -> [ByteRange] {
+        var out: [ByteRange] = []
+        for i in chunks.sorted() where size > 0 {
+            let start = Int64(i) * chunkSize, end = start + chunkLength(i) - 1
+            if let last = out.last, last.end + 1 == start { out[out.count - 1].end = end } else {
+                out.append(ByteRange(start: start, end: end))
+            }
+        }
+        return out
+    }
+}
+
+/// Upload session rows, scoped by owner.
+extension SQLDatabase {
+    func uploadSession(owner: String, id: String) throws -> UploadSession? {
+        try queryOne("SELECT * FROM uploads WHERE owner = ? AND id = ?", [owner, id]).map(UploadSession.init)
+    }
+
+    func uploadChunks(_ id: String) throws -> [Int] {
+        try query("SELECT idx FROM upload_chunks WHERE upload_id = ? ORDER BY idx", [id]).compactMap { $0[0].int }
+    }
+
+    func deleteUploadSession(_ id: String) throws {
+        try run("DELETE FROM upload_chunks WHERE upload_id = ?", [id])
+        try run("DELETE FROM uploads WHERE id = ?", [id])
+    }
+}
