@@ -8,8 +8,9 @@ extension VaultCommandLine {
         Command(name: "tree", usage: "vault tree [PATH] [--json]", summary: "show the folder tree with content states", run: runTree),
         Command(name: "mkdir", usage: "vault mkdir PATH [-p]", summary: "create a folder", flags: ["parents"],
                 aliases: ["p": "parents"], run: runMkdir),
-        Command(name: "put", usage: "vault put LOCAL [DEST] [--replace]", summary: "import a file, sealed, to upload later",
-                flags: ["replace"], run: runPut),
+        Command(name: "put", usage: "vault put LOCAL [DEST] [--replace] | vault put -r LOCAL_DIR [DEST_FOLDER]",
+                summary: "import a file (or with -r a folder tree), sealed, to upload later",
+                flags: ["replace", "recursive"], aliases: ["r": "recursive"], run: runPut),
         Command(name: "mv", usage: "vault mv SRC DEST", summary: "rename or move a file or folder", run: runMv),
         Command(name: "rm", usage: "vault rm PATH [-r]", summary: "remove a file, or a folder with -r", flags: ["recursive"],
                 aliases: ["r": "recursive"], run: runRm),
@@ -120,6 +121,13 @@ extension VaultCommandLine {
     static func runPut(_ ctx: CommandContext, _ a: Arguments) throws {
         let local = try a.positional(0, "LOCAL file"); try a.expectPositionals(max: 2)
         let vault = try ctx.openVault()
+        if a.flag("recursive") {
+            let r = try vault.importFolder(local, to: a.positionals.count > 1 ? a.positionals[1] : "/")
+            if ctx.out.json { try ctx.out.emit(r) } else {
+                ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s), \(ByteCount.format(r.bytes)), sealed; awaiting upload")
+            }
+            return
+        }
         let n = try vault.put(localFile: local, to: a.positionals.count > 1 ? a.positionals[1] : nil, replace: a.flag("replace"))
         let p = try vault.path(of: n)
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else {

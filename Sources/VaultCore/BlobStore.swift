@@ -62,7 +62,10 @@ public final class BlobStore {
     /// Seals everything `produce` writes into a new blob in `area`, atomically.
     /// `produce` receives a write function; it should stream in pieces (constant memory).
     /// The plaintext SHA-256 is computed on a second core while the first seals and writes.
-    public func write(area: BlobArea, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
+    /// With `durable: false` the fsyncs are left to the caller, who must make the batch durable
+    /// (`BlobStore.syncAll()`) before publishing any metadata that points at it.
+    public func write(area: BlobArea, durable: Bool = true,
+                      _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
         let idBytes = SecureRandom.bytes(16)
         let id = Hex.encode(idBytes)
         let tmp = layout.tempDirectory + "/" + id + ".partial"
@@ -81,12 +84,12 @@ public final class BlobStore {
             }
             let size = try writer.finish()
             try sink.flush()
-            if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
+            if durable && fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
             close(fd)
             let dest = path(id: id, area: area)
             if rename(tmp, dest) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }
             published = true
-            try POSIX.fsyncDirectory(directory(area))
+            if durable { try POSIX.fsyncDirectory(directory(area)) }
             return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
                               sha256: Hex.encode(hasher.finalize()), keyEpoch: keys.epoch)
         } catch {
@@ -95,8 +98,11 @@ public final class BlobStore {
         }
     }
 
+    /// Makes every blob written with `durable: false` durable (one sync of the filesystem).
+    public func syncAll() { sync() }
+
     /// Imports the file at `sourcePath` into a new sealed blob, reading it once in 1 MiB pieces.
-    public func importFile(_ sourcePath: String, area: BlobArea) throws -> BlobRecord {
+    public func importFile(_ sourcePath: String, area: BlobArea, durable: Bool = true, checkSpace: Bool = true) throws -> BlobRecord {
         let src = Glibc.open(sourcePath, O_RDONLY | O_CLOEXEC)
         guard src >= 0 else {
             if errno == ENOENT { throw VaultError(.notFound, "\(sourcePath) does not exist") }
@@ -108,12 +114,12 @@ public final class BlobStore {
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw VaultError(.usage, "\(sourcePath) is not a regular file")
         }
-        try checkFreeSpace(for: Self.sealedSize(plaintextSize: UInt64(st.st_size)), doing: "import \(sourcePath)")
+        if checkSpace { try checkFreeSpace(for: Self.sealedSize(plaintextSize: UInt64(st.st_size)), doing: "import \(sourcePath)") }
         _ = posix_fadvise(src, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
         let bufSize = 1 << 20
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bufSize, alignment: 16)
         defer { memset(buf.baseAddress!, 0, bufSize); buf.deallocate() }   // it held plaintext
-        return try write(area: area) { emit in
+        return try write(area: area, durable: durable) { emit in
             while true {
                 let n = read(src, buf.baseAddress, bufSize)
                 if n < 0 {

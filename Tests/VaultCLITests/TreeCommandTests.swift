@@ -96,6 +96,24 @@ final class TreeCommandTests: XCTestCase {
         try v("get", "/g.txt", dest, "--force")
     }
 
+    func testRecursiveImportOfAFolderTree() throws {
+        let dir = h.root.appendingPathComponent("tree")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("a/b"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try Data("one".utf8).write(to: dir.appendingPathComponent("1.txt"))
+        try Data("two".utf8).write(to: dir.appendingPathComponent("a/2.txt"))
+        try Data(repeating: 9, count: 70_000).write(to: dir.appendingPathComponent("a/b/3.bin"))
+        let r = try XCTUnwrap(try v("put", "-r", dir.path, "/imported", "--json").json as? [String: Any])
+        XCTAssertEqual(r["files"] as? Int, 3)
+        XCTAssertEqual(try v("cat", "/imported/a/2.txt").out, "two")
+        XCTAssertEqual(try v("cat", "/imported/a/b/3.bin").stdout, Data(repeating: 9, count: 70_000))
+        XCTAssertEqual((try v("ls", "/imported/empty", "--json").json as? [Any])?.count, 0)
+        // A second import over the same names is refused whole: nothing half-imported.
+        try fails("put", "-r", dir.path, "/imported", status: 5, containing: "already exists")
+        XCTAssertEqual(try h.blobFiles("staging").count, 3)
+        XCTAssertTrue(try v("doctor", "--verify").out.contains("consistent"))
+    }
+
     func testOutboxRecordsEachLocalChange() throws {
         try v("mkdir", "/o")
         let f = try h.localFile("o.txt", Data("o".utf8))
