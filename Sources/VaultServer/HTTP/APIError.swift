@@ -37,6 +37,14 @@ struct APIError: Error, CustomStringConvertible {
         APIError(status: 500, code: "internal", message: message)
     }
 
+    /// A 500 for an unexpected error: the detail (paths, SQL) goes to the server log, the client
+    /// gets a generic sentence.
+    static func unexpected(_ error: Error) -> APIError {
+        if let e = error as? APIError { return e }
+        AccessLog.message("internal error: \(error)")
+        return APIError(status: 500, code: "internal", message: "internal server error")
+    }
+
     /// 412 with the current file as the body.
     static func stale(_ current: FileResource) -> APIError {
         var e = APIError(status: 412, code: "version_mismatch",

@@ -36,7 +36,7 @@ final class Exchange {
             buffered.append(contentsOf: bytes)
         case .stream(let sink):
             do { try sink.receive(bytes) } catch {
-                failure = .error(error as? APIError ?? .internal("\(error)"))
+                failure = .error(.unexpected(error))
                 sink.abort(); sinkClosed = true
             }
         }

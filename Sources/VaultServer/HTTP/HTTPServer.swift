@@ -120,7 +120,7 @@ final class HTTPServer: @unchecked Sendable {
             } catch let e as APIError {
                 ex.failure = .error(e)
             } catch {
-                ex.failure = .error(.internal("\(error)"))
+                ex.failure = .error(.unexpected(error))
             }
         }
     }

@@ -92,7 +92,7 @@ extension VaultService {
     /// Runs `body`, turning any thrown error into its JSON answer.
     static func answer(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch let e as APIError { return .error(e) } catch {
-            return .error(.internal("\(error)"))
+            return .error(.unexpected(error))
         }
     }
 }

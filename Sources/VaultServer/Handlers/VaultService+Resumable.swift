@@ -262,7 +262,7 @@ final class ChunkSink: BodySink {
                                       code: "wrong_chunk_size"))
         }
         if let file {
-            do { try file.sync() } catch { return .error(.internal("\(error)")) }
+            do { try file.sync() } catch { return .error(.unexpected(error)) }
         }
         return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: file != nil)
     }

@@ -1,0 +1,55 @@
+import XCTest
+
+/// Test-only fault switches: refused without `--test-faults`, effective with it.
+final class FaultTests: XCTestCase {
+    func testRefusedWithoutFlag() throws {
+        let s = try ServerProcess()
+        XCTAssertEqual(try s.client.send("GET", "/v1/test/faults").status, 404)
+        XCTAssertEqual(try s.client.send("POST", "/v1/test/faults", body: Array(#"{"errorRate":1}"#.utf8)).status, 404)
+        let u = try APIUser(s, "alice")
+        XCTAssertEqual(try u.send("GET", "/v1/files").status, 200)
+    }
+
+    func testInjectedErrorsDelaysAnd429() throws {
+        let s = try ServerProcess(args: ["--test-faults"])
+        let u = try APIUser(s, "alice")
+        let set = { (json: String) throws -> TestResponse in try s.client.send("POST", "/v1/test/faults", body: Array(json.utf8)) }
+        XCTAssertEqual(try set(#"{"retryAfter429Count":2,"retryAfterSeconds":3}"#).status, 200)
+        let r1 = try u.send("GET", "/v1/files")
+        XCTAssertEqual(r1.status, 429)
+        XCTAssertEqual(r1.header("Retry-After"), "3")
+        XCTAssertEqual(try u.send("GET", "/v1/files").status, 429)
+        XCTAssertEqual(try u.send("GET", "/v1/files").status, 200)
+
+        _ = try set(#"{"errorRate":1,"errorStatus":502}"#)
+        XCTAssertEqual(try s.client.send("GET", "/v1/test/faults").json["errorStatus"] as? Int, 502)
+        XCTAssertEqual(try u.send("GET", "/v1/files").status, 502)
+        _ = try set(#"{"delayMs":300}"#)
+        let t0 = Date()
+        XCTAssertEqual(try u.send("GET", "/v1/files").status, 200)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(t0), 0.29)
+        _ = try set("{}")
+        XCTAssertEqual(try s.client.send("GET", "/v1/test/faults").text, "{}")
+    }
+
+    func testDropAfterBytesAndExpireSessions() throws {
+        let s = try ServerProcess(args: ["--test-faults", "--max-chunk", "4000"])
+        let u = try APIUser(s, "alice")
+        let bytes = randomBytes(6000)
+        let id = try u.startSession(name: "d.bin", bytes: bytes).json["uploadId"] as! String
+        _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":1500}"#.utf8))
+        XCTAssertThrowsError(try u.putChunk(id, bytes, 0, 4000), "the connection is cut mid-body")
+        Thread.sleep(forTimeInterval: 0.2)
+        let st = try u.send("GET", "/v1/upload/\(id)")
+        XCTAssertEqual(st.json["chunksProcessed"] as? Int, 0)
+        XCTAssertEqual(st.json["bytesReceivedTotal"] as? Int, 1500)
+        XCTAssertEqual(try u.putChunk(id, bytes, 0, 4000).status, 308, "one drop per setting")
+        XCTAssertEqual(try u.putChunk(id, bytes, 4000, 6000).status, 201)
+        XCTAssertEqual(try u.send("GET", "/v1/upload/\(id)").json["bytesReceivedTotal"] as? Int, 7500)
+
+        let id2 = try u.startSession(name: "e.bin", bytes: bytes).json["uploadId"] as! String
+        _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"expireSessionsNow":true}"#.utf8))
+        XCTAssertEqual(try u.send("GET", "/v1/upload/\(id2)").status, 404)
+        XCTAssertEqual(try u.putChunk(id2, bytes, 0, 4000).status, 404)
+    }
+}

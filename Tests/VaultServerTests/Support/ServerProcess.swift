@@ -1,0 +1,205 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `vault-server` process on 127.0.0.1 with its own temp data folder.
+final class ServerProcess: @unchecked Sendable {
+    let dataDir: String
+    let extraArgs: [String]
+    private(set) var process: Process?
+    private(set) var port: UInt16 = 0
+    private var stderrPath: String
+    var client: HTTPTestClient { HTTPTestClient(port: port) }
+
+    /// The built binary: `VAULT_SERVER_BIN`, else next to the test bundle (`<scratch>/debug`).
+    static var binary: String {
+        if let env = ProcessInfo.processInfo.environment["VAULT_SERVER_BIN"] { return env }
+        var dir = URL(fileURLWithPath: Bundle.main.bundlePath)
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("vault-server").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir.deleteLastPathComponent()
+        }
+        for b in Bundle.allBundles {
+            let candidate = b.bundleURL.deletingLastPathComponent().appendingPathComponent("vault-server").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        for scratch in [".build-server", ".build"] {
+            let candidate = fromSource.appendingPathComponent("\(scratch)/debug/vault-server").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return "vault-server"
+    }
+
+    init(args: [String] = [], users: [String] = ["alice", "bob"]) throws {
+        dataDir = NSTemporaryDirectory() + "vault-server-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        stderrPath = dataDir + ".log"
+        extraArgs = args
+        for u in users { try addUser(u) }
+        try start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: dataDir)
+        try? FileManager.default.removeItem(atPath: stderrPath)
+    }
+
+    /// `vault-server user add NAME` with password "pw-NAME".
+    func addUser(_ name: String) throws {
+        let pwFile = dataDir + ".pw"
+        try Data("pw-\(name)\n".utf8).write(to: URL(fileURLWithPath: pwFile))
+        defer { try? FileManager.default.removeItem(atPath: pwFile) }
+        let (code, _) = try Self.run(["user", "add", name, "--data", dataDir + "/d", "--password-file", pwFile])
+        guard code == 0 else { throw TestHTTPError(description: "user add \(name) failed") }
+    }
+
+    /// Runs the binary to completion; returns the exit code and stdout.
+    @discardableResult
+    static func run(_ args: [String], stdin: String? = nil) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        if let stdin {
+            let inPipe = Pipe(); p.standardInput = inPipe
+            try p.run()
+            inPipe.fileHandleForWriting.write(Data(stdin.utf8)); try inPipe.fileHandleForWriting.close()
+        } else {
+            try p.run()
+        }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Starts `serve` and waits for its `listening on` line.
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["serve", "--data", dataDir + "/d", "--listen", "127.0.0.1:0"] + extraArgs
+        let out = Pipe()
+        p.standardOutput = out
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        p.standardError = FileHandle(forWritingAtPath: stderrPath)
+        try p.run()
+        process = p
+        var line = ""
+        let handle = out.fileHandleForReading
+        let deadline = Date().addingTimeInterval(20)
+        while !line.contains("\n") && Date() < deadline {
+            let d = handle.availableData
+            if d.isEmpty { break }
+            line += String(decoding: d, as: UTF8.self)
+        }
+        guard let r = line.range(of: "listening on 127.0.0.1:"),
+              let port = UInt16(line[r.upperBound...].prefix { $0.isNumber }) else {
+            throw TestHTTPError(description: "server did not start: \(line) \(log)")
+        }
+        self.port = port
+    }
+
+    /// SIGTERM and wait (graceful); returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let p = process else { return 0 }
+        process = nil
+        if p.isRunning { p.terminate() }
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    /// `kill -9`, no shutdown at all.
+    func kill9() {
+        guard let p = process else { return }
+        process = nil
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    var pid: Int32 { process?.processIdentifier ?? 0 }
+    var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    // MARK: - API helpers
+
+    func token(_ user: String, password: String? = nil) throws -> String {
+        let r = try client.send("POST", "/v1/auth/token",
+                                body: Array(#"{"username":"\#(user)","password":"\#(password ?? "pw-" + user)"}"#.utf8))
+        guard r.status == 200, let t = r.json["token"] as? String else {
+            throw TestHTTPError(description: "login \(user) failed: \(r.status) \(r.text)")
+        }
+        return t
+    }
+}
+
+/// A logged-in user of a server, with JSON helpers.
+struct APIUser: Sendable {
+    let server: ServerProcess
+    let token: String
+    var device: String? = nil
+
+    init(_ server: ServerProcess, _ name: String) throws {
+        self.server = server
+        token = try server.token(name)
+    }
+
+    func send(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> TestResponse {
+        var h = headers
+        h["Authorization"] = "Bearer \(token)"
+        if let device { h["X-Device-Id"] = device }
+        return try server.client.send(method, path, headers: h, body: body)
+    }
+
+    func json(_ method: String, _ path: String, _ object: Any, headers: [String: String] = [:]) throws -> TestResponse {
+        let body = try JSONSerialization.data(withJSONObject: object)
+        return try send(method, path, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
+                        body: [UInt8](body))
+    }
+
+    /// Uploads `bytes` in one request as `name` under `parent`; returns the file JSON.
+    @discardableResult
+    func upload(_ name: String, _ bytes: [UInt8], parent: String = "root") throws -> [String: Any] {
+        let r = try send("POST", "/v1/upload?uploadType=media&name=\(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)&parentId=\(parent)", body: bytes)
+        guard r.status == 201 else { throw TestHTTPError(description: "upload failed: \(r.status) \(r.text)") }
+        return r.json
+    }
+
+    func mkdir(_ name: String, parent: String = "root") throws -> [String: Any] {
+        let r = try json("POST", "/v1/files", ["name": name, "parentId": parent, "type": "folder"])
+        guard r.status == 201 else { throw TestHTTPError(description: "mkdir failed: \(r.status) \(r.text)") }
+        return r.json
+    }
+}
+
+/// Lowercase hex SHA-256 via `sha256sum`-free Foundation-less code (the tests have no crypto lib).
+func sha256Hex(_ bytes: [UInt8]) -> String {
+    let path = NSTemporaryDirectory() + "sha-" + UUID().uuidString
+    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    p.arguments = [path]
+    let out = Pipe(); p.standardOutput = out
+    try? p.run()
+    let d = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(String(decoding: d, as: UTF8.self).prefix(64))
+}
+
+func randomBytes(_ n: Int) -> [UInt8] {
+    var g = SystemRandomNumberGenerator()
+    var out = [UInt8](repeating: 0, count: n)
+    var i = 0
+    while i < n {
+        var v = g.next() as UInt64
+        for _ in 0..<8 where i < n { out[i] = UInt8(v & 0xff); v >>= 8; i += 1 }
+    }
+    return out
+}
