@@ -6,19 +6,26 @@ import Glibc
 
 /// What `vault backup export` wrote.
 public struct BackupExportReport: Codable, Sendable {
+    /// The bundle file written.
     public var path: String
+    /// The exported vault's id (hex).
     public var vaultId: String
     /// `passphrase` or `recovery-key`.
     public var protection: String
+    /// Files carried: keyslots, database and every sealed blob.
     public var files: Int
+    /// Size of the bundle file.
     public var bundleBytes: UInt64
 }
 
 extension Vault {
-    /// The vault's files a bundle carries, relative to the root: keyslots, database, then every
+    /// The vault's files a bundle carries, relative to the root: keyslots, database, the
+    /// failed-unlock counter when there is one, then every
     /// sealed blob of the cache and of staging (already encrypted; copied as they are on disk).
     func backupEntries() -> [String] {
         var out = ["keyslots", "metadata.db"]
+        // The failed-unlock counter travels too, so its check against the database still holds.
+        if POSIX.exists(layout.path("unlock-failures")) { out.append("unlock-failures") }
         for area in [BlobArea.cache, .staging] {
             out += blobs.idsOnDisk(area).sorted().map { "\(area.rawValue)/\($0).blob" }.filter(BundleBody.isAllowed)
         }
@@ -52,8 +59,7 @@ extension Vault {
             guard let s = POSIX.fileSize(layout.path(e)) else { throw VaultError(.io, "cannot read \(layout.path(e)) for the backup") }
             sizes.append(s)
         }
-        let dir = (path as NSString).deletingLastPathComponent
-        let folder = dir.isEmpty ? "." : dir
+        let folder = splitPath(path).folder
         let estimate = sizes.reduce(0, +) / UInt64(SealedBlobHeader.defaultSegmentSize) * 16 + sizes.reduce(0, +) + 1 << 20
         if let free = POSIX.freeBytes(at: folder), free < estimate {
             throw VaultError(.noSpace, "not enough free space for the bundle: needs about \(ByteCount.format(estimate)), \(ByteCount.format(free)) free",

@@ -6,11 +6,15 @@ import Glibc
 
 /// What `vault backup import` restored.
 public struct BackupImportReport: Codable, Sendable {
+    /// The restored vault's id (hex).
     public var vaultId: String
+    /// Files restored: keyslots, database and every sealed blob.
     public var files: Int
+    /// Bytes restored (as on disk, encrypted).
     public var bytes: UInt64
     /// Problems `doctor --verify` found in the restored vault (damage that was already in the source).
     public var problems: [String]
+    /// True when `--new-password-file` added a password slot.
     public var passwordAdded: Bool
 }
 
@@ -83,13 +87,13 @@ public enum BackupBundle {
         }
         let bundleKey = try trailer.unwrap(kek: kek)
 
-        let parent = (target as NSString).deletingLastPathComponent
+        let (parent, name) = splitPath(target)
         if !POSIX.exists(parent) { try POSIX.ensurePrivateDirectory(parent) }
         if let free = POSIX.freeBytes(at: parent), free < trailer.streamLength + BlobStore.freeSpaceReserve {
             throw VaultError(.noSpace, "not enough free space to import: needs about \(ByteCount.format(trailer.streamLength)), \(ByteCount.format(free)) free",
                              hint: "free some space and try again; nothing was changed")
         }
-        let temp = parent + "/." + (target as NSString).lastPathComponent + ".import-" + Hex.encode(SecureRandom.bytes(6))
+        let temp = parent + "/." + name + ".import-" + Hex.encode(SecureRandom.bytes(6))
         let staging = VaultLayout(root: temp)
         var published = false
         defer { if !published { try? FileManager.default.removeItem(atPath: temp) } }

@@ -10,7 +10,9 @@ public enum BackupProtection {
 
 /// The secret offered to open a bundle.
 public enum BackupSecret {
+    /// The backup passphrase given at export.
     case passphrase(SecureBytes)
+    /// The vault's recovery key (parsed with `RecoveryKey.parse`).
     case recoveryKey(SecureBytes)
 }
 
@@ -141,7 +143,7 @@ enum BundleBody {
 
     /// The only paths a bundle may hold (relative to the vault root).
     static func isAllowed(_ path: String) -> Bool {
-        if path == "keyslots" || path == "metadata.db" { return true }
+        if path == "keyslots" || path == "metadata.db" || path == "unlock-failures" { return true }
         for area in ["cache/", "staging/"] where path.hasPrefix(area) && path.hasSuffix(".blob") {
             let id = path.dropFirst(area.count).dropLast(5)
             return id.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
@@ -155,4 +157,13 @@ func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >>
 func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xff)] }
 func readBE64(_ b: some Collection<UInt8>, _ at: Int) -> UInt64 {
     Array(b).dropFirst(at).prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+}
+
+/// Folder and last component of a path (NSString's versions trap on some one-character paths).
+func splitPath(_ path: String) -> (folder: String, name: String) {
+    var p = path
+    while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+    guard let slash = p.lastIndex(of: "/") else { return (".", p) }
+    let folder = slash == p.startIndex ? "/" : String(p[..<slash])
+    return (folder, String(p[p.index(after: slash)...]))
 }

@@ -18,6 +18,7 @@ public struct BackupMarkerStatus: Codable, Sendable, Equatable {
 public struct BackupExclusionLocation: Codable, Sendable, Equatable {
     /// `cache` (default scope) or `vault` (the vault root, `--all`).
     public var name: String
+    /// The folder's path.
     public var path: String
     /// What a backup leaves out when this folder is excluded.
     public var covers: String
@@ -52,8 +53,10 @@ public struct BackupExclusionReport: Codable, Sendable {
 /// also marks the vault root, so staging (unsynced content), the database and the keyslot file are
 /// left out too. Applying a scope is idempotent and leaves exactly that scope marked.
 public struct BackupExclusion: Sendable {
+    /// The vault whose folders are marked.
     public let layout: VaultLayout
 
+    /// Markers for the vault at `layout` (no unlock needed: markers are not secret).
     public init(layout: VaultLayout) { self.layout = layout }
 
     static let tagName = "CACHEDIR.TAG"
@@ -139,7 +142,7 @@ public struct BackupExclusion: Sendable {
 
     /// Sets or clears all three markers on `dir`; returns notes for markers the filesystem lacks.
     func mark(_ dir: String, root: Bool, on: Bool) throws -> [String] {
-        let tag = (dir as NSString).appendingPathComponent(Self.tagName)
+        let tag = dir + "/" + Self.tagName
         if on {
             let text = Array(tagText(root: root).utf8)
             if (try? POSIX.readFile(tag)) != text { try POSIX.writeAtomically(text, to: tag) }
@@ -158,7 +161,7 @@ public struct BackupExclusion: Sendable {
 
     /// A CACHEDIR.TAG is present only when it is a regular file starting with the exact signature.
     func tagState(_ dir: String) -> (MarkerState, String?) {
-        let tag = (dir as NSString).appendingPathComponent(Self.tagName)
+        let tag = dir + "/" + Self.tagName
         var st = stat()
         guard lstat(tag, &st) == 0 else { return (.absent, nil) }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return (.absent, "\(Self.tagName) is not a regular file, so tools ignore it") }
