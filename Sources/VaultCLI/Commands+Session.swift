@@ -4,9 +4,10 @@ import VaultCrypto
 
 extension VaultCommandLine {
     static let sessionCommands: [Command] = [
-        Command(name: "init", usage: "vault init [--kdf argon2id|pbkdf2] [--kdf-time SECONDS] [--kdf-ops N --kdf-mem SIZE] [--pbkdf2-iterations N] [--org-key FILE]",
+        Command(name: "init", usage: "vault init [--kdf argon2id|pbkdf2] [--kdf-time SECONDS] [--kdf-ops N --kdf-mem SIZE] [--pbkdf2-iterations N] [--org-key FILE] [--no-backup-exclusion]",
                 summary: "create a new vault with a password slot (and an escrow slot with --org-key)",
-                valued: ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations", "org-key"], run: runInit),
+                valued: ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations", "org-key"],
+                flags: ["no-backup-exclusion"], run: runInit),
         Command(name: "unlock", usage: "vault unlock [--idle DURATION] [--absolute DURATION] [--recovery-key [--recovery-key-file F]]",
                 summary: "check the password (or recovery key) and hold the key in the keyring (auto-locks after 15m idle / 8h)",
                 valued: ["idle", "absolute", "recovery-key-file"], flags: ["recovery-key"], run: runUnlock),
@@ -71,6 +72,12 @@ extension VaultCommandLine {
         guard pw.count >= 8 else { throw VaultError(.usage, "the password is too short: use at least 8 characters") }
         let vault = try Vault.create(layout: ctx.layout, password: pw, kdf: params)
         if let orgKey { try vault.addEscrowSlot(orgPublicKey: orgKey) }
+        // Keep re-downloadable content out of backups by default; everything when the policy says so.
+        let exclusion = ctx.policy.backupExclusion.value ?? "cache"
+        if exclusion != "none" && !(a.flag("no-backup-exclusion") && ctx.policy.backupExclusion.value == nil) {
+            let report = try vault.applyBackupExclusion(all: exclusion == "all")
+            for n in report.notes { ctx.out.note(n) }
+        }
         if ctx.out.json {
             try ctx.out.emit(["ok": "true", "vaultId": vault.vaultId, "path": ctx.layout.root, "kdf": params.algorithmName])
         } else {

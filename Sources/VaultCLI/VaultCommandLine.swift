@@ -54,7 +54,7 @@ public enum VaultCommandLine {
 
     static func printUsage() {
         var s = "vault — an encrypted offline vault for your cloud drive\n\nUsage: vault COMMAND [OPTIONS]\n\nCommands:\n"
-        for c in commands { s += "  \(c.name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(c.summary)\n" }
+        for c in commands { s += "  \(c.name.padding(toLength: 17, withPad: " ", startingAt: 0)) \(c.summary)\n" }
         s += """
 
         Every command takes --json (machine-readable output), --password-file FILE and --help.

@@ -40,6 +40,14 @@ extension Vault {
                                detail: ok ? "within the maximum of \(ByteCount.format(max))" : "the budget \(ByteCount.format(set ?? 0)) exceeds the maximum of \(ByteCount.format(max))",
                                fix: ok ? nil : "vault storage --budget \(max)"))
         }
+        if let required = policy.backupExclusion.value, required != "none" {
+            let status = try BackupExclusion(layout: layout).status()
+            let rank = ["none": 0, "cache": 1, "all": 2]
+            let ok = (rank[status.scope] ?? 0) >= (rank[required] ?? 0)
+            items.append(.init(item: "backup exclusion", compliant: ok,
+                               detail: ok ? "scope \(status.scope) is applied" : "the policy requires scope \(required); applied: \(status.scope)",
+                               fix: ok ? nil : "vault backup-exclusion apply\(required == "all" ? " --all" : "")"))
+        }
         return items
     }
 }

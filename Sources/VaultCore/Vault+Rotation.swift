@@ -133,18 +133,20 @@ extension Vault {
         }
         TestHooks.crashPoint("rotate-journaled")
         // Step 3: rewrap each header in place (one 112-byte write at offset 0).
+        let oldKey = try AESGCMKey(oldKeys.blobWrapKey), newKey = try AESGCMKey(newKeys.blobWrapKey)
         for area in [BlobArea.cache, .staging] {
             for id in store.idsOnDisk(area) {
                 let path = store.path(id: id, area: area)
                 guard var header = readHeader(path) else { stats.damaged.append(id); continue }
-                if let h = try? SealedBlobHeader(bytes: header), h.keyEpoch == pending.epoch,
-                   (try? h.unwrapDataKey(wrapKey: newKeys.blobWrapKey)) != nil { continue }
-                let oldOK = (try? SealedBlobHeader(bytes: header).unwrapDataKey(wrapKey: oldKeys.blobWrapKey)) != nil
-                if !oldOK, let j = saved[id] { header = j }
-                guard let fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldWrapKey: oldKeys.blobWrapKey,
-                                                               newWrapKey: newKeys.blobWrapKey, newEpoch: pending.epoch) else {
-                    stats.damaged.append(id); continue
+                let parsed = try? SealedBlobHeader(bytes: header)
+                if let h = parsed, h.keyEpoch == pending.epoch, (try? h.unwrapDataKey(with: newKey)) != nil { continue }
+                var fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch)
+                if fresh == nil, let j = saved[id] {
+                    // A torn write: start again from the journaled header.
+                    header = j
+                    fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch)
                 }
+                guard let fresh else { stats.damaged.append(id); continue }
                 let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
                 guard fd >= 0 else { throw VaultError(.io, "cannot rewrite blob \(id): \(POSIX.errnoMessage())") }
                 let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }

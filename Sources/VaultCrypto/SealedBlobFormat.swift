@@ -112,11 +112,16 @@ public struct SealedBlobHeader: Equatable, Sendable {
 
     /// The blob's data key, or `authenticationFailed` for a wrong wrap key or a modified header.
     public func unwrapDataKey(wrapKey: SecureBytes) throws -> SecureBytes {
+        try unwrapDataKey(with: try AESGCMKey(wrapKey))
+    }
+
+    /// As `unwrapDataKey(wrapKey:)`, with a prepared key (no key schedule per call: for bulk work).
+    public func unwrapDataKey(with key: AESGCMKey) throws -> SecureBytes {
         guard wrapNonce.count == AESGCMKey.nonceSize, wrappedDataKey.count == Self.wrappedKeySize else {
             throw CryptoError.invalidFormat("header wrap fields have the wrong size")
         }
         do {
-            return try AESGCMKey(wrapKey).open(nonce: wrapNonce, ciphertextAndTag: wrappedDataKey, aad: authenticatedPrefix)
+            return try key.open(nonce: wrapNonce, ciphertextAndTag: wrappedDataKey, aad: authenticatedPrefix)
         } catch CryptoError.authenticationFailed {
             throw CryptoError.authenticationFailed("cannot unwrap the data key of blob \(hexString(blobId)) at key epoch \(keyEpoch): wrong wrap key or modified header")
         }
@@ -128,20 +133,31 @@ public struct SealedBlobHeader: Equatable, Sendable {
         guard headerBytes.count == size else {
             throw CryptoError.invalidParameter("rewrap needs exactly \(size) header bytes, got \(headerBytes.count)")
         }
+        return try rewrap(headerBytes: headerBytes, oldKey: try AESGCMKey(oldWrapKey), newKey: try AESGCMKey(newWrapKey), newEpoch: newEpoch)
+    }
+
+    /// As `rewrap(headerBytes:oldWrapKey:newWrapKey:newEpoch:)` with prepared keys, for rotating many blobs.
+    public static func rewrap(headerBytes: [UInt8], oldKey: AESGCMKey, newKey: AESGCMKey, newEpoch: UInt32) throws -> [UInt8] {
+        guard headerBytes.count == size else {
+            throw CryptoError.invalidParameter("rewrap needs exactly \(size) header bytes, got \(headerBytes.count)")
+        }
         var header = try SealedBlobHeader(bytes: headerBytes)
-        let dataKey = try header.unwrapDataKey(wrapKey: oldWrapKey)
+        let dataKey = try header.unwrapDataKey(with: oldKey)
         header.keyEpoch = newEpoch
         header.wrapNonce = SecureRandom.bytes(AESGCMKey.nonceSize)
-        try header.wrap(dataKey: dataKey, wrapKey: newWrapKey)
+        try header.wrap(dataKey: dataKey, key: newKey)
         return header.encoded
     }
 
     private mutating func wrap(dataKey: SecureBytes, wrapKey: SecureBytes) throws {
+        try wrap(dataKey: dataKey, key: try AESGCMKey(wrapKey))
+    }
+
+    private mutating func wrap(dataKey: SecureBytes, key: AESGCMKey) throws {
         guard dataKey.count == AESGCMKey.keySize else {
             throw CryptoError.invalidParameter("data key must be \(AESGCMKey.keySize) bytes")
         }
         let aad = authenticatedPrefix
-        let key = try AESGCMKey(wrapKey)
         wrappedDataKey = try dataKey.withUnsafeBytes { plaintext in
             var sealed = [UInt8](repeating: 0, count: Self.wrappedKeySize)
             _ = try aad.withUnsafeBytes { ad in
