@@ -14,7 +14,7 @@ final class BackupTests: XCTestCase {
         h = try CLIHarness(keyring: false)
         homeDir = h.root.appendingPathComponent("home")
         h.env["VAULT_HOME"] = vaultDir.path
-        try h.initVault()
+        try h.initVault(extra: ["--no-backup-exclusion"])   // each test applies its own scope
     }
 
     @discardableResult
@@ -42,6 +42,14 @@ final class BackupTests: XCTestCase {
     }
 
     // MARK: Markers and status
+
+    func testInitAppliesCacheScopeByDefault() throws {
+        let other = try CLIHarness(keyring: false)
+        try other.initVault()
+        let st = try XCTUnwrap(try other.ok(["backup-exclusion", "status", "--json"]).json as? [String: Any])
+        XCTAssertEqual(st["scope"] as? String, "cache")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: other.home.appendingPathComponent("cache/CACHEDIR.TAG").path))
+    }
 
     func testCacheScopeApplyIsIdempotentStatusAndRemove() throws {
         XCTAssertEqual(try status()["scope"] as? String, "none")
