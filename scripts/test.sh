@@ -8,4 +8,19 @@ source scripts/install-deps.sh
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 3
 # SECURITY.md is precise enough for an independent decryptor (Python, no vault code) to read a vault.
 VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh | tail -n 5
-dbus-run-session -- scripts/with-keyring.sh swift test --skip-build 2>&1 | grep -Ev "fd limit|^dbus-daemon|^warning: prohibited flag"
+LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
+trap 'rm -f "$LOG"' EXIT
+set +e
+dbus-run-session -- scripts/with-keyring.sh swift test --skip-build 2>&1 \
+  | grep --line-buffered -Ev "fd limit|^dbus-daemon|^warning: prohibited flag" | tee "$LOG"
+status=${PIPESTATUS[0]}
+set -e
+# One plain closing line with the XCTest totals.
+python3 - "$LOG" <<'PY'
+import re, sys
+runs = re.findall(r"Executed (\d+) tests?, with (?:(\d+) tests? skipped and )?(\d+) failures?", open(sys.argv[1]).read())
+if runs:
+    n, s, f = (int(x or 0) for x in runs[-1])
+    print(f"xctest: {n - s - f} passed, {f} failed, {s} skipped")
+PY
+exit "$status"
