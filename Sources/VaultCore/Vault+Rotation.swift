@@ -113,49 +113,61 @@ extension Vault {
         let newKeys = try KeyHierarchy(masterKey: newMaster, vaultId: oldKeys.vaultId, epoch: pending.epoch)
         let store = BlobStore(layout: layout, keys: oldKeys)
         var stats = RotationStats()
-        // Step 2: a journal of every blob's current header, so a torn header write can be undone.
+        // Steps 2–3, in batches: journal the current headers of a batch (append + fdatasync), then
+        // rewrite each header in place (one 112-byte pwrite at offset 0). A header torn by a crash
+        // is restored from the journal on resume.
         let journal = journalPath(layout)
         var saved: [String: [UInt8]] = [:]
-        if let bytes = try? POSIX.readFile(journal), bytes.count % 128 == 0 {
-            for i in stride(from: 0, to: bytes.count, by: 128) {
-                saved[Hex.encode(bytes[i..<i + 16])] = Array(bytes[i + 16..<i + 128])
+        if let bytes = try? POSIX.readFile(journal) {
+            for i in stride(from: 0, to: bytes.count - bytes.count % 128, by: 128) {
+                let id = Hex.encode(bytes[i..<i + 16])
+                if saved[id] == nil { saved[id] = Array(bytes[i + 16..<i + 128]) }
             }
-        } else {
-            var out: [UInt8] = []
-            for area in [BlobArea.cache, .staging] {
-                for id in store.idsOnDisk(area) {
-                    guard let header = readHeader(store.path(id: id, area: area)), let idBytes = Hex.decode(id) else { continue }
-                    out += idBytes + header
-                    saved[id] = header
-                }
-            }
-            try POSIX.writeAtomically(out, to: journal)
         }
-        TestHooks.crashPoint("rotate-journaled")
-        // Step 3: rewrap each header in place (one 112-byte write at offset 0).
+        let jfd = Glibc.open(journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard jfd >= 0 else { throw VaultError(.io, "cannot write the rotation journal: \(POSIX.errnoMessage())") }
+        defer { close(jfd) }
         let oldKey = try AESGCMKey(oldKeys.blobWrapKey), newKey = try AESGCMKey(newKeys.blobWrapKey)
-        for area in [BlobArea.cache, .staging] {
-            for id in store.idsOnDisk(area) {
+        let scratch = SecureBytes(count: 32)
+        var all: [(String, BlobArea)] = []
+        for area in [BlobArea.cache, .staging] { all += store.idsOnDisk(area).map { ($0, area) } }
+        var firstBatch = true
+        for start in stride(from: 0, to: all.count, by: 512) {
+            var batch: [(fd: Int32, path: String, fresh: [UInt8])] = []
+            var journalBytes: [UInt8] = []
+            defer { for b in batch { close(b.fd) } }
+            for (id, area) in all[start..<min(start + 512, all.count)] {
                 let path = store.path(id: id, area: area)
-                guard var header = readHeader(path) else { stats.damaged.append(id); continue }
-                let parsed = try? SealedBlobHeader(bytes: header)
-                if let h = parsed, h.keyEpoch == pending.epoch, (try? h.unwrapDataKey(with: newKey)) != nil { continue }
-                var fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch)
+                let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+                guard fd >= 0 else { stats.damaged.append(id); continue }
+                var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+                let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+                let parsed = n == SealedBlobHeader.size ? try? SealedBlobHeader(bytes: header) : nil
+                if let h = parsed, h.keyEpoch == pending.epoch, (try? h.unwrapDataKey(with: newKey)) != nil { close(fd); continue }
+                var fresh = n == SealedBlobHeader.size
+                    ? try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
+                    : nil
                 if fresh == nil, let j = saved[id] {
-                    // A torn write: start again from the journaled header.
-                    header = j
-                    fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch)
+                    header = j   // a torn write: start again from the journaled header
+                    fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
                 }
-                guard let fresh else { stats.damaged.append(id); continue }
-                let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw VaultError(.io, "cannot rewrite blob \(id): \(POSIX.errnoMessage())") }
-                let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-                close(fd)
-                guard n == fresh.count else { throw POSIX.mapWriteError(errno, path: path) }
+                guard let fresh, let idBytes = Hex.decode(id) else { stats.damaged.append(id); close(fd); continue }
+                if saved[id] == nil { journalBytes += idBytes + header; saved[id] = header }
+                batch.append((fd, path, fresh))
+            }
+            if !journalBytes.isEmpty {
+                try POSIX.writeAll(fd: jfd, journalBytes, path: journal)
+                if fdatasync(jfd) != 0 { throw POSIX.mapWriteError(errno, path: journal) }
+            }
+            if firstBatch { TestHooks.crashPoint("rotate-journaled"); firstBatch = false }
+            for b in batch {
+                let n = b.fresh.withUnsafeBytes { pwrite(b.fd, $0.baseAddress, $0.count, 0) }
+                guard n == b.fresh.count else { throw POSIX.mapWriteError(errno, path: b.path) }
                 stats.rewrapped += 1
                 if stats.rewrapped == 3 { TestHooks.crashPoint("rotate-some-headers") }
             }
         }
+        scratch.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
         sync()
         TestHooks.crashPoint("rotate-headers-done")
         // Step 4: the database under the new key.

@@ -136,6 +136,39 @@ public struct SealedBlobHeader: Equatable, Sendable {
         return try rewrap(headerBytes: headerBytes, oldKey: try AESGCMKey(oldWrapKey), newKey: try AESGCMKey(newWrapKey), newEpoch: newEpoch)
     }
 
+    /// As `rewrap(headerBytes:oldKey:newKey:newEpoch:)`, unwrapping the data key into `scratch`
+    /// (32 bytes of locked memory the caller reuses, so rotating 100,000 blobs allocates no key
+    /// memory per blob). `scratch` holds the last data key afterwards; the caller wipes or drops it.
+    public static func rewrap(headerBytes: [UInt8], oldKey: AESGCMKey, newKey: AESGCMKey, newEpoch: UInt32,
+                              scratch: SecureBytes) throws -> [UInt8] {
+        guard headerBytes.count == size, scratch.count == AESGCMKey.keySize else {
+            throw CryptoError.invalidParameter("rewrap needs \(size) header bytes and a \(AESGCMKey.keySize)-byte scratch key")
+        }
+        var header = try SealedBlobHeader(bytes: headerBytes)
+        let oldAAD = header.authenticatedPrefix
+        try scratch.withUnsafeMutableBytes { dk in
+            _ = try header.wrappedDataKey.withUnsafeBytes { ct in
+                try oldAAD.withUnsafeBytes { ad in
+                    try oldKey.open(nonce: UnsafeRawBufferPointer(start: header.wrapNonce, count: header.wrapNonce.count),
+                                    ciphertextAndTag: ct, aad: ad, into: dk)
+                }
+            }
+        }
+        header.keyEpoch = newEpoch
+        header.wrapNonce = SecureRandom.bytes(AESGCMKey.nonceSize)
+        let newAAD = header.authenticatedPrefix
+        var sealed = [UInt8](repeating: 0, count: wrappedKeySize)
+        try scratch.withUnsafeBytes { dk in
+            _ = try newAAD.withUnsafeBytes { ad in
+                try sealed.withUnsafeMutableBytes { out in
+                    try newKey.seal(nonce: header.wrapNonce, plaintext: dk, aad: ad, into: out)
+                }
+            }
+        }
+        header.wrappedDataKey = sealed
+        return header.encoded
+    }
+
     /// As `rewrap(headerBytes:oldWrapKey:newWrapKey:newEpoch:)` with prepared keys, for rotating many blobs.
     public static func rewrap(headerBytes: [UInt8], oldKey: AESGCMKey, newKey: AESGCMKey, newEpoch: UInt32) throws -> [UInt8] {
         guard headerBytes.count == size else {
