@@ -28,8 +28,10 @@ let package = Package(
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CVaultShims"]),
         // Layer 3: the vault.
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
+        // Layer 4: transfers and sync, built only on the vault's sealed API.
+        .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
         // Layer 6: thin executables.
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),

@@ -21,7 +21,7 @@ extension VaultCommandLine {
             throw VaultError(.policy, "the policy forbids plaintext export: `vault cat` writes only to a terminal here")
         }
         let vault = try ctx.openVault()
-        let handle = try vault.openContent(try vault.resolve(path))
+        let handle = try vault.openContent(try downloadIfNeeded(ctx, vault, try vault.resolve(path)))
         struct ReaderGone: Error {}
         do {
             try handle.stream { buf in
@@ -45,7 +45,7 @@ extension VaultCommandLine {
             throw VaultError(.policy, "the policy forbids exporting plaintext files (`vault get`)", hint: "open the file with `vault cat` on a terminal")
         }
         let vault = try ctx.openVault()
-        let node = try vault.resolve(path)
+        let node = try downloadIfNeeded(ctx, vault, try vault.resolve(path))
         var target = local
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: local, isDirectory: &isDir), isDir.boolValue {

@@ -1,0 +1,123 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+import VaultSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension VaultCommandLine {
+    static let syncCommands: [Command] = [
+        Command(name: "login", usage: "vault login --server URL --user NAME [--server-password-file F] [--ca-file F]",
+                summary: "connect the vault to a server (the token and server password stay in the encrypted database)",
+                valued: ["server", "user", "server-password-file", "ca-file"], run: runLogin),
+        Command(name: "sync", usage: "vault sync [--concurrency N] [--json]",
+                summary: "push local changes to the server: folders, uploads (resumable), moves, deletes",
+                valued: ["concurrency"], run: runSync),
+        Command(name: "transfers", usage: "vault transfers [resume [--concurrency N]] [--json]",
+                summary: "list uploads and downloads with their state; `resume` continues waiting ones",
+                valued: ["concurrency"], run: runTransfers),
+    ]
+
+    static func runLogin(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 0)
+        guard let server = a.values["server"], let user = a.values["user"], !user.isEmpty else {
+            throw VaultError(.usage, "vault login needs --server URL and --user NAME")
+        }
+        let vault = try ctx.openVault()
+        let password: SecureBytes
+        if let f = a.values["server-password-file"] {
+            password = try PasswordInput.fromFile(f)
+        } else {
+            password = try PasswordInput.fromTerminal("Server password for \(user): ")
+        }
+        let client = try SyncClient.login(vault: vault, serverURL: server, user: user, password: password,
+                                          caFile: a.values["ca-file"], allowedServers: ctx.policy.allowedServers.value,
+                                          pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [])
+        let msg = "Logged in to \(client.serverURL) as \(user)."
+        if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
+    }
+
+    static func runSync(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 0)
+        let vault = try ctx.openVault()
+        try push(ctx, vault, a)
+    }
+
+    static func push(_ ctx: CommandContext, _ vault: Vault, _ a: Arguments) throws {
+        var concurrency = 1
+        if let c = a.values["concurrency"] {
+            guard let n = Int(c), (1...16).contains(n) else { throw VaultError(.usage, "--concurrency takes a number from 1 to 16") }
+            concurrency = n
+        }
+        let bar = ProgressLine(enabled: !ctx.out.json)
+        let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
+                                    say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
+        client.onProgress = bar.update
+        let s = try client.push(concurrency: concurrency)
+        bar.clear()
+        if ctx.out.json { try ctx.out.emit(s); return }
+        ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
+                     + (s.skipped > 0 ? ", \(s.skipped) waiting behind a conflict" : "") + ".")
+        if s.conflicts > 0 {
+            ctx.out.warn("conflicts were left untouched: the server's newer versions were not overwritten")
+        }
+    }
+
+    static func runTransfers(_ ctx: CommandContext, _ a: Arguments) throws {
+        try a.expectPositionals(max: 1)
+        let vault = try ctx.openVault()
+        if let sub = a.positionals.first {
+            guard sub == "resume" else { throw VaultError(.usage, "unknown transfers action '\(sub)'", hint: "use `vault transfers resume`") }
+            try push(ctx, vault, a)
+            return
+        }
+        let list = try TransferInfo.all(in: vault)
+        if ctx.out.json { try ctx.out.emit(list); return }
+        if list.isEmpty { ctx.out.line("No transfers."); return }
+        for t in list { ctx.out.line(t.summary) }
+    }
+
+    /// Downloads `node`'s content first when it is on the server but not here (for `cat`/`get`).
+    static func downloadIfNeeded(_ ctx: CommandContext, _ vault: Vault, _ node: Node) throws -> Node {
+        guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil,
+              try SyncAccount.load(from: vault) != nil else { return node }
+        let bar = ProgressLine(enabled: true)
+        let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
+                                    say: { bar.clear(); ctx.out.note($0) })
+        client.onProgress = bar.update
+        defer { bar.clear() }
+        return try client.ensureLocal(node)
+    }
+}
+
+/// A one-line progress bar (bytes, rate, ETA) on standard error when it is a terminal; nothing
+/// at all when piped or redirected.
+final class ProgressLine {
+    private let enabled: Bool
+    private var path: String?
+    private var started = Date()
+    private var startBytes: Int64 = 0
+
+    init(enabled: Bool) { self.enabled = enabled && isatty(2) == 1 }
+
+    func update(_ p: TransferProgress) {
+        guard enabled else { return }
+        if path != p.path { path = p.path; started = Date(); startBytes = p.bytesDone }
+        let elapsed = Date().timeIntervalSince(started)
+        let rate = elapsed > 0.5 ? Double(p.bytesDone - startBytes) / elapsed : 0
+        let percent = p.bytesTotal > 0 ? p.bytesDone * 100 / p.bytesTotal : 100
+        var line = "\(p.direction == "upload" ? "up" : "down") \(p.path)  \(percent)%  "
+            + "\(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))"
+        if rate > 0 {
+            line += "  \(ByteCount.format(UInt64(rate)))/s  ETA \(Int((Double(p.bytesTotal - p.bytesDone) / rate).rounded(.up))) s"
+        }
+        FileHandle.standardError.write(Data(("\r\u{1b}[K" + line).utf8))
+    }
+
+    func clear() {
+        guard enabled, path != nil else { return }
+        FileHandle.standardError.write(Data("\r\u{1b}[K".utf8))
+        path = nil
+    }
+}

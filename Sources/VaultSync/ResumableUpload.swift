@@ -1,0 +1,292 @@
+import Foundation
+import VaultAPI
+import VaultCore
+import VaultHTTP
+
+/// What one upload needs: the staged blob, its checksum, and where it goes on the server.
+struct UploadJob {
+    var nodeId: String
+    var path: String
+    /// The outbox entry's request id: the session's idempotency key.
+    var requestId: String
+    var blobId: String
+    var size: Int64
+    var sha256: String
+    var mimeType: String?
+    var name: String
+    var parentRemoteId: String?
+    /// Set for a new version of a file the server already has.
+    var fileId: String?
+    var baseVersion: Int64?
+}
+
+/// How an upload ended (errors that stop it are thrown as `VaultError`).
+enum UploadOutcome {
+    case uploaded(FileResource)
+    /// The server holds a newer version (412) or the name is taken (409): nothing was overwritten.
+    case conflict(String)
+}
+
+/// A failure worth another try after a backoff.
+struct RetryableFailure: Error {
+    var reason: String
+    var retryAfter: TimeInterval?
+}
+
+/// The resumable upload protocol for one staged blob: open (or reopen) a session with the
+/// outbox request id, ask the server which ranges it holds, send exactly the missing chunks
+/// (plaintext read through `BlobHandle` only), and retry with backoff. State lives in the
+/// `transfers` row, so a killed process resumes where the server says it stopped.
+final class ResumableUpload {
+    let api: ServerAPI
+    let vault: Vault
+    let retry: RetryPolicy
+    /// Chunks in flight at once (1: one connection, chunk after chunk).
+    let concurrency: Int
+    let say: (String) -> Void
+    var onProgress: ((TransferProgress) -> Void)?
+
+    init(api: ServerAPI, vault: Vault, retry: RetryPolicy, concurrency: Int = 1, say: @escaping (String) -> Void) {
+        self.api = api; self.vault = vault; self.retry = retry; self.concurrency = max(1, concurrency); self.say = say
+    }
+
+    private enum Step {
+        case done(FileResource)
+        case conflict(String)
+        /// Try again at once (a fresh session, or re-read the status); not a failure.
+        case again
+    }
+
+    func run(_ job: UploadJob) throws -> UploadOutcome {
+        let record = try TransferRecord.upload(in: vault, nodeId: job.nodeId, requestId: job.requestId,
+                                               blobId: job.blobId, total: job.size)
+        if let onProgress {
+            record.observer = { onProgress(TransferProgress(path: job.path, direction: "upload", bytesDone: $0, bytesTotal: job.size)) }
+        }
+        let area = BlobArea(rawValue: try vault.db.scalar("SELECT area FROM blobs WHERE id = ?", [job.blobId])?.string ?? "") ?? .staging
+        let handle: BlobHandle
+        do { handle = try vault.blobs.open(job.blobId, area: area) } catch {
+            record.set(.failed, error: "the staged content is unreadable: \(error)")
+            throw error
+        }
+        record.set(.running)
+        var failures = 0, quickRepeats = 0
+        while true {
+            var sent = false
+            do {
+                switch try attempt(job, record, handle, area: area, sent: &sent) {
+                case .done(let file):
+                    record.progress(job.size, force: true)
+                    record.set(.done)
+                    return .uploaded(file)
+                case .conflict(let why):
+                    record.set(.conflict, error: why)
+                    return .conflict(why)
+                case .again:
+                    quickRepeats += 1
+                    if quickRepeats > 5 { throw RetryableFailure(reason: "the server keeps losing the upload session", retryAfter: nil) }
+                }
+            } catch let f as RetryableFailure {
+                if sent { failures = 0; quickRepeats = 0 }
+                failures += 1
+                record.countAttempt()
+                let wait = retry.delay(attempt: failures - 1, retryAfter: f.retryAfter)
+                if failures >= retry.maxAttempts {
+                    record.set(.waitingToRetry, error: f.reason, retryAt: Date().addingTimeInterval(wait))
+                    throw VaultError(.io, "the upload of \(job.path) stopped after \(failures) failed attempts: \(f.reason)",
+                                     hint: "run `vault sync` (or `vault transfers resume`) later; it continues where the server stopped")
+                }
+                record.set(.waitingToRetry, error: f.reason, retryAt: Date().addingTimeInterval(wait))
+                say("\(job.path): \(f.reason); retrying in \(String(format: "%.1f", wait)) s")
+                Thread.sleep(forTimeInterval: wait)
+                record.set(.running)
+            } catch {
+                record.set(.failed, error: (error as? VaultError)?.message ?? "\(error)")
+                throw error
+            }
+        }
+    }
+
+    /// One pass: learn what the server holds (or open a session), then send the missing chunks.
+    /// `sent` becomes true once a chunk was accepted (progress resets the failure count).
+    private func attempt(_ job: UploadJob, _ record: TransferRecord, _ handle: BlobHandle, area: BlobArea,
+                         sent: inout Bool) throws -> Step {
+        var status: UploadStatus?
+        if let id = record.uploadId {
+            let r = try transport { try api.json(.get, "/v1/upload/\(id)") }
+            switch r.status {
+            case 200: status = try ServerAPI.decode(UploadStatus.self, r)
+            case 404, 410:
+                say("\(job.path): the server no longer has the upload session; starting a new one")
+                record.setSession(uploadId: nil, url: nil)
+                return .again
+            default: try failure(r, doing: "ask for the upload status of \(job.path)")
+            }
+        }
+        let uploadURL: String
+        if let s = status {
+            uploadURL = "/v1/upload/\(s.uploadId)/chunk"
+        } else {
+            let (session, fresh, step) = try openSession(job)
+            if let step { return step }
+            guard let session else { return .again }
+            record.setSession(uploadId: session.uploadId, url: session.uploadUrl)
+            uploadURL = session.uploadUrl
+            if !fresh { return .again }   // an existing session: read its ranges first
+            status = UploadStatus(uploadId: session.uploadId, state: "active", size: job.size, chunkSize: session.chunkSize,
+                                  totalChunks: session.totalChunks, chunksProcessed: 0, receivedRanges: [],
+                                  bytesReceivedTotal: 0, uploadExpiresAt: session.uploadExpiresAt, file: nil)
+        }
+        guard let status else { return .again }
+        if status.state == "complete", let file = status.file { return .done(file) }
+        var confirmed = Self.received(status.receivedRanges)
+        record.progress(confirmed, force: true)
+        let missing = Self.missingChunks(size: job.size, chunkSize: status.chunkSize, received: status.receivedRanges)
+        if concurrency > 1 && missing.count > 1 {
+            return try sendParallel(job, url: uploadURL, chunks: missing, area: area, record: record,
+                                    confirmed: confirmed, sent: &sent)
+        }
+        for (start, length) in missing {
+            let r = try sendChunk(job, url: uploadURL, start: start, length: length, handle: handle, record: record, confirmed: confirmed)
+            switch r.status {
+            case 201:
+                return .done(try ServerAPI.decode(FileResource.self, r))
+            case 308:
+                sent = true
+                confirmed = (try? ServerAPI.decode(UploadStatus.self, r)).map { Self.received($0.receivedRanges) } ?? confirmed + length
+                record.progress(confirmed)
+            default:
+                return try judge(r, job, record)
+            }
+        }
+        return .again   // everything sent without a 201: re-read the status
+    }
+
+    /// What a chunk answer other than 201 or 308 means.
+    private func judge(_ r: HTTPResponse, _ job: UploadJob, _ record: TransferRecord) throws -> Step {
+        switch r.status {
+        case 401:
+            try api.refreshToken()
+            return .again
+        case 404, 410:
+            say("\(job.path): the upload session expired; starting a new one")
+            record.setSession(uploadId: nil, url: nil)
+            return .again
+        case 412:
+            return .conflict(Self.conflictReason(r, job))
+        case 422:
+            throw VaultError(.integrity, "the server computed a different SHA-256 for \(job.path) than the staged content's; nothing was published",
+                             hint: "run `vault doctor --verify`, then `vault sync` again")
+        default:
+            try failure(r, doing: "upload a chunk of \(job.path)")
+        }
+    }
+
+    /// Sends `chunks` over `concurrency` connections at once, each with its own client and
+    /// blob handle; the first non-308 answer is judged as for one chunk.
+    private func sendParallel(_ job: UploadJob, url: String, chunks: [(Int64, Int64)], area: BlobArea,
+                              record: TransferRecord, confirmed: Int64, sent: inout Bool) throws -> Step {
+        var workers: [(HTTPClient, BlobHandle)] = []
+        for _ in 0..<min(concurrency, chunks.count) {
+            workers.append((try HTTPClient(configuration: api.http.configuration), try vault.blobs.open(job.blobId, area: area)))
+        }
+        let auth = "Bearer " + (api.account.token ?? ""), device = api.account.deviceId
+        let fullURL = url.hasPrefix("http") ? url : api.url(url), size = job.size
+        let pipeline = ParallelChunks(chunks: chunks, confirmed: confirmed)
+        let end = pipeline.run(workers: workers, send: { client, handle, start, length in
+            let reader = BlobRangeReader(handle: handle, offset: UInt64(start), length: UInt64(length))
+            let req = HTTPRequest(method: .put, url: fullURL,
+                                  headers: [("Content-Range", "bytes \(start)-\(start + length - 1)/\(size)"),
+                                            ("Content-Type", "application/octet-stream"), ("Accept", "application/json"),
+                                            ("Expect", ""), ("Authorization", auth), ("X-Device-Id", device)],
+                                  body: .stream(length: length, read: reader.read))
+            return try client.send(req, collectUpTo: 1 << 20)
+        }, tick: { record.progress(pipeline.progress) })
+        if pipeline.anyAccepted { sent = true }
+        switch end {
+        case .allAccepted: return .again
+        case .completed(let r): return .done(try ServerAPI.decode(FileResource.self, r))
+        case .answered(let r): return try judge(r, job, record)
+        case .transport(let e):
+            if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
+            throw ServerAPI.networkError(e, api.account.serverURL)
+        case .failed(let e): throw e
+        }
+    }
+
+    /// Opens a session (or gets the existing one for this request id). Returns the session and
+    /// whether it is new, or a step when the server refused with a conflict.
+    private func openSession(_ job: UploadJob) throws -> (UploadSessionResponse?, Bool, Step?) {
+        let body = UploadSessionRequest(name: job.fileId == nil ? job.name : nil,
+                                        parentId: job.fileId == nil ? job.parentRemoteId : nil,
+                                        size: job.size, mimeType: job.mimeType, sha256: job.sha256,
+                                        requestId: job.requestId, fileId: job.fileId, baseVersion: job.baseVersion)
+        let r = try transport { try api.json(.post, "/v1/upload?uploadType=resumable", body: body) }
+        switch r.status {
+        case 200, 201: return (try ServerAPI.decode(UploadSessionResponse.self, r), r.status == 201, nil)
+        case 412: return (nil, false, .conflict(Self.conflictReason(r, job)))
+        case 409 where ServerAPI.apiError(r)?.code != "chunk_in_progress":
+            return (nil, false, .conflict("the server refused: \(ServerAPI.apiError(r)?.message ?? "name taken")"))
+        default:
+            try failure(r, doing: "start the upload of \(job.path)")
+            return (nil, false, nil)
+        }
+    }
+
+    private func sendChunk(_ job: UploadJob, url: String, start: Int64, length: Int64, handle: BlobHandle,
+                           record: TransferRecord, confirmed: Int64) throws -> HTTPResponse {
+        let range = job.size == 0 ? "bytes */0" : "bytes \(start)-\(start + length - 1)/\(job.size)"
+        api.http.onProgress = { sentBytes, _ in record.progress(confirmed + min(sentBytes, length)); return true }
+        defer { api.http.onProgress = nil }
+        return try transport {
+            try api.send {
+                let reader = BlobRangeReader(handle: handle, offset: UInt64(start), length: UInt64(length))
+                return HTTPRequest(method: .put, url: url.hasPrefix("http") ? url : api.url(url),
+                                   headers: [("Content-Range", range), ("Content-Type", "application/octet-stream"),
+                                             ("Accept", "application/json"), ("Expect", "")],
+                                   body: length == 0 ? .none : .stream(length: length, read: reader.read))
+            }
+        }
+    }
+
+    /// Runs a request; a retryable transport failure becomes `RetryableFailure`.
+    private func transport(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        do { return try body() } catch let e as HTTPError {
+            if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
+            throw ServerAPI.networkError(e, api.account.serverURL)
+        }
+    }
+
+    /// Throws `RetryableFailure` for a retryable status, else a final `VaultError`.
+    private func failure(_ r: HTTPResponse, doing what: String) throws -> Never {
+        if RetryPolicy.isRetryable(status: r.status) {
+            let detail = ServerAPI.apiError(r)?.message ?? "HTTP \(r.status)"
+            throw RetryableFailure(reason: "server answered \(r.status): \(detail)", retryAfter: RetryPolicy.retryAfter(r))
+        }
+        throw ServerAPI.statusError(r, doing: what)
+    }
+
+    static func conflictReason(_ r: HTTPResponse, _ job: UploadJob) -> String {
+        let current = (try? APIJSON.decoder().decode(FileResource.self, from: Data(r.body)))?.version
+        return "the server has a newer version\(current.map { " (\($0))" } ?? "") of \(job.path) than this change was based on\(job.baseVersion.map { " (\($0))" } ?? "")"
+    }
+
+    static func received(_ ranges: [ByteRange]) -> Int64 {
+        ranges.reduce(0) { $0 + max(0, $1.end - $1.start + 1) }
+    }
+
+    /// The (start, length) of every chunk no received range fully covers, in order.
+    static func missingChunks(size: Int64, chunkSize: Int64, received: [ByteRange]) -> [(Int64, Int64)] {
+        guard size > 0 else { return [(0, 0)] }
+        let step = max(chunkSize, 1)
+        var out: [(Int64, Int64)] = []
+        var start: Int64 = 0
+        while start < size {
+            let length = min(step, size - start)
+            let covered = received.contains { $0.start <= start && $0.end >= start + length - 1 }
+            if !covered { out.append((start, length)) }
+            start += step
+        }
+        return out
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import VaultAPI
+import VaultCore
+import VaultHTTP
+
+/// Authenticated calls to the vault server: bearer token, device id, JSON bodies, and one token
+/// refresh (with the stored server password) when the server answers 401.
+///
+/// Synchronous and not thread-safe, like the `HTTPClient` underneath. Token values never reach
+/// logs or error messages.
+final class ServerAPI {
+    let vault: Vault
+    private(set) var account: SyncAccount
+    let http: HTTPClient
+
+    init(vault: Vault, account: SyncAccount, pinnedPublicKeys: [String]) throws {
+        self.vault = vault
+        self.account = account
+        let env = ProcessInfo.processInfo.environment
+        let config = HTTPClientConfiguration(
+            caFile: account.caFile, pinnedPublicKeys: pinnedPublicKeys,
+            connectTimeout: 10, lowSpeedLimit: 1024,
+            lowSpeedTime: env["VAULT_SYNC_STALL_SECONDS"].flatMap(TimeInterval.init) ?? 30)
+        do { http = try HTTPClient(configuration: config) } catch let e as HTTPError {
+            throw VaultError(.policy, "cannot set up the connection to \(account.serverURL): \(e)",
+                             hint: "check the policy's pinnedPublicKeys (each sha256//<base64>)")
+        }
+    }
+
+    /// The absolute URL of an API path such as `/v1/files`.
+    func url(_ path: String) -> String { account.serverURL + path }
+
+    /// Exchanges the stored user name and password for a new token, and stores it.
+    func refreshToken() throws {
+        let body = try APIJSON.encoder().encode(TokenRequest(username: account.user, password: account.password))
+        let req = HTTPRequest(method: .post, url: url("/v1/auth/token"),
+                              headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+                              body: .bytes([UInt8](body)))
+        let r: HTTPResponse
+        do { r = try http.send(req, collectUpTo: 1 << 20) } catch let e as HTTPError { throw Self.networkError(e, account.serverURL) }
+        switch r.status {
+        case 200:
+            let t = try Self.decode(TokenResponse.self, r)
+            account.token = t.token
+            account.tokenExpiresAt = t.expiresAt
+            try account.saveToken(in: vault)
+        case 401:
+            throw VaultError(.wrongPassword, "the server refused the password of user '\(account.user)'",
+                             hint: "run `vault login --server \(account.serverURL) --user \(account.user)` with the right server password")
+        default:
+            throw Self.statusError(r, doing: "sign in to \(account.serverURL)")
+        }
+    }
+
+    /// Sends a request built by `make` (called again for a retry after a token refresh).
+    /// With `stream`, a 2xx body goes to it piece by piece; any other body is collected (≤ 1 MiB)
+    /// into the returned response. Transport failures throw `HTTPError` unchanged.
+    func send(_ make: () throws -> HTTPRequest,
+              stream: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> HTTPResponse {
+        if account.token == nil || (account.tokenExpiresAt.map { $0.timeIntervalSinceNow < 30 } ?? true) {
+            try refreshToken()
+        }
+        var refreshed = false
+        while true {
+            var req = try make()
+            req.headers += [("Authorization", "Bearer " + (account.token ?? "")), ("X-Device-Id", account.deviceId)]
+            var collected: [UInt8] = []
+            var toStream = false
+            var response = try http.send(req, onHead: { head in
+                toStream = stream != nil && (200..<300).contains(head.status)
+            }, onBody: { piece in
+                if toStream, let stream { try stream(piece); return true }
+                guard collected.count + piece.count <= 1 << 20 else { throw HTTPError.tooLarge }
+                collected.append(contentsOf: piece)
+                return true
+            })
+            response.body = collected
+            if response.status == 401 && !refreshed {
+                refreshed = true
+                try refreshToken()
+                continue
+            }
+            return response
+        }
+    }
+
+    /// A JSON call with an encoded body.
+    func json<B: Encodable>(_ method: HTTPMethod, _ path: String, body: B, headers: [(String, String)] = []) throws -> HTTPResponse {
+        try json(method, path, bytes: [UInt8](try APIJSON.encoder().encode(body)), headers: headers)
+    }
+
+    /// A JSON call: sends `bytes` (if any) as the JSON body, collects the answer.
+    func json(_ method: HTTPMethod, _ path: String, bytes: [UInt8]? = nil, headers: [(String, String)] = []) throws -> HTTPResponse {
+        try send {
+            HTTPRequest(method: method, url: url(path),
+                        headers: [("Accept", "application/json")] + (bytes == nil ? [] : [("Content-Type", "application/json")]) + headers,
+                        body: bytes.map { .bytes($0) } ?? .none)
+        }
+    }
+
+    // MARK: - Decoding and errors
+
+    static func decode<T: Decodable>(_ type: T.Type, _ r: HTTPResponse) throws -> T {
+        do { return try APIJSON.decoder().decode(type, from: Data(r.body)) } catch {
+            throw VaultError(.io, "the server sent an answer vault cannot read (HTTP \(r.status), expected \(type))",
+                             hint: "check that the server URL points at a vault server")
+        }
+    }
+
+    /// The server's error code and message, when the body is the API's error JSON.
+    static func apiError(_ r: HTTPResponse) -> APIErrorBody.Detail? {
+        (try? APIJSON.decoder().decode(APIErrorBody.self, from: Data(r.body)))?.error
+    }
+
+    static func statusError(_ r: HTTPResponse, doing what: String) -> VaultError {
+        let detail = apiError(r).map { "\($0.message) (\($0.code))" } ?? "no details"
+        return VaultError(.io, "could not \(what): the server answered HTTP \(r.status): \(detail)",
+                          hint: r.status >= 500 ? "the server has a problem; try again later" : nil)
+    }
+
+    static func networkError(_ e: HTTPError, _ server: String) -> VaultError {
+        switch e {
+        case .tls(let m):
+            return VaultError(.insecure, "the TLS connection to \(server) was refused: \(m)",
+                              hint: "check the server certificate, --ca-file and the policy's pinnedPublicKeys")
+        default:
+            return VaultError(.io, "cannot reach \(server): \(e)", hint: "check the network and the server address, then try again")
+        }
+    }
+}

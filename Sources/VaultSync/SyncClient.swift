@@ -1,0 +1,116 @@
+import Foundation
+import VaultAPI
+import VaultCore
+import VaultCrypto
+import VaultHTTP
+
+/// The vault's connection to its server: sign-in, pushing the outbox (uploads, folders, moves,
+/// deletes) and downloading content on demand. Built only on the vault's sealed API.
+///
+/// Synchronous and not thread-safe: one client per command.
+public final class SyncClient {
+    let vault: Vault
+    let api: ServerAPI
+    let retry: RetryPolicy
+    let say: (String) -> Void
+    /// Receives each transfer's progress, a few times a second (for a progress bar).
+    public var onProgress: ((TransferProgress) -> Void)?
+
+    /// A client for the server `vault login` stored; throws `.notFound` when there is none.
+    /// - Parameters:
+    ///   - pinnedPublicKeys: the policy's pins (`sha256//<base64>`); empty means no pinning.
+    ///   - say: receives retry notes and results for people (never secrets).
+    public init(vault: Vault, pinnedPublicKeys: [String], say: @escaping (String) -> Void = { _ in }) throws {
+        self.vault = vault
+        self.api = try ServerAPI(vault: vault, account: try SyncAccount.require(vault), pinnedPublicKeys: pinnedPublicKeys)
+        self.retry = RetryPolicy.fromEnvironment()
+        self.say = say
+    }
+
+    /// The server address this vault syncs with.
+    public var serverURL: String { api.account.serverURL }
+
+    /// Signs in to `serverURL` as `user`, and stores the address, user, token and password (for
+    /// refreshing the token) in the vault's encrypted database.
+    ///
+    /// - Throws: `.policy` for a server outside `allowedServers` (when the policy names any),
+    ///   `.wrongPassword` when the server refuses the password, `.io`/`.insecure` when it cannot
+    ///   be reached safely.
+    @discardableResult
+    public static func login(vault: Vault, serverURL: String, user: String, password: SecureBytes, caFile: String?,
+                             allowedServers: [String]?, pinnedPublicKeys: [String]) throws -> SyncClient {
+        let url = try ServerAddress.normalize(serverURL)
+        try ServerAddress.check(url, allowed: allowedServers)
+        let passwordText = password.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        let previous = try SyncAccount.load(from: vault)
+        let account = SyncAccount(serverURL: url, user: user,
+                                  deviceId: previous?.deviceId ?? UUID().uuidString.lowercased(),
+                                  caFile: caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+                                  password: passwordText, token: nil, tokenExpiresAt: nil)
+        let api = try ServerAPI(vault: vault, account: account, pinnedPublicKeys: pinnedPublicKeys)
+        try api.refreshToken()            // fails before anything is stored when the password is wrong
+        try api.account.save(to: vault)
+        return try SyncClient(vault: vault, pinnedPublicKeys: pinnedPublicKeys)
+    }
+
+    /// Replays every pending local change to the server, in order. Stops at the first failure
+    /// that retries could not overcome (its transfer is left waiting, resumable); conflicts are
+    /// recorded and reported, never overwritten.
+    /// - Parameter concurrency: chunks of one upload in flight at once, each on its own connection (1…16).
+    public func push(concurrency: Int = 1) throws -> PushSummary {
+        let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
+        replay.onProgress = onProgress
+        return try replay.run()
+    }
+
+    /// Makes `node`'s content local: downloads it when it is NOT_DOWNLOADED and on the server.
+    /// Returns the node as it now is (unchanged when nothing was needed).
+    public func ensureLocal(_ node: Node) throws -> Node {
+        guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil else { return node }
+        let download = ContentDownload(api: api, vault: vault, retry: retry, say: say)
+        download.onProgress = onProgress
+        return try download.run(node)
+    }
+}
+
+/// One transfer's progress, for a progress bar.
+public struct TransferProgress: Sendable {
+    /// The file's vault path.
+    public var path: String
+    /// `upload` or `download`.
+    public var direction: String
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+}
+
+/// Server addresses: normalising and checking them against the policy.
+enum ServerAddress {
+    /// `scheme://host[:port]` plus any path, without a trailing slash; only http and https.
+    static func normalize(_ s: String) throws -> String {
+        var t = s.trimmingCharacters(in: .whitespaces)
+        while t.hasSuffix("/") { t.removeLast() }
+        guard let u = URLComponents(string: t), let scheme = u.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = u.host, !host.isEmpty, u.query == nil, u.user == nil else {
+            throw VaultError(.usage, "'\(s)' is not a server address", hint: "give it as https://HOST[:PORT]")
+        }
+        return t
+    }
+
+    /// Refuses a server the policy does not list. Entries match the whole URL, its origin
+    /// (`scheme://host[:port]`) or its host name.
+    static func check(_ url: String, allowed: [String]?) throws {
+        guard let allowed else { return }
+        let u = URLComponents(string: url)
+        let host = u?.host?.lowercased() ?? ""
+        let origin = "\(u?.scheme?.lowercased() ?? "")://\(host)" + (u?.port.map { ":\($0)" } ?? "")
+        let ok = allowed.contains { entry in
+            var e = entry.lowercased()
+            while e.hasSuffix("/") { e.removeLast() }
+            return e == url.lowercased() || e == origin || e == host
+        }
+        guard ok else {
+            throw VaultError(.policy, "the policy does not allow syncing with \(url)",
+                             hint: "allowed servers: \(allowed.isEmpty ? "none" : allowed.joined(separator: ", "))")
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `vault-server` process on 127.0.0.1 (with `--test-faults`), one user `alice`, and a
+/// few API helpers that talk to it through `curl` so the checks never share code with the client.
+final class ServerHarness: @unchecked Sendable {
+    let dataDir: URL
+    let logFile: URL
+    let user = "alice"
+    let password = "server pass 1"
+    let passwordFile: URL
+    private(set) var port: UInt16 = 0
+    private var process: Process?
+    private var cachedToken: String?
+
+    /// With TLS: the self-signed certificate (also the CA to trust) and its public-key pin.
+    private(set) var certFile: URL?
+    private(set) var pin: String?
+
+    var url: String { "\(certFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
+    static var binary: String { CLIHarness.productsDirectory.appendingPathComponent("vault-server").path }
+
+    init(root: URL, args: [String] = [], tls: Bool = false) throws {
+        var args = args
+        if tls {
+            let cert = root.appendingPathComponent("cert.pem"), key = root.appendingPathComponent("key.pem")
+            try Self.sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout '\(key.path)'"
+                        + " -out '\(cert.path)' -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1")
+            pin = "sha256//" + (try Self.sh("openssl x509 -in '\(cert.path)' -pubkey -noout | openssl pkey -pubin -outform der"
+                                            + " | openssl dgst -sha256 -binary | base64")).trimmingCharacters(in: .whitespacesAndNewlines)
+            certFile = cert
+            args += ["--tls-cert", cert.path, "--tls-key", key.path]
+        }
+        dataDir = root.appendingPathComponent("server-data")
+        logFile = root.appendingPathComponent("server.log")
+        passwordFile = root.appendingPathComponent("server.pw")
+        try Data((password + "\n").utf8).write(to: passwordFile)
+        let add = Process()
+        add.executableURL = URL(fileURLWithPath: Self.binary)
+        add.arguments = ["user", "add", user, "--data", dataDir.path, "--password-file", passwordFile.path]
+        add.standardOutput = FileHandle.nullDevice
+        add.standardError = FileHandle.nullDevice
+        try add.run(); add.waitUntilExit()
+        guard add.terminationStatus == 0 else { throw TransferTestError("vault-server user add failed") }
+
+        self.args = args
+        try start(port: 0)
+    }
+
+    private let args: [String]
+
+    /// Starts `serve` on `port` (0: any free port) and waits for its `listening on` line.
+    private func start(port: UInt16) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["serve", "--data", dataDir.path, "--listen", "127.0.0.1:\(port)", "--test-faults"] + args
+        let out = Pipe()
+        p.standardOutput = out
+        if !FileManager.default.fileExists(atPath: logFile.path) { FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+        let log = try FileHandle(forWritingTo: logFile)
+        log.seekToEndOfFile()
+        p.standardError = log
+        try p.run()
+        process = p
+        var line = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !line.contains("\n") && Date() < deadline {
+            let d = out.fileHandleForReading.availableData
+            if d.isEmpty { break }
+            line += String(decoding: d, as: UTF8.self)
+        }
+        guard let r = line.range(of: "listening on 127.0.0.1:"),
+              let port = UInt16(line[r.upperBound...].prefix { $0.isNumber }) else {
+            throw TransferTestError("vault-server did not start: \(line)")
+        }
+        self.port = port
+    }
+
+    /// Stops the server and starts it again on the same port with a new token-signing key, so
+    /// every token issued so far answers 401.
+    func restartWithNewSigningKey() throws {
+        if let p = process { p.terminate(); p.waitUntilExit() }
+        process = nil
+        try FileManager.default.removeItem(at: dataDir.appendingPathComponent("jwt.secret"))
+        cachedToken = nil
+        try start(port: port)
+    }
+
+    deinit {
+        if let p = process, p.isRunning { p.terminate(); p.waitUntilExit() }
+    }
+
+    /// The server's request log (one JSON line per request; no tokens).
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// Log lines of chunk uploads answered with `status`.
+    func chunkLines(status: Int) -> [String] {
+        log.split(separator: "\n").map(String.init).filter { $0.contains("/chunk") && $0.contains("\"status\":\(status)") }
+    }
+
+    /// Upload session ids seen in the log.
+    var uploadIds: [String] {
+        var ids: [String] = []
+        for line in log.split(separator: "\n") {
+            guard let r = line.range(of: "/v1/upload/") else { continue }
+            let id = String(line[r.upperBound...].prefix { $0 != "/" && $0 != "\"" })
+            if !id.isEmpty && !ids.contains(id) { ids.append(id) }
+        }
+        return ids
+    }
+
+    // MARK: - API through curl
+
+    struct Answer {
+        var status: Int
+        var body: Data
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    }
+
+    func curl(_ method: String, _ path: String, json: String? = nil, auth: Bool = true) throws -> Answer {
+        var args = ["-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", url + path]
+        if let certFile { args += ["--cacert", certFile.path] }
+        if auth { args += ["-H", "Authorization: Bearer \(try token())"] }
+        if let json { args += ["-H", "Content-Type: application/json", "--data-binary", json] }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        var data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard let nl = data.lastIndex(of: 10) else { throw TransferTestError("curl gave no status") }
+        let status = Int(String(decoding: data[(nl + 1)...], as: UTF8.self)) ?? 0
+        data = data[..<nl]
+        return Answer(status: status, body: Data(data))
+    }
+
+    func token() throws -> String {
+        if let cachedToken { return cachedToken }
+        let a = try curl("POST", "/v1/auth/token", json: #"{"username":"\#(user)","password":"\#(password)"}"#, auth: false)
+        guard a.status == 200, let t = a.json["token"] as? String else { throw TransferTestError("token: \(a.status)") }
+        cachedToken = t
+        return t
+    }
+
+    func faults(_ json: String) throws {
+        let a = try curl("POST", "/v1/test/faults", json: json, auth: false)
+        guard a.status == 200 else { throw TransferTestError("faults: \(a.status)") }
+    }
+
+    /// The live children of a folder, by name.
+    func children(_ parentId: String = "root") throws -> [String: [String: Any]] {
+        let a = try curl("GET", "/v1/files?parentId=\(parentId)&pageSize=1000")
+        var out: [String: [String: Any]] = [:]
+        for f in a.json["files"] as? [[String: Any]] ?? [] { out[f["name"] as? String ?? ""] = f }
+        return out
+    }
+
+    /// SHA-256 (hex) of what the server serves for a file.
+    func contentSHA256(_ id: String) throws -> String {
+        let a = try curl("GET", "/v1/files/\(id)/content")
+        return sha256Hex(a.body)
+    }
+}
+
+extension ServerHarness {
+    @discardableResult
+    static func sh(_ command: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", command]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw TransferTestError("command failed: \(command)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+struct TransferTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// SHA-256 hex of `data` via the system's `sha256sum` (independent of the vault's own code).
+func sha256Hex(_ data: Data) -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    let input = Pipe(), out = Pipe()
+    p.standardInput = input
+    p.standardOutput = out
+    try? p.run()
+    let writer = DispatchQueue(label: "sha-in")
+    writer.async { input.fileHandleForWriting.write(data); try? input.fileHandleForWriting.close() }
+    let result = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(String(decoding: result, as: UTF8.self).prefix(64))
+}

@@ -1,0 +1,321 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Login, push (folders, resumable uploads, moves, deletes), downloads on demand, and resuming
+/// after `kill -9` and server faults — the real `vault` binary against a real `vault-server`.
+final class TransferTests: XCTestCase {
+    var h: CLIHarness!
+    var server: ServerHarness!
+
+    /// Fast retries for tests (the defaults start at 0.5 s and cap at 30 s).
+    let fastRetry = ["VAULT_RETRY_BASE_MS": "50", "VAULT_RETRY_CAP_MS": "500", "VAULT_RETRY_MAX": "30"]
+
+    func start(serverArgs: [String] = [], tls: Bool = false) throws {
+        h = try CLIHarness(keyring: false)
+        try h.initVault()
+        server = try ServerHarness(root: h.root, args: serverArgs, tls: tls)
+        for (k, v) in fastRetry { h.env[k] = v }
+    }
+
+    override func tearDown() {
+        server = nil
+        h = nil
+    }
+
+    func login() throws {
+        try h.ok(["login", "--server", server.url, "--user", server.user,
+                  "--server-password-file", server.passwordFile.path] + h.pw)
+    }
+
+    func randomFile(_ name: String, bytes: Int) throws -> (String, Data) {
+        let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: bytes)
+        return (try h.localFile(name, data), data)
+    }
+
+    func node(_ path: String) throws -> [String: Any] {
+        let all = try XCTUnwrap(try h.ok(["ls", (path as NSString).deletingLastPathComponent, "--json"] + h.pw).json as? [[String: Any]])
+        return try XCTUnwrap(all.first { $0["path"] as? String == path }, "no \(path) in ls")
+    }
+
+    func transfers() throws -> [[String: Any]] {
+        try XCTUnwrap(try h.ok(["transfers", "--json"] + h.pw).json as? [[String: Any]])
+    }
+
+    /// Starts `vault sync` in the background, waits until the server has acknowledged
+    /// `chunks` chunks, and kills it with SIGKILL.
+    func killSyncAfter(chunks: Int) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        p.arguments = ["sync"] + h.pw
+        p.environment = h.env
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(60)
+        while server.chunkLines(status: 308).count < chunks && Date() < deadline && p.isRunning { usleep(20_000) }
+        XCTAssertTrue(p.isRunning, "vault sync finished before it could be killed")
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+    }
+
+    // MARK: - Tests
+
+    func testLoginRefusesWrongPasswordAndDisallowedServerAndKeepsSecretsOutOfOutput() throws {
+        try start()
+        let wrongPw = try h.localFile("wrong.pw", Data("nope\n".utf8))
+        let bad = try h.run(["login", "--server", server.url, "--user", server.user, "--server-password-file", wrongPw] + h.pw)
+        XCTAssertEqual(bad.status, 3, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("refused the password"), bad.stderr)
+        XCTAssertEqual(try h.run(["sync"] + h.pw).status, 4, "not logged in: sync must say so")
+
+        // A policy listing other servers only.
+        let policy = h.root.appendingPathComponent("policy.json")
+        try Data(#"{"allowedServers": ["https://drive.example.com"]}"#.utf8).write(to: policy)
+        h.env["VAULT_POLICY_FILE"] = policy.path
+        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        let refused = try h.run(["login", "--server", server.url, "--user", server.user,
+                                 "--server-password-file", server.passwordFile.path] + h.pw)
+        XCTAssertEqual(refused.status, 11, refused.stderr)
+        try Data(#"{"allowedServers": ["\#(server.url)"]}"#.utf8).write(to: policy)
+
+        let ok = try h.ok(["login", "--server", server.url, "--user", server.user,
+                           "--server-password-file", server.passwordFile.path] + h.pw)
+        XCTAssertTrue(ok.out.contains("Logged in"), ok.out)
+        XCTAssertFalse(ok.out.contains(server.password) || ok.stderr.contains(server.password))
+        // The token and password live only in the encrypted database.
+        let db = try Data(contentsOf: h.home.appendingPathComponent("metadata.db"))
+        XCTAssertNil(db.range(of: Data(server.password.utf8)), "server password in plaintext on disk")
+        XCTAssertNil(db.range(of: Data(try server.token().prefix(20).utf8)))
+        let sync = try h.ok(["sync"] + h.pw)
+        XCTAssertTrue(sync.out.contains("Synced 0 change(s)"), sync.out)
+    }
+
+    func testTLSNeedsTheRightCAAndThePolicysPinnedKey() throws {
+        try start(tls: true)
+        let login = ["login", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + h.pw
+        let untrusted = try h.run(login)
+        XCTAssertEqual(untrusted.status, 9, "a certificate no CA vouches for is refused: \(untrusted.stderr)")
+        let withCA = login + ["--ca-file", server.certFile!.path]
+
+        let policy = h.root.appendingPathComponent("policy.json")
+        h.env["VAULT_POLICY_FILE"] = policy.path
+        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        try Data(#"{"pinnedPublicKeys": ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]}"#.utf8).write(to: policy)
+        let wrongPin = try h.run(withCA)
+        XCTAssertEqual(wrongPin.status, 9, "a server key the policy does not pin is refused: \(wrongPin.stderr)")
+
+        try Data(#"{"pinnedPublicKeys": ["\#(server.pin!)"]}"#.utf8).write(to: policy)
+        try h.ok(withCA)
+        let (f, data) = try randomFile("tls.bin", bytes: 100_000)
+        try h.ok(["put", f, "/"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        XCTAssertEqual(try server.children()["tls.bin"]?["sha256"] as? String, sha256Hex(data))
+    }
+
+    func testRejectedTokenIsRefreshedOnceWithTheStoredPassword() throws {
+        try start()
+        try login()
+        let (f, data) = try randomFile("t.bin", bytes: 50_000)
+        try h.ok(["put", f, "/"] + h.pw)
+        try server.restartWithNewSigningKey()     // the stored token is now invalid
+        try h.ok(["sync"] + h.pw)
+        XCTAssertEqual(try server.children()["t.bin"]?["sha256"] as? String, sha256Hex(data))
+        let rejected = server.log.split(separator: "\n").filter { $0.contains("\"status\":401") }
+        XCTAssertEqual(rejected.count, 1, "one 401, then a new token and the retry")
+    }
+
+    func testPushReplaysFoldersUploadsMovesDeletesAndEvictedContentDownloadsBack() throws {
+        try start()
+        try login()
+        try h.ok(["mkdir", "-p", "/Docs/2026"] + h.pw)
+        let (a, aData) = try randomFile("a.bin", bytes: 300_000)
+        let (b, _) = try randomFile("b.txt", bytes: 1_000)
+        let (empty, _) = try randomFile("empty", bytes: 0)
+        try h.ok(["put", a, "/Docs/2026"] + h.pw)
+        try h.ok(["put", b, "/"] + h.pw)
+        try h.ok(["put", empty, "/Docs"] + h.pw)
+        let r = try h.ok(["sync", "--json"] + h.pw)
+        let summary = try XCTUnwrap(r.json as? [String: Any])
+        XCTAssertEqual(summary["done"] as? Int, 5, r.out)
+
+        let docs = try XCTUnwrap(try server.children()["Docs"])
+        XCTAssertEqual(docs["type"] as? String, "folder")
+        let y2026 = try XCTUnwrap(try server.children(docs["id"] as! String)["2026"])
+        let remoteA = try XCTUnwrap(try server.children(y2026["id"] as! String)["a.bin"])
+        XCTAssertEqual(remoteA["sha256"] as? String, sha256Hex(aData))
+        XCTAssertEqual(try server.contentSHA256(remoteA["id"] as! String), sha256Hex(aData))
+        XCTAssertNotNil(try server.children(docs["id"] as! String)["empty"])
+        let localA = try node("/Docs/2026/a.bin")
+        XCTAssertNil(localA["pendingOp"] as? String)
+        XCTAssertEqual(localA["version"] as? Int, remoteA["version"] as? Int)
+
+        // Evict, then cat downloads it back through the server.
+        try h.ok(["evict", "/Docs/2026/a.bin"] + h.pw)
+        XCTAssertEqual(try node("/Docs/2026/a.bin")["contentState"] as? String, "NOT_DOWNLOADED")
+        let cat = try h.ok(["cat", "/Docs/2026/a.bin"] + h.pw)
+        XCTAssertEqual(cat.stdout, aData)
+        XCTAssertEqual(try node("/Docs/2026/a.bin")["contentState"] as? String, "LOCAL")
+        XCTAssertTrue(try transfers().contains { $0["direction"] as? String == "download" && $0["state"] as? String == "done" })
+        try h.ok(["evict", "/Docs/2026/a.bin"] + h.pw)
+        let exported = h.root.appendingPathComponent("a-exported.bin")
+        try h.ok(["get", "/Docs/2026/a.bin", exported.path] + h.pw)
+        XCTAssertEqual(try Data(contentsOf: exported), aData, "vault get downloads too")
+
+        // Move, rename and delete are replayed with If-Match.
+        try h.ok(["mv", "/b.txt", "/Docs/2026/b-renamed.txt"] + h.pw)
+        try h.ok(["rm", "/Docs/empty"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        let inYear = try server.children(y2026["id"] as! String)
+        XCTAssertNotNil(inYear["b-renamed.txt"])
+        XCTAssertNil(try server.children()["b.txt"])
+        XCTAssertNil(try server.children(docs["id"] as! String)["empty"], "deleted on the server (trashed)")
+
+        // A change made elsewhere: the next local move is a conflict, recorded, never overwritten.
+        let bId = inYear["b-renamed.txt"]!["id"] as! String
+        let patched = try server.curl("PATCH", "/v1/files/\(bId)", json: #"{"name":"by-other-device.txt"}"#)
+        XCTAssertEqual(patched.status, 428, "the server insists on If-Match")
+        let ver = inYear["b-renamed.txt"]!["version"] as! Int
+        var args = ["-s", "-o", "/dev/null", "-X", "PATCH", "-H", "Authorization: Bearer \(try server.token())", "-H", "If-Match: \"\(ver)\"",
+                    "-H", "Content-Type: application/json", "--data-binary", #"{"name":"by-other-device.txt"}"#]
+        args.append(server.url + "/v1/files/\(bId)")
+        let p = try Process.run(URL(fileURLWithPath: "/usr/bin/curl"), arguments: args)
+        p.waitUntilExit()
+        try h.ok(["mv", "/Docs/2026/b-renamed.txt", "/Docs/2026/mine.txt"] + h.pw)
+        let c = try h.ok(["sync", "--json"] + h.pw)
+        XCTAssertEqual((c.json as? [String: Any])?["conflicts"] as? Int, 1, c.out)
+        XCTAssertNotNil(try server.children(y2026["id"] as! String)["by-other-device.txt"], "the server's version stays")
+    }
+
+    func testKillNineMidUploadResumesAndResendsAtMostAboutOneChunk() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let size = 24 << 20
+        let (big, data) = try randomFile("big.bin", bytes: size)
+        try h.ok(["put", big, "/"] + h.pw)
+        try server.faults(#"{"delayMs": 120}"#)
+        try killSyncAfter(chunks: 4)
+        try server.faults("{}")
+
+        // Progress was persisted before the kill.
+        let before = try XCTUnwrap(try transfers().first)
+        XCTAssertEqual(before["direction"] as? String, "upload")
+        XCTAssertEqual(before["state"] as? String, "interrupted")
+        XCTAssertGreaterThan(before["bytesDone"] as? Int ?? 0, 0, "\(before)")
+        XCTAssertLessThan(before["bytesDone"] as? Int ?? 0, size)
+
+        let r = try h.ok(["transfers", "resume"] + h.pw)
+        XCTAssertTrue(r.out.contains("Synced 1 change(s)"), r.out)
+        XCTAssertEqual(server.uploadIds.count, 1, "the same session was resumed")
+        let status = try server.curl("GET", "/v1/upload/\(server.uploadIds[0])").json
+        XCTAssertEqual(status["state"] as? String, "complete")
+        let received = try XCTUnwrap(status["bytesReceivedTotal"] as? Int)
+        print("kill -9 resume: server received \(received) bytes for a \(size)-byte file (\(received - size) re-sent)")
+        XCTAssertLessThanOrEqual(received, size + (1 << 20), "re-sent more than one chunk")
+        let remote = try XCTUnwrap(try server.children()["big.bin"])
+        XCTAssertEqual(remote["sha256"] as? String, sha256Hex(data))
+        let after = try XCTUnwrap(try transfers().first)
+        XCTAssertEqual(after["state"] as? String, "done")
+        XCTAssertEqual(after["bytesDone"] as? Int, size)
+    }
+
+    func testUploadSurvivesDroppedConnections429sAnd503Bursts() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let (one, oneData) = try randomFile("one.bin", bytes: 5 << 20)
+        try h.ok(["put", one, "/"] + h.pw)
+        try server.faults(#"{"dropAfterBytes": 300000, "dropCount": 2, "retryAfter429Count": 2, "retryAfterSeconds": 1}"#)
+        let t0 = Date()
+        let r = try h.ok(["sync"] + h.pw)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(t0), 2, "two 429s with Retry-After: 1 were honoured")
+        XCTAssertTrue(r.stderr.contains("429"), r.stderr)
+        XCTAssertEqual(try server.children()["one.bin"]?["sha256"] as? String, sha256Hex(oneData))
+
+        let (two, twoData) = try randomFile("two.bin", bytes: 6 << 20)
+        try h.ok(["put", two, "/"] + h.pw)
+        // Four chunks in flight at once, through a burst of 503s and then two dropped connections.
+        try server.faults(#"{"errorRate": 1.0, "errorStatus": 503}"#)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        p.arguments = ["sync", "--concurrency", "4"] + h.pw
+        p.environment = h.env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        usleep(600_000)
+        try server.faults(#"{"errorRate": 0.2, "errorStatus": 503, "dropAfterBytes": 200000, "dropCount": 2}"#)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        try server.faults("{}")
+        XCTAssertEqual(p.terminationStatus, 0, stderr)
+        XCTAssertTrue(stderr.contains("server answered 503"), stderr)
+        XCTAssertEqual(try server.children()["two.bin"]?["sha256"] as? String, sha256Hex(twoData))
+        let id = try XCTUnwrap(server.uploadIds.last)
+        let received = try XCTUnwrap(try server.curl("GET", "/v1/upload/\(id)").json["bytesReceivedTotal"] as? Int)
+        XCTAssertLessThanOrEqual(received, (6 << 20) + 4 * (1 << 20), "at most the chunks in flight re-sent")
+    }
+
+    func testGivingUpLeavesAVisibleWaitingTransferThatResumesLater() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let (f, data) = try randomFile("w.bin", bytes: 3 << 20)
+        try h.ok(["put", f, "/"] + h.pw)
+        try server.faults(#"{"errorRate": 1.0, "errorStatus": 503}"#)
+        let r = try h.run(["sync"] + h.pw, env: ["VAULT_RETRY_MAX": "3"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("stopped after 3 failed attempts"), r.stderr)
+        let t = try XCTUnwrap(try transfers().first)
+        XCTAssertEqual(t["state"] as? String, "waiting_to_retry")
+        XCTAssertNotNil(t["nextAttemptAt"] as? Int)
+        XCTAssertTrue((t["error"] as? String ?? "").contains("503"), "\(t)")
+        let text = try h.ok(["transfers"] + h.pw).out
+        XCTAssertTrue(text.contains("waiting to retry at"), text)
+
+        try server.faults("{}")
+        try h.ok(["transfers", "resume"] + h.pw)
+        XCTAssertEqual(try server.children()["w.bin"]?["sha256"] as? String, sha256Hex(data))
+        XCTAssertEqual(try transfers().first?["state"] as? String, "done")
+    }
+
+    func testExpiredSessionStartsAFreshOne() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let (f, data) = try randomFile("f.bin", bytes: 8 << 20)
+        try h.ok(["put", f, "/"] + h.pw)
+        try server.faults(#"{"delayMs": 120}"#)
+        try killSyncAfter(chunks: 2)
+        try server.faults(#"{"expireSessionsNow": true}"#)
+        let r = try h.ok(["sync"] + h.pw)
+        XCTAssertTrue(r.stderr.contains("starting a new one"), r.stderr)
+        XCTAssertEqual(server.uploadIds.count, 2)
+        XCTAssertEqual(try server.children()["f.bin"]?["sha256"] as? String, sha256Hex(data))
+    }
+
+    func testServerLyingAboutContentIsRejectedAndNothingPublished() throws {
+        try start()
+        try login()
+        let (f, _) = try randomFile("doc.bin", bytes: 200_000)
+        try h.ok(["put", f, "/"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/doc.bin"] + h.pw)
+        // The server's stored bytes change behind its own checksum.
+        let remote = try XCTUnwrap(try server.children()["doc.bin"])
+        let rev = try XCTUnwrap(remote["headRevisionId"] as? String)
+        let stored = server.dataDir.appendingPathComponent("content/\(rev)")
+        var bytes = try Data(contentsOf: stored)
+        bytes[1000] ^= 0x55
+        try bytes.write(to: stored)
+
+        let r = try h.run(["cat", "/doc.bin"] + h.pw)
+        XCTAssertEqual(r.status, 6, r.stderr)
+        XCTAssertTrue(r.stderr.contains("does not match its checksum"), r.stderr)
+        XCTAssertTrue(r.stdout.isEmpty, "nothing of the bad content reached the reader")
+        XCTAssertEqual(try node("/doc.bin")["contentState"] as? String, "NOT_DOWNLOADED")
+        XCTAssertEqual(try h.blobFiles("cache").count, 0, "the bad blob was discarded")
+        XCTAssertTrue(try transfers().contains { $0["state"] as? String == "failed" })
+    }
+}
