@@ -161,7 +161,14 @@ extension VaultCommandLine {
             s.nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int
             s.pendingChanges = try vault.db.scalar("SELECT count(*) FROM outbox WHERE state='pending'")?.int
             s.storage = try vault.storageReport()
-            s.lastSync = "never (no server configured)"
+            let state = Dictionary(uniqueKeysWithValues: try vault.db.query(
+                "SELECT key, value FROM sync_state WHERE key IN ('server_url', 'server_user', 'last_sync_at')").map { ($0[0].string ?? "", $0[1].string ?? "") })
+            if let url = state["server_url"] {
+                let when = state["last_sync_at"].flatMap(TimeInterval.init).map { "last successful sync \(Date(timeIntervalSince1970: $0))" } ?? "never synced"
+                s.lastSync = "\(url) as \(state["server_user"] ?? "?"); \(when)"
+            } else {
+                s.lastSync = "no server (vault login --server URL --user NAME)"
+            }
         }
         if ctx.out.json { try ctx.out.emit(s); return }
         ctx.out.line("vault   \(s.path)")

@@ -60,7 +60,12 @@ public final class SyncClient {
     public func push(concurrency: Int = 1) throws -> PushSummary {
         let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
         replay.onProgress = onProgress
-        return try replay.run()
+        let summary = try replay.run()
+        try vault.db.transaction {
+            try vault.db.run("DELETE FROM sync_state WHERE key = 'last_sync_at'")
+            try vault.db.run("INSERT INTO sync_state(key, value) VALUES ('last_sync_at', ?)", [String(Int64(Date().timeIntervalSince1970))])
+        }
+        return summary
     }
 
     /// Makes `node`'s content local: downloads it when it is NOT_DOWNLOADED and on the server.
