@@ -105,7 +105,7 @@ extension Vault {
 
     struct RotationStats { var rewrapped = 0; var damaged: [String] = [] }
 
-    /// Steps 2–6, idempotent: journal the old headers, rewrap every header, rekey the database,
+    /// Steps 2–6, idempotent: journal the old headers, rewrap every header (in batches), rekey the database,
     /// write the final keyslot file, drop the journal.
     static func finishRotation(layout: VaultLayout, file: KeyslotFile, oldKeys: KeyHierarchy,
                                newMaster: SecureBytes) throws -> (KeyslotFile, KeyHierarchy, RotationStats) {
@@ -132,11 +132,21 @@ extension Vault {
         var all: [(String, BlobArea)] = []
         for area in [BlobArea.cache, .staging] { all += store.idsOnDisk(area).map { ($0, area) } }
         var firstBatch = true
-        for start in stride(from: 0, to: all.count, by: 512) {
+        // Each batch keeps its files open between the journal's fdatasync and the header writes:
+        // large batches mean few fdatasyncs, within the open-file limit (raised to its hard maximum).
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = min(limit.rlim_max, 65536)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let batchSize = max(64, min(8192, Int(limit.rlim_cur) - 256))
+        for start in stride(from: 0, to: all.count, by: batchSize) {
             var batch: [(fd: Int32, path: String, fresh: [UInt8])] = []
             var journalBytes: [UInt8] = []
             defer { for b in batch { close(b.fd) } }
-            for (id, area) in all[start..<min(start + 512, all.count)] {
+            for (id, area) in all[start..<min(start + batchSize, all.count)] {
                 let path = store.path(id: id, area: area)
                 let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
                 guard fd >= 0 else { stats.damaged.append(id); continue }
