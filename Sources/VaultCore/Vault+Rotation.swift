@@ -32,6 +32,7 @@ extension Vault {
 
     static func removeStaleRotationJournal(_ layout: VaultLayout) throws {
         if POSIX.exists(journalPath(layout)) { unlink(journalPath(layout)) }
+        if POSIX.exists(layout.databaseFile + ".rekey") { unlink(layout.databaseFile + ".rekey") }
     }
 
     /// Rotates the master key. `password` must open a password slot (it is rewrapped with a fresh salt).
@@ -180,18 +181,19 @@ extension Vault {
         scratch.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
         sync()
         TestHooks.crashPoint("rotate-headers-done")
-        // Step 4: the database under the new key.
-        let db: SQLDatabase
-        if let d = try? newKeys.databaseKey.withUnsafeBytes({ try SQLDatabase(path: layout.databaseFile, rawKey: $0) }) {
-            db = d
-        } else {
+        // Step 4: the database under the new key: an encrypted copy written beside it, fsynced and
+        // renamed into place (atomic: either the old file under the old key, or the new one).
+        if (try? newKeys.databaseKey.withUnsafeBytes({ try SQLDatabase(path: layout.databaseFile, rawKey: $0) })) == nil {
             let old = try openDatabase(layout: layout, keys: oldKeys)
-            try newKeys.databaseKey.withUnsafeBytes { try old.rekey(rawKey: $0) }
-            db = old
+            let copy = layout.databaseFile + ".rekey"
+            try newKeys.databaseKey.withUnsafeBytes { try old.exportCopy(to: copy, rawKey: $0) }
+            old.close()
+            chmod(copy, 0o600)
+            guard rename(copy, layout.databaseFile) == 0 else { throw VaultError(.io, "cannot replace the database: \(POSIX.errnoMessage())") }
+            try POSIX.fsyncDirectory(layout.root)
         }
         TestHooks.crashPoint("rotate-db-rekeyed")
-        try db.run("UPDATE blobs SET key_epoch = ?", [Int64(pending.epoch)])
-        db.close()
+        // blobs.key_epoch records the epoch a blob was written at; headers carry the live epoch.
         // Step 5: the final keyslot file, authenticated by the new master key.
         var final = file
         final.body.epoch = pending.epoch
