@@ -15,7 +15,12 @@ public final class SealedBlobReader {
     /// Number of segments (at least 1; an empty blob is one empty final segment).
     public let segmentCount: Int
 
-    private let fileDescriptor: Int32
+    /// Where the sealed bytes are: a file read with pread, or memory the caller keeps alive.
+    private enum Source {
+        case file(Int32)
+        case memory(UnsafeRawBufferPointer)
+    }
+    private let source: Source
     private let segments: SegmentCrypto
     private let segmentSize: Int
     private let stride: Int
@@ -32,7 +37,19 @@ public final class SealedBlobReader {
     /// key. A blob carrying another vault or blob id (a swapped or copied file) throws
     /// `authenticationFailed`; a wrong wrap key or modified header throws `authenticationFailed`;
     /// an impossible size throws `invalidFormat`.
-    public init(fileDescriptor: Int32, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
+    public convenience init(fileDescriptor: Int32, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
+        try self.init(source: .file(fileDescriptor), fileSize: fileSize, wrapKey: wrapKey,
+                      expectedVaultId: expectedVaultId, expectedBlobId: expectedBlobId)
+    }
+
+    /// Reads a sealed blob held in memory (`sealed` must stay valid for the reader's life):
+    /// segments are authenticated and decrypted straight from it, with no copy.
+    public convenience init(memory sealed: UnsafeRawBufferPointer, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
+        try self.init(source: .memory(sealed), fileSize: UInt64(sealed.count), wrapKey: wrapKey,
+                      expectedVaultId: expectedVaultId, expectedBlobId: expectedBlobId)
+    }
+
+    private init(source: Source, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
         guard expectedVaultId.count == SealedBlobHeader.idSize, expectedBlobId.count == SealedBlobHeader.idSize else {
             throw CryptoError.invalidParameter("expected vault and blob ids must be \(SealedBlobHeader.idSize) bytes")
         }
@@ -44,7 +61,10 @@ public final class SealedBlobReader {
         }
         var headerBytes = [UInt8](repeating: 0, count: SealedBlobHeader.size)
         try headerBytes.withUnsafeMutableBytes { buffer in
-            try preadFully(fileDescriptor, into: buffer, at: 0, blobHex: expectedHex)
+            switch source {
+            case .file(let fd): try preadFully(fd, into: buffer, at: 0, blobHex: expectedHex)
+            case .memory(let m): buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: m[..<SealedBlobHeader.size]))
+            }
         }
         let header = try SealedBlobHeader(bytes: headerBytes)
         guard header.vaultId == expectedVaultId, header.blobId == expectedBlobId else {
@@ -67,7 +87,7 @@ public final class SealedBlobReader {
         let dataKey = try header.unwrapDataKey(wrapKey: wrapKey)
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
         self.header = header
-        self.fileDescriptor = fileDescriptor
+        self.source = source
         segmentSize = header.segmentSize
         self.stride = Int(stride)
         segmentCount = Int(count)
@@ -145,12 +165,19 @@ public final class SealedBlobReader {
             let batchEnd = Swift.min(range.upperBound, index + segmentsPerRead - 1)
             let batchStart = ciphertextOffset(of: index)
             let batchBytes = Int(ciphertextOffset(of: batchEnd) - batchStart) + ciphertextSize(of: batchEnd)
-            try preadFully(fileDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: ciphertext[..<batchBytes]),
-                           at: batchStart, blobHex: blobIdHex)
+            let sealedBatch: UnsafeRawBufferPointer
+            switch source {
+            case .file(let fd):
+                try preadFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: ciphertext[..<batchBytes]),
+                               at: batchStart, blobHex: blobIdHex)
+                sealedBatch = UnsafeRawBufferPointer(ciphertext)
+            case .memory(let m):
+                sealedBatch = UnsafeRawBufferPointer(rebasing: m[Int(batchStart)..<Int(batchStart) + batchBytes])
+            }
             var position = 0
             for segmentIndex in index...batchEnd {
                 let size = ciphertextSize(of: segmentIndex)
-                let sealed = UnsafeRawBufferPointer(rebasing: ciphertext[position..<position + size])
+                let sealed = UnsafeRawBufferPointer(rebasing: sealedBatch[position..<position + size])
                 position += size
                 cachedSegment = -1
                 let opened: Int
