@@ -13,10 +13,10 @@ extension VaultCommandLine {
                 valued: ["server", "user", "server-password-file", "ca-file"], run: runLogin),
         Command(name: "sync", usage: "vault sync [--concurrency N] [--json]",
                 summary: "push local changes to the server: folders, uploads (resumable), moves, deletes",
-                valued: ["concurrency"], run: runSync),
-        Command(name: "transfers", usage: "vault transfers [resume [--concurrency N]] [--json]",
+                valued: ["concurrency"], flags: ["allow-metered"], run: runSync),
+        Command(name: "transfers", usage: "vault transfers [resume [--concurrency N] [--allow-metered]] [--metered yes|no|auto] [--large-threshold SIZE] [--json]",
                 summary: "list uploads and downloads with their state; `resume` continues waiting ones",
-                valued: ["concurrency"], run: runTransfers),
+                valued: ["concurrency", "metered", "large-threshold"], flags: ["allow-metered"], run: runTransfers),
     ]
 
     static func runLogin(_ ctx: CommandContext, _ a: Arguments) throws {
@@ -54,11 +54,22 @@ extension VaultCommandLine {
         let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
                                     say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
         client.onProgress = bar.update
-        let s = try client.push(concurrency: concurrency)
+        // Large uploads wait on a metered network unless allowed (never when the policy forbids it).
+        let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
+        if a.flag("allow-metered") && unmeteredOnly {
+            throw VaultError(.policy, "the policy allows large transfers only on unmetered networks", hint: "connect to an unmetered network")
+        }
+        let cost = try NetworkCost.current(vault: vault, environment: ctx.environment)
+        let hold = cost.metered && !a.flag("allow-metered") ? try NetworkCost.largeTransferBytes(vault: vault) : nil
+        let s = try client.push(concurrency: concurrency, holdLargeFrom: hold)
         bar.clear()
         if ctx.out.json { try ctx.out.emit(s); return }
         ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
                      + (s.skipped > 0 ? ", \(s.skipped) waiting behind a conflict" : "") + ".")
+        if s.waitingForUnmetered > 0 {
+            ctx.out.note("\(s.waitingForUnmetered) large upload(s) wait for an unmetered network (metered per \(cost.source))"
+                         + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
+        }
         if s.conflicts > 0 {
             ctx.out.warn("conflicts were left untouched: the server's newer versions were not overwritten")
         }
@@ -67,6 +78,14 @@ extension VaultCommandLine {
     static func runTransfers(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 1)
         let vault = try ctx.openVault()
+        if let m = a.values["metered"] {
+            guard ["yes", "no", "auto"].contains(m) else { throw VaultError(.usage, "--metered takes yes, no or auto") }
+            try NetworkCost.setMetered(m, vault: vault)
+        }
+        if let t = a.values["large-threshold"] {
+            guard let b = ByteCount.parse(t) else { throw VaultError(.usage, "--large-threshold takes a size like 50M") }
+            try NetworkCost.setLargeTransferBytes(b, vault: vault)
+        }
         if let sub = a.positionals.first {
             guard sub == "resume" else { throw VaultError(.usage, "unknown transfers action '\(sub)'", hint: "use `vault transfers resume`") }
             try push(ctx, vault, a)

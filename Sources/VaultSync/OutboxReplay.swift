@@ -11,6 +11,8 @@ public struct PushSummary: Sendable, Codable {
     public var conflicts = 0
     /// Entries still waiting (after a conflict on the same node).
     public var skipped = 0
+    /// Large uploads held back on a metered network.
+    public var waitingForUnmetered = 0
     /// One line per event, for people.
     public var messages: [String] = []
 }
@@ -25,6 +27,8 @@ final class OutboxReplay {
     let concurrency: Int
     let say: (String) -> Void
     var onProgress: ((TransferProgress) -> Void)?
+    /// Set when large uploads must wait: the network is metered and they were not allowed.
+    var holdLargeFrom: UInt64?
 
     init(api: ServerAPI, vault: Vault, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
         self.api = api; self.vault = vault; self.retry = retry; self.concurrency = concurrency; self.say = say
@@ -40,6 +44,11 @@ final class OutboxReplay {
             case .done(let message):
                 summary.done += 1
                 if let message { summary.messages.append(message); say(message) }
+            case .waiting(let why):
+                blocked.insert(entry.nodeId)
+                summary.waitingForUnmetered += 1
+                summary.messages.append(why)
+                say(why)
             case .conflict(let why):
                 try vault.db.run("UPDATE outbox SET state = 'conflict', last_error = ?, attempts = attempts + 1 WHERE seq = ?", [why, entry.seq])
                 blocked.insert(entry.nodeId)
@@ -54,6 +63,7 @@ final class OutboxReplay {
     private enum Outcome {
         case done(String?)
         case conflict(String)
+        case waiting(String)
     }
 
     private func replay(_ e: OutboxEntry) throws -> Outcome {
@@ -135,6 +145,11 @@ final class OutboxReplay {
                             name: e.payload.name ?? node.name,
                             parentRemoteId: fileId == nil ? try remoteId(ofLocal: e.payload.parentId ?? node.parentId) : nil,
                             fileId: fileId, baseVersion: fileId == nil ? nil : node.version)
+        if let limit = holdLargeFrom, UInt64(max(0, job.size)) >= limit {
+            let record = try TransferRecord.upload(in: vault, nodeId: node.id, requestId: e.requestId, blobId: blobId, total: job.size)
+            record.set(.waitingForUnmetered, error: nil)
+            return .waiting("waiting for an unmetered network: \(path) (\(ByteCount.format(UInt64(job.size))))")
+        }
         let uploader = ResumableUpload(api: api, vault: vault, retry: retry, concurrency: concurrency, say: say)
         uploader.onProgress = onProgress
         switch try uploader.run(job) {

@@ -57,8 +57,10 @@ public final class SyncClient {
     /// that retries could not overcome (its transfer is left waiting, resumable); conflicts are
     /// recorded and reported, never overwritten.
     /// - Parameter concurrency: chunks of one upload in flight at once, each on its own connection (1…16).
-    public func push(concurrency: Int = 1) throws -> PushSummary {
+    /// - Parameter holdLargeFrom: when set, uploads of at least this many bytes wait (metered network).
+    public func push(concurrency: Int = 1, holdLargeFrom: UInt64? = nil) throws -> PushSummary {
         let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
+        replay.holdLargeFrom = holdLargeFrom
         replay.onProgress = onProgress
         let summary = try replay.run()
         try vault.db.transaction {

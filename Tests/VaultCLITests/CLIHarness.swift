@@ -91,8 +91,8 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Runs and asserts success.
     @discardableResult
-    func ok(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Result {
-        let r = try run(args)
+    func ok(_ args: [String], env extra: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+        let r = try run(args, env: extra)
         XCTAssertEqual(r.status, 0, "vault \(args.joined(separator: " ")) failed: \(r.stderr)", file: file, line: line)
         return r
     }

@@ -222,6 +222,32 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(after["bytesDone"] as? Int, size)
     }
 
+    func testLargeUploadsWaitForAnUnmeteredNetworkVisibly() throws {
+        try start()
+        try login()
+        let (big, _) = try randomFile("big.bin", bytes: 2 << 20)
+        let (small, _) = try randomFile("small.txt", bytes: 1000)
+        try h.ok(["put", big, "/"] + h.pw)
+        try h.ok(["put", small, "/"] + h.pw)
+        try h.ok(["transfers", "--large-threshold", "1M"] + h.pw)
+        let metered = ["VAULT_METERED": "1"]
+        var r = try h.run(["sync"] + h.pw, env: metered)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("wait for an unmetered network"), r.stderr)
+        XCTAssertNotNil(try server.children()["small.txt"], "small transfers go on")
+        XCTAssertNil(try server.children()["big.bin"])
+        XCTAssertTrue(try h.ok(["transfers"] + h.pw).out.contains("waiting for an unmetered network"))
+        // The policy can forbid the override.
+        let policy = h.root.appendingPathComponent("policy.json")
+        try Data(#"{"largeTransfersUnmeteredOnly": true}"#.utf8).write(to: policy)
+        r = try h.run(["sync", "--allow-metered"] + h.pw,
+                      env: metered.merging(["VAULT_POLICY_FILE": policy.path, "VAULT_POLICY_KEY_FILE": policy.path + ".none"]) { $1 })
+        XCTAssertEqual(r.status, 11, r.stderr)
+        // Without the policy, the user may allow it; or the network becomes unmetered.
+        try h.ok(["sync", "--allow-metered"] + h.pw, env: metered)
+        XCTAssertNotNil(try server.children()["big.bin"])
+    }
+
     func testUploadSurvivesDroppedConnections429sAnd503Bursts() throws {
         try start(serverArgs: ["--max-chunk", "1048576"])
         try login()

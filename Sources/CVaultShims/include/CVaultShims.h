@@ -4,4 +4,5 @@
 #include "curl_shim.h"
 #include "mhd_shim.h"
 #include "hardening_shim.h"
+#include "network_shim.h"
 #include "fsflags_shim.h"
