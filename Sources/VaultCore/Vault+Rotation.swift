@@ -114,80 +114,91 @@ extension Vault {
         let newKeys = try KeyHierarchy(masterKey: newMaster, vaultId: oldKeys.vaultId, epoch: pending.epoch)
         let store = BlobStore(layout: layout, keys: oldKeys)
         var stats = RotationStats()
-        // Steps 2–3, in batches: journal the current headers of a batch (append + fdatasync), then
-        // rewrite each header in place (one 112-byte pwrite at offset 0). A header torn by a crash
-        // is restored from the journal on resume.
-        let journal = journalPath(layout)
-        var saved: [String: [UInt8]] = [:]
-        if let bytes = try? POSIX.readFile(journal) {
-            for i in stride(from: 0, to: bytes.count - bytes.count % 128, by: 128) {
-                let id = Hex.encode(bytes[i..<i + 16])
-                if saved[id] == nil { saved[id] = Array(bytes[i + 16..<i + 128]) }
-            }
-        }
-        let jfd = Glibc.open(journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard jfd >= 0 else { throw VaultError(.io, "cannot write the rotation journal: \(POSIX.errnoMessage())") }
-        defer { close(jfd) }
-        let oldKey = try AESGCMKey(oldKeys.blobWrapKey), newKey = try AESGCMKey(newKeys.blobWrapKey)
-        let scratch = SecureBytes(count: 32)
-        var all: [(String, BlobArea)] = []
-        for area in [BlobArea.cache, .staging] { all += store.idsOnDisk(area).map { ($0, area) } }
-        var firstBatch = true
-        // Each batch keeps its files open between the journal's fdatasync and the header writes:
-        // large batches mean few fdatasyncs, within the open-file limit (raised to its hard maximum).
-        var limit = rlimit()
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        if limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = min(limit.rlim_max, 65536)
-            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        }
-        let batchSize = max(64, min(8192, Int(limit.rlim_cur) - 256))
-        for start in stride(from: 0, to: all.count, by: batchSize) {
-            var batch: [(fd: Int32, path: String, fresh: [UInt8])] = []
-            var journalBytes: [UInt8] = []
-            defer { for b in batch { close(b.fd) } }
-            for (id, area) in all[start..<min(start + batchSize, all.count)] {
-                let path = store.path(id: id, area: area)
-                let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
-                guard fd >= 0 else { stats.damaged.append(id); continue }
-                var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
-                let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-                let parsed = n == SealedBlobHeader.size ? try? SealedBlobHeader(bytes: header) : nil
-                if let h = parsed, h.keyEpoch == pending.epoch, (try? h.unwrapDataKey(with: newKey)) != nil { close(fd); continue }
-                var fresh = n == SealedBlobHeader.size
-                    ? try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
-                    : nil
-                if fresh == nil, let j = saved[id] {
-                    header = j   // a torn write: start again from the journaled header
-                    fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
+        // Step 3 (the database copy under the new key) runs on a second core while steps 2 and 3
+        // rewrite the headers: they touch different files, and both finish before anything commits.
+        let copy = layout.databaseFile + ".rekey"
+        let needsRekey = (try? newKeys.databaseKey.withUnsafeBytes({ try SQLDatabase(path: layout.databaseFile, rawKey: $0) })) == nil
+        let exportFailure = UncheckedSendable(ErrorBox())
+        try inParallel({
+            guard needsRekey else { return }
+            do {
+                let old = try openDatabase(layout: layout, keys: oldKeys)
+                try newKeys.databaseKey.withUnsafeBytes { try old.exportCopy(to: copy, rawKey: $0) }
+                old.close()
+            } catch { exportFailure.value.error = error }
+        }, {
+            // Steps 2–3, in batches: journal the current headers of a batch (append + fdatasync), then
+            // rewrite each header in place (one 112-byte pwrite at offset 0). A header torn by a crash
+            // is restored from the journal on resume.
+            let journal = journalPath(layout)
+            var saved: [String: [UInt8]] = [:]
+            if let bytes = try? POSIX.readFile(journal) {
+                for i in stride(from: 0, to: bytes.count - bytes.count % 128, by: 128) {
+                    let id = Hex.encode(bytes[i..<i + 16])
+                    if saved[id] == nil { saved[id] = Array(bytes[i + 16..<i + 128]) }
                 }
-                guard let fresh, let idBytes = Hex.decode(id) else { stats.damaged.append(id); close(fd); continue }
-                if saved[id] == nil { journalBytes += idBytes + header; saved[id] = header }
-                batch.append((fd, path, fresh))
             }
-            if !journalBytes.isEmpty {
-                try POSIX.writeAll(fd: jfd, journalBytes, path: journal)
-                if fdatasync(jfd) != 0 { throw POSIX.mapWriteError(errno, path: journal) }
+            let jfd = Glibc.open(journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard jfd >= 0 else { throw VaultError(.io, "cannot write the rotation journal: \(POSIX.errnoMessage())") }
+            defer { close(jfd) }
+            let oldKey = try AESGCMKey(oldKeys.blobWrapKey), newKey = try AESGCMKey(newKeys.blobWrapKey)
+            let scratch = SecureBytes(count: 32)
+            var all: [(String, BlobArea)] = []
+            for area in [BlobArea.cache, .staging] { all += store.idsOnDisk(area).map { ($0, area) } }
+            var firstBatch = true
+            // Each batch keeps its files open between the journal's fdatasync and the header writes:
+            // large batches mean few fdatasyncs, within the open-file limit (raised to its hard maximum).
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            if limit.rlim_cur < limit.rlim_max {
+                limit.rlim_cur = min(limit.rlim_max, 65536)
+                setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+                getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
             }
-            if firstBatch { TestHooks.crashPoint("rotate-journaled"); firstBatch = false }
-            for b in batch {
-                let n = b.fresh.withUnsafeBytes { pwrite(b.fd, $0.baseAddress, $0.count, 0) }
-                guard n == b.fresh.count else { throw POSIX.mapWriteError(errno, path: b.path) }
-                stats.rewrapped += 1
-                if stats.rewrapped == 3 { TestHooks.crashPoint("rotate-some-headers") }
+            let batchSize = max(64, min(8192, Int(limit.rlim_cur) - 256))
+            for start in stride(from: 0, to: all.count, by: batchSize) {
+                var batch: [(fd: Int32, path: String, fresh: [UInt8])] = []
+                var journalBytes: [UInt8] = []
+                defer { for b in batch { close(b.fd) } }
+                for (id, area) in all[start..<min(start + batchSize, all.count)] {
+                    let path = store.path(id: id, area: area)
+                    let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+                    guard fd >= 0 else { stats.damaged.append(id); continue }
+                    var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+                    let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+                    let parsed = n == SealedBlobHeader.size ? try? SealedBlobHeader(bytes: header) : nil
+                    if let h = parsed, h.keyEpoch == pending.epoch, (try? h.unwrapDataKey(with: newKey)) != nil { close(fd); continue }
+                    var fresh = n == SealedBlobHeader.size
+                        ? try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
+                        : nil
+                    if fresh == nil, let j = saved[id] {
+                        header = j   // a torn write: start again from the journaled header
+                        fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
+                    }
+                    guard let fresh, let idBytes = Hex.decode(id) else { stats.damaged.append(id); close(fd); continue }
+                    if saved[id] == nil { journalBytes += idBytes + header; saved[id] = header }
+                    batch.append((fd, path, fresh))
+                }
+                if !journalBytes.isEmpty {
+                    try POSIX.writeAll(fd: jfd, journalBytes, path: journal)
+                    if fdatasync(jfd) != 0 { throw POSIX.mapWriteError(errno, path: journal) }
+                }
+                if firstBatch { TestHooks.crashPoint("rotate-journaled"); firstBatch = false }
+                for b in batch {
+                    let n = b.fresh.withUnsafeBytes { pwrite(b.fd, $0.baseAddress, $0.count, 0) }
+                    guard n == b.fresh.count else { throw POSIX.mapWriteError(errno, path: b.path) }
+                    stats.rewrapped += 1
+                    if stats.rewrapped == 3 { TestHooks.crashPoint("rotate-some-headers") }
+                }
             }
-        }
-        scratch.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            scratch.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+        })
+        if let e = exportFailure.value.error { throw e }
         sync()
         TestHooks.crashPoint("rotate-headers-done")
-        // Step 4: the database under the new key: an encrypted copy written beside it, fsynced and
-        // renamed into place (atomic: either the old file under the old key, or the new one).
-        if (try? newKeys.databaseKey.withUnsafeBytes({ try SQLDatabase(path: layout.databaseFile, rawKey: $0) })) == nil {
-            let old = try openDatabase(layout: layout, keys: oldKeys)
-            let copy = layout.databaseFile + ".rekey"
-            try newKeys.databaseKey.withUnsafeBytes { try old.exportCopy(to: copy, rawKey: $0) }
-            old.close()
+        // The database copy, fsynced, renamed into place (atomic: either the old file under the old
+        // key, or the new one under the new key).
+        if needsRekey {
             chmod(copy, 0o600)
             guard rename(copy, layout.databaseFile) == 0 else { throw VaultError(.io, "cannot replace the database: \(POSIX.errnoMessage())") }
             try POSIX.fsyncDirectory(layout.root)
@@ -202,7 +213,7 @@ extension Vault {
         try POSIX.writeAtomically(try final.serialized(macKey: newKeys.keyslotMacKey), to: layout.keyslotFile)
         TestHooks.crashPoint("rotate-keyslots-written")
         // Step 6.
-        unlink(journal)
+        unlink(journalPath(layout))
         return (final, newKeys, stats)
     }
 
@@ -215,6 +226,9 @@ extension Vault {
         return n == SealedBlobHeader.size ? buf : nil
     }
 }
+
+/// An error set on another thread, read after it has finished.
+final class ErrorBox { var error: Error? }
 
 extension KDFParameters {
     /// The same cost with a new random salt.
