@@ -14,7 +14,7 @@ extension VaultCommandLine {
         Command(name: "sync", usage: "vault sync [--concurrency N] [--json]",
                 summary: "push local changes to the server: folders, uploads (resumable), moves, deletes",
                 valued: ["concurrency"], flags: ["allow-metered"], run: runSync),
-        Command(name: "transfers", usage: "vault transfers [resume [--concurrency N] [--allow-metered]] [--metered yes|no|auto] [--large-threshold SIZE] [--json]",
+        Command(name: "transfers", usage: "vault transfers [resume [PATH] [--concurrency N] [--allow-metered] | pause PATH | cancel PATH] [--metered yes|no|auto] [--large-threshold SIZE] [--json]",
                 summary: "list uploads and downloads with their state; `resume` continues waiting ones",
                 valued: ["concurrency", "metered", "large-threshold"], flags: ["allow-metered"], run: runTransfers),
     ]
@@ -61,11 +61,16 @@ extension VaultCommandLine {
         }
         let cost = try NetworkCost.current(vault: vault, environment: ctx.environment)
         let hold = cost.metered && !a.flag("allow-metered") ? try NetworkCost.largeTransferBytes(vault: vault) : nil
-        let s = try client.push(concurrency: concurrency, holdLargeFrom: hold)
+        var s = try client.push(concurrency: concurrency, holdLargeFrom: hold)
+        let pinned = try client.downloadPinned(holdLargeFrom: hold)
+        s.downloaded = pinned.downloaded
+        s.waitingForUnmetered += pinned.waiting
         bar.clear()
         if ctx.out.json { try ctx.out.emit(s); return }
         ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
                      + (s.skipped > 0 ? ", \(s.skipped) waiting behind a conflict" : "") + ".")
+        if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
+        if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
         if s.waitingForUnmetered > 0 {
             ctx.out.note("\(s.waitingForUnmetered) large upload(s) wait for an unmetered network (metered per \(cost.source))"
                          + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
@@ -76,7 +81,7 @@ extension VaultCommandLine {
     }
 
     static func runTransfers(_ ctx: CommandContext, _ a: Arguments) throws {
-        try a.expectPositionals(max: 1)
+        try a.expectPositionals(max: 2)
         let vault = try ctx.openVault()
         if let m = a.values["metered"] {
             guard ["yes", "no", "auto"].contains(m) else { throw VaultError(.usage, "--metered takes yes, no or auto") }
@@ -87,8 +92,22 @@ extension VaultCommandLine {
             try NetworkCost.setLargeTransferBytes(b, vault: vault)
         }
         if let sub = a.positionals.first {
-            guard sub == "resume" else { throw VaultError(.usage, "unknown transfers action '\(sub)'", hint: "use `vault transfers resume`") }
-            try push(ctx, vault, a)
+            let target = try a.positionals.dropFirst().first.map { try vault.resolve($0) }
+            switch sub {
+            case "resume":
+                try SyncClient.release(vault: vault, nodeId: target?.id)
+                try push(ctx, vault, a)
+            case "pause", "cancel":
+                guard let target else { throw VaultError(.usage, "vault transfers \(sub) PATH") }
+                let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [])
+                let n = try client.hold(nodeId: target.id, cancel: sub == "cancel")
+                let p = try vault.path(of: target)
+                guard n > 0 else { throw VaultError(.notFound, "\(p) has no pending upload to \(sub)") }
+                let msg = sub == "pause" ? "Paused the upload of \(p)." : "Cancelled the upload of \(p) (the server's partial copy is freed; the file stays in the vault)."
+                if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg + " `vault transfers resume \(p)` sends it again.") }
+            default:
+                throw VaultError(.usage, "unknown transfers action '\(sub)'", hint: "resume [PATH], pause PATH or cancel PATH")
+            }
             return
         }
         let list = try TransferInfo.all(in: vault)

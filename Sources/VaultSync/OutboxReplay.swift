@@ -13,6 +13,10 @@ public struct PushSummary: Sendable, Codable {
     public var skipped = 0
     /// Large uploads held back on a metered network.
     public var waitingForUnmetered = 0
+    /// Entries paused or cancelled by the user (`vault transfers resume` puts them back).
+    public var held = 0
+    /// Pinned files downloaded after the push.
+    public var downloaded = 0
     /// One line per event, for people.
     public var messages: [String] = []
 }
@@ -36,8 +40,10 @@ final class OutboxReplay {
 
     func run() throws -> PushSummary {
         var summary = PushSummary()
-        var blocked = Set<String>(try vault.outbox().filter { $0.state == "conflict" }.map(\.nodeId))
-        for entry in try vault.outbox() where entry.state != "conflict" {
+        let all = try vault.outbox()
+        var blocked = Set<String>(all.filter { $0.state != "pending" }.map(\.nodeId))
+        summary.held = all.filter { $0.state == "paused" || $0.state == "cancelled" }.count
+        for entry in all where entry.state == "pending" {
             if blocked.contains(entry.nodeId) { summary.skipped += 1; continue }
             let outcome = try replay(entry)
             switch outcome {

@@ -70,6 +70,56 @@ public final class SyncClient {
         return summary
     }
 
+    /// Downloads the content of every pinned file that is not on this device (BRIEF §7: pinned
+    /// content downloads in the background of sync). Files at least `holdLargeFrom` bytes wait
+    /// when the network is metered. Returns (downloaded, waiting).
+    public func downloadPinned(holdLargeFrom: UInt64? = nil) throws -> (downloaded: Int, waiting: Int) {
+        let ids = try vault.db.query("""
+            SELECT id FROM nodes WHERE type = 'file' AND pinned = 1 AND remote_id IS NOT NULL
+              AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
+            """).compactMap { $0[0].string }
+        var done = 0, waiting = 0
+        for id in ids {
+            guard let node = try vault.node(id: id) else { continue }
+            if let limit = holdLargeFrom, node.size >= limit { waiting += 1; continue }
+            let download = ContentDownload(api: api, vault: vault, retry: retry, say: say)
+            download.onProgress = onProgress
+            _ = try download.run(node)
+            say("downloaded \(try vault.path(of: node)) (pinned)")
+            done += 1
+        }
+        return (done, waiting)
+    }
+
+    /// Pauses (or, with `cancel`, cancels) the pending upload of `nodeId`: its outbox entries are
+    /// skipped by `push` until resumed; a cancel also aborts the server's upload session so its
+    /// bytes are freed. The sealed staging copy stays: the file still needs it.
+    public func hold(nodeId: String, cancel: Bool) throws -> Int {
+        let state = cancel ? "cancelled" : "paused"
+        if cancel {
+            for row in try vault.db.query("SELECT id, upload_id FROM transfers WHERE node_id = ? AND direction = 'upload' AND state != 'done'", [nodeId]) {
+                if let uploadId = row[1].string {
+                    _ = try? api.json(.delete, "/v1/upload/\(uploadId)")
+                }
+                try vault.db.run("DELETE FROM transfers WHERE id = ?", [row[0].int64 ?? 0])
+            }
+        } else {
+            try vault.db.run("UPDATE transfers SET state = 'paused' WHERE node_id = ? AND direction = 'upload' AND state != 'done'", [nodeId])
+        }
+        return try vault.db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN ('pending', 'paused', 'cancelled')", [state, nodeId])
+    }
+
+    /// Puts paused or cancelled entries (of one node, or all) back in line for the next push.
+    @discardableResult
+    public static func release(vault: Vault, nodeId: String?) throws -> Int {
+        if let nodeId {
+            try vault.db.run("UPDATE transfers SET state = 'queued' WHERE node_id = ? AND state = 'paused'", [nodeId])
+            return try vault.db.run("UPDATE outbox SET state = 'pending' WHERE node_id = ? AND state IN ('paused', 'cancelled')", [nodeId])
+        }
+        try vault.db.run("UPDATE transfers SET state = 'queued' WHERE state = 'paused'")
+        return try vault.db.run("UPDATE outbox SET state = 'pending' WHERE state IN ('paused', 'cancelled')")
+    }
+
     /// Makes `node`'s content local: downloads it when it is NOT_DOWNLOADED and on the server.
     /// Returns the node as it now is (unchanged when nothing was needed).
     public func ensureLocal(_ node: Node) throws -> Node {

@@ -56,6 +56,7 @@ public struct TransferInfo: Sendable, Codable, Equatable {
         case .failed: state = "failed"
         case .conflict: state = "conflict"
         case .interrupted: state = "interrupted (resume with `vault transfers resume`)"
+        case .paused: state = "paused (`vault transfers resume`)"
         case .waitingForUnmetered: state = "waiting for an unmetered network (or `vault sync --allow-metered`)"
         default: state = self.state.rawValue
         }

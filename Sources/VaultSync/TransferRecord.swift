@@ -11,6 +11,8 @@ public enum TransferState: String, Sendable, Codable {
     /// Left `running` by a process that stopped (killed, crashed, power cut); the next
     /// `vault sync` or `vault transfers resume` continues it where the server says it stopped.
     case interrupted
+    /// Paused by the user (`vault transfers pause`); `vault transfers resume` continues it.
+    case paused
     /// A large transfer held back on a metered network (`vault sync --allow-metered` sends it).
     case waitingForUnmetered = "waiting_for_unmetered"
     /// Failed for now; retried at `nextAttemptAt` (or by the next `vault sync`).

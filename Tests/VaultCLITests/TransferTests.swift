@@ -248,6 +248,75 @@ final class TransferTests: XCTestCase {
         XCTAssertNotNil(try server.children()["big.bin"])
     }
 
+    func testPinnedContentDownloadsDuringSync() throws {
+        try start()
+        try login()
+        let (f, data) = try randomFile("pinned.bin", bytes: 300_000)
+        try h.ok(["put", f, "/"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/pinned.bin"] + h.pw)
+        XCTAssertEqual(try node("/pinned.bin")["contentState"] as? String, "NOT_DOWNLOADED")
+        try h.ok(["pin", "/pinned.bin"] + h.pw)
+        let r = try h.ok(["sync"] + h.pw)
+        XCTAssertTrue(r.out.contains("Downloaded 1 pinned file(s)"), r.out)
+        XCTAssertEqual(try node("/pinned.bin")["contentState"] as? String, "LOCAL")
+        try server.faults(#"{"errorRate": 1.0, "errorStatus": 503}"#)      // now offline-ish: content is local
+        XCTAssertEqual(try h.ok(["cat", "/pinned.bin"] + h.pw).stdout, data)
+        try server.faults("{}")
+    }
+
+    func testPauseCancelAndResumeUploads() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let (a, _) = try randomFile("a.txt", bytes: 1000)
+        let (big, bigData) = try randomFile("big.bin", bytes: 12 << 20)
+        try h.ok(["put", a, "/"] + h.pw)
+        try h.ok(["put", big, "/"] + h.pw)
+        try h.ok(["transfers", "pause", "/a.txt"] + h.pw)
+        try server.faults(#"{"delayMs": 120}"#)
+        try killSyncAfter(chunks: 3)                 // big.bin is part-way on the server
+        try server.faults("{}")
+        XCTAssertNil(try server.children()["a.txt"], "a paused upload is not sent")
+        let uploadId = try XCTUnwrap(server.uploadIds.last)
+        XCTAssertEqual(try server.curl("GET", "/v1/upload/\(uploadId)").status, 200)
+        try h.ok(["transfers", "cancel", "/big.bin"] + h.pw)
+        XCTAssertEqual(try server.curl("GET", "/v1/upload/\(uploadId)").status, 404, "cancel aborts the server session")
+        let r = try h.ok(["sync"] + h.pw)
+        XCTAssertTrue(r.stderr.contains("paused or cancelled"), r.stderr)
+        XCTAssertNil(try server.children()["big.bin"])
+        XCTAssertEqual(try h.ok(["cat", "/big.bin"] + h.pw).stdout, bigData, "the file stays in the vault")
+        try h.ok(["transfers", "resume", "/big.bin"] + h.pw)
+        XCTAssertEqual(try server.children()["big.bin"]?["sha256"] as? String, sha256Hex(bigData))
+        XCTAssertNil(try server.children()["a.txt"], "still paused")
+        try h.ok(["transfers", "resume"] + h.pw)
+        XCTAssertNotNil(try server.children()["a.txt"])
+        XCTAssertEqual(try h.run(["transfers", "pause", "/a.txt"] + h.pw).status, 4, "nothing left to pause")
+    }
+
+    func testKillNineMidDownloadLeavesNothingAndRetries() throws {
+        try start()
+        try login()
+        let (f, data) = try randomFile("dl.bin", bytes: 16 << 20)
+        try h.ok(["put", f, "/"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/dl.bin"] + h.pw)
+        try server.faults(#"{"delayMs": 1500}"#)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        p.arguments = ["cat", "/dl.bin"] + h.pw
+        p.environment = h.env
+        p.standardOutput = FileHandle.nullDevice; p.standardError = FileHandle.nullDevice
+        try p.run()
+        usleep(800_000)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        try server.faults("{}")
+        XCTAssertEqual(try node("/dl.bin")["contentState"] as? String, "NOT_DOWNLOADED", "nothing published by the killed download")
+        XCTAssertEqual(try h.ok(["cat", "/dl.bin"] + h.pw).stdout, data)
+        XCTAssertTrue(try h.ok(["doctor", "--verify"] + h.pw).out.contains("Checked"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path), [])
+    }
+
     func testUploadSurvivesDroppedConnections429sAnd503Bursts() throws {
         try start(serverArgs: ["--max-chunk", "1048576"])
         try login()
