@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+internal import Glibc
+#endif
 /// Streams plaintext into the sealed blob format in constant memory: one plaintext segment is
 /// buffered, and sealed segments are batched into writes of about 256 KiB. The caller owns the
 /// sink (the vault layer does temp file + fsync + rename). The header is the first thing written.
@@ -17,9 +20,9 @@ public final class SealedBlobWriter {
     /// Sealed output waiting for the sink: header first, then whole segments.
     private let output: UnsafeMutableRawBufferPointer
     private var pending = 0
-    private var segmentIndex: UInt64 = 0
-    private var total: UInt64 = 0
-    private var hasher = SHA256Hasher()
+    private var segmentIndex: UInt64
+    private var total: UInt64
+    private var hasher: SHA256Hasher
     private let computeChecksum: Bool
     private var state = State.open
 
@@ -27,24 +30,76 @@ public final class SealedBlobWriter {
     /// the writer was made with `computeChecksum: false` (the caller hashes elsewhere, e.g. in parallel).
     public private(set) var plaintextSHA256: [UInt8]?
 
-    public init(vaultId: [UInt8], blobId: [UInt8], keyEpoch: UInt32, wrapKey: SecureBytes,
-                segmentSize: Int = SealedBlobHeader.defaultSegmentSize, computeChecksum: Bool = true,
-                sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
-        self.computeChecksum = computeChecksum
+    public convenience init(vaultId: [UInt8], blobId: [UInt8], keyEpoch: UInt32, wrapKey: SecureBytes,
+                            segmentSize: Int = SealedBlobHeader.defaultSegmentSize, computeChecksum: Bool = true,
+                            sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         let dataKey = SecureBytes.random(count: AESGCMKey.keySize)
         let header = try SealedBlobHeader(segmentSize: segmentSize, vaultId: vaultId, blobId: blobId,
                                           keyEpoch: keyEpoch, dataKey: dataKey, wrapKey: wrapKey)
+        try self.init(header: header, dataKey: dataKey, computeChecksum: computeChecksum, emitHeader: true,
+                      startIndex: 0, total: 0, hasher: SHA256Hasher(), sink: sink)
+    }
+
+    private init(header: SealedBlobHeader, dataKey: SecureBytes, computeChecksum: Bool, emitHeader: Bool,
+                 startIndex: UInt64, total: UInt64, hasher: SHA256Hasher,
+                 sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+        self.computeChecksum = computeChecksum
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
         self.sink = sink
-        self.segmentSize = segmentSize
-        blobIdHex = hexString(blobId)
+        self.segmentSize = header.segmentSize
+        blobIdHex = hexString(header.blobId)
         let stride = segmentSize + AESGCMKey.tagSize
         let segmentsPerWrite = Swift.max(1, (256 << 10) / stride)
         plaintext = .allocate(byteCount: segmentSize, alignment: 64)
         output = .allocate(byteCount: SealedBlobHeader.size + segmentsPerWrite * stride, alignment: 64)
-        let headerBytes = header.encoded
-        output.copyBytes(from: headerBytes)
-        pending = headerBytes.count
+        segmentIndex = startIndex
+        self.total = total
+        self.hasher = hasher
+        if emitHeader {
+            let headerBytes = header.encoded
+            output.copyBytes(from: headerBytes)
+            pending = headerBytes.count
+        }
+    }
+
+    /// Continues a partial blob left by an interrupted write (a download): authenticates its
+    /// complete segments (each must open as a non-final segment), re-hashes their plaintext, and
+    /// returns a writer that appends after the last good one. The caller truncates the file to
+    /// `keptBytes` and appends the writer's output there; `resumeAt` plaintext bytes are kept.
+    public static func resume(partial fd: Int32, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8],
+                              expectedBlobId: [UInt8], computeChecksum: Bool = true,
+                              sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws
+        -> (writer: SealedBlobWriter, resumeAt: UInt64, keptBytes: UInt64) {
+        guard fileSize >= UInt64(SealedBlobHeader.size) else { throw CryptoError.invalidFormat("partial blob has no header") }
+        var headerBytes = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+        guard headerBytes.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, $0.count, 0) }) == SealedBlobHeader.size else {
+            throw CryptoError.invalidFormat("cannot read the partial blob's header")
+        }
+        let header = try SealedBlobHeader(bytes: headerBytes)
+        guard header.vaultId == expectedVaultId, header.blobId == expectedBlobId else {
+            throw CryptoError.authenticationFailed("the partial blob belongs to another vault or blob")
+        }
+        let dataKey = try header.unwrapDataKey(wrapKey: wrapKey)
+        let crypto = try SegmentCrypto(dataKey: dataKey, header: header)
+        defer { crypto.deallocate() }
+        let stride = header.segmentSize + AESGCMKey.tagSize
+        let complete = (fileSize - UInt64(SealedBlobHeader.size)) / UInt64(stride)
+        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: stride, alignment: 64)
+        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: header.segmentSize, alignment: 64)
+        defer { plain.initializeMemory(as: UInt8.self, repeating: 0); plain.deallocate(); sealed.deallocate() }
+        var hasher = SHA256Hasher()
+        var good: UInt64 = 0
+        while good < complete {
+            let at = off_t(UInt64(SealedBlobHeader.size) + good * UInt64(stride))
+            guard pread(fd, sealed.baseAddress, stride, at) == stride,
+                  (try? crypto.open(index: good, last: false, ciphertextAndTag: UnsafeRawBufferPointer(sealed), into: plain)) != nil
+            else { break }
+            if computeChecksum { hasher.update(UnsafeRawBufferPointer(plain)) }
+            good += 1
+        }
+        let writer = try SealedBlobWriter(header: header, dataKey: dataKey, computeChecksum: computeChecksum, emitHeader: false,
+                                          startIndex: good, total: good * UInt64(header.segmentSize), hasher: hasher, sink: sink)
+        return (writer, good * UInt64(header.segmentSize), UInt64(SealedBlobHeader.size) + good * UInt64(stride))
     }
 
     deinit {
