@@ -98,6 +98,82 @@ public final class BlobStore {
         }
     }
 
+    /// Writes a blob that may take several runs (a download): the sealed bytes go to
+    /// `tmp/<id>.partial`, which survives a failure or a kill. With `resuming` (the id of such a
+    /// partial), its authenticated segments are kept and `produce` is told the plaintext offset
+    /// to continue from. `onStart` learns the partial's id before any byte is written. On success
+    /// the blob is fsynced and published into `area` like `write`. Throw `DiscardPartial` from
+    /// `produce` to drop the partial (e.g. the source changed).
+    public func writeResumable(area: BlobArea, resuming: String?, onStart: (String) -> Void,
+                               _ produce: (_ resumeAt: UInt64, _ emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
+        var id = resuming ?? ""
+        var fd: Int32 = -1
+        var writer: SealedBlobWriter?
+        var resumeAt: UInt64 = 0
+        let sinkBox = UncheckedSendable(BufferedSinkRef())
+        if let existing = resuming, let idBytes = Hex.decode(existing) {
+            let tmp = layout.tempDirectory + "/" + existing + ".partial"
+            fd = Glibc.open(tmp, O_RDWR | O_CLOEXEC)
+            if fd >= 0 {
+                var st = stat(); fstat(fd, &st)
+                if let r = try? SealedBlobWriter.resume(partial: fd, fileSize: UInt64(st.st_size), wrapKey: keys.blobWrapKey,
+                                                        expectedVaultId: keys.vaultId, expectedBlobId: idBytes,
+                                                        sink: { try sinkBox.value.sink!.write($0) }) {
+                    _ = ftruncate(fd, off_t(r.keptBytes))
+                    _ = lseek(fd, 0, SEEK_END)
+                    writer = r.writer; resumeAt = r.resumeAt
+                    sinkBox.value.sink = BufferedSink(fd: fd, path: tmp, alreadyWritten: r.keptBytes)
+                } else {
+                    close(fd); fd = -1; unlink(tmp)
+                }
+            }
+        }
+        if writer == nil {
+            let idBytes = SecureRandom.bytes(16)
+            id = Hex.encode(idBytes)
+            let tmp = layout.tempDirectory + "/" + id + ".partial"
+            fd = Glibc.open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: tmp) }
+            sinkBox.value.sink = BufferedSink(fd: fd, path: tmp)
+            writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch, wrapKey: keys.blobWrapKey,
+                                          sink: { try sinkBox.value.sink!.write($0) })
+        }
+        onStart(id)
+        let tmp = layout.tempDirectory + "/" + id + ".partial"
+        let sink = sinkBox.value.sink!
+        var closed = false
+        defer { if !closed { close(fd) } }
+        do {
+            try produce(resumeAt) { piece in
+                try writer!.write(piece)
+            }
+            // Flush what was produced even when `produce` fails below, so the next run keeps it.
+            let size = try writer!.finish()
+            try sink.flush()
+            if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
+            close(fd); closed = true
+            let dest = path(id: id, area: area)
+            if rename(tmp, dest) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }
+            try POSIX.fsyncDirectory(directory(area))
+            return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
+                              sha256: Hex.encode(writer!.plaintextSHA256 ?? []), keyEpoch: keys.epoch)
+        } catch is DiscardPartial {
+            unlink(tmp)
+            throw DiscardPartial()
+        } catch {
+            // Keep the complete segments written so far for the next run.
+            try? writer!.flushCompleteSegments()
+            try? sink.flush()
+            throw Self.mapCrypto(error, blob: id)
+        }
+    }
+
+    /// Thrown by a `writeResumable` producer to drop the partial blob.
+    public struct DiscardPartial: Error { public init() {} }
+
+    /// Removes a partial blob left in `tmp/`.
+    public func deletePartial(_ id: String) { unlink(layout.tempDirectory + "/" + id + ".partial") }
+
     /// Makes every blob written with `durable: false` durable (one sync of the filesystem).
     public func syncAll() { sync() }
 
@@ -235,6 +311,9 @@ final class ParallelHasher: @unchecked Sendable {
     func finalize() -> [UInt8] { hasher.finalize() }
 }
 
+/// A late-bound sink (the writer is made before its file is known when resuming).
+final class BufferedSinkRef { var sink: BufferedSink? }
+
 /// Collects sealed output into 1 MiB writes.
 final class BufferedSink {
     let fd: Int32
@@ -243,8 +322,8 @@ final class BufferedSink {
     var used = 0
     private(set) var total: UInt64 = 0
 
-    init(fd: Int32, path: String, capacity: Int = 1 << 20) {
-        self.fd = fd; self.path = path
+    init(fd: Int32, path: String, capacity: Int = 1 << 20, alreadyWritten: UInt64 = 0) {
+        self.fd = fd; self.path = path; self.total = alreadyWritten
         buffer = .allocate(byteCount: capacity, alignment: 16)
     }
 

@@ -17,7 +17,9 @@ extension Vault {
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? [] {
+        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
+            .compactMap { $0[0].string.map { $0 + ".partial" } })
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? [] where !resumable.contains(name) {
             unlink(layout.tempDirectory + "/" + name)
             r.repaired.append("removed an interrupted write: tmp/\(name)")
         }

@@ -162,6 +162,13 @@ public final class SealedBlobWriter {
         return total
     }
 
+    /// Hands every completely sealed segment to the sink now (before giving up on a transfer,
+    /// so a later `resume` keeps them). The segment still being filled stays buffered.
+    public func flushCompleteSegments() throws {
+        try checkOpen()
+        try flush()
+    }
+
     private func checkOpen() throws {
         switch state {
         case .open: return

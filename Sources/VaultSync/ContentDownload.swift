@@ -32,7 +32,14 @@ final class ContentDownload {
         var failures = 0
         while true {
             do {
-                let blob = try fetch(remoteId, path: path, record: record)
+                let blob: BlobRecord
+                do {
+                    blob = try fetch(remoteId, path: path, version: node.version, record: record)
+                } catch is BlobStore.DiscardPartial {
+                    record.setPartialBlob(nil)
+                    continue    // the partial was dropped: fetch the whole file again
+                }
+                record.setPartialBlob(nil)
                 return try publish(blob, node: node, path: path, record: record)
             } catch let f as RetryableFailure {
                 failures += 1
@@ -54,26 +61,40 @@ final class ContentDownload {
         }
     }
 
-    /// Streams the content into a sealed cache blob (not yet recorded anywhere).
-    private func fetch(_ remoteId: String, path: String, record: TransferRecord) throws -> BlobRecord {
+    /// Streams the content into a sealed cache blob (not yet recorded anywhere). A partial blob
+    /// from an earlier, interrupted run keeps its authenticated segments and the rest is fetched
+    /// with `Range` (and `If-Range`: if the file changed on the server, it starts over).
+    private func fetch(_ remoteId: String, path: String, version: Int64, record: TransferRecord) throws -> BlobRecord {
         var response: HTTPResponse?
         var received: Int64 = 0
-        api.http.onProgress = { _, got in record.progress(got); return true }
+        var offset: UInt64 = 0
+        api.http.onProgress = { _, got in record.progress(Int64(offset) + got); return true }
         defer { api.http.onProgress = nil }
-        let blob = try vault.blobs.write(area: .cache) { emitNow in try withoutActuallyEscaping(emitNow) { emit in
+        let blob = try vault.blobs.writeResumable(area: .cache, resuming: record.partialBlobId,
+                                                  onStart: { if $0 != record.partialBlobId { record.setPartialBlob($0) } }) { resumeAt, emitNow in
+          offset = resumeAt
+          if resumeAt > 0 { say("\(path): resuming the download at \(ByteCount.format(resumeAt))") }
+          try withoutActuallyEscaping(emitNow) { emit in
             do {
                 response = try api.send({
-                    HTTPRequest(method: .get, url: api.url("/v1/files/\(remoteId)/content"))
+                    var req = HTTPRequest(method: .get, url: api.url("/v1/files/\(remoteId)/content"))
+                    if resumeAt > 0 { req.headers += [("Range", "bytes=\(resumeAt)-"), ("If-Range", "\"\(version)\"")] }
+                    return req
                 }, stream: { piece in
                     received += Int64(piece.count)
                     try emit(piece)
+                    if received >= 4 << 20 { TestHooks.crashPoint("download-midway") }
                 })
             } catch let e as HTTPError {
                 if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
                 throw ServerAPI.networkError(e, api.account.serverURL)
             }
             guard let r = response else { return }
-            if r.status != 200 {
+            if resumeAt > 0 && r.status == 200 {
+                // The server sent the whole file (it changed, or ignored the range): start over.
+                throw BlobStore.DiscardPartial()
+            }
+            if r.status != 200 && r.status != 206 {
                 if RetryPolicy.isRetryable(status: r.status) {
                     throw RetryableFailure(reason: "server answered \(r.status)", retryAfter: RetryPolicy.retryAfter(r))
                 }
@@ -82,7 +103,8 @@ final class ContentDownload {
                 }
                 throw ServerAPI.statusError(r, doing: "download \(path)")
             }
-        } }
+          }
+        }
         return blob
     }
 

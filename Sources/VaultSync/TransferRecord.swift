@@ -53,9 +53,21 @@ final class TransferRecord {
         return TransferRecord(db: vault.db, id: vault.db.lastInsertRowID, uploadId: nil)
     }
 
-    /// A new download transfer for `nodeId`.
+    /// The partial sealed blob (in `tmp/`) of an unfinished download, if any.
+    private(set) var partialBlobId: String?
+
+    /// The download transfer of `nodeId`: the unfinished one (with its partial blob, so it
+    /// resumes), or a new one.
     static func download(in vault: Vault, nodeId: String, total: Int64) throws -> TransferRecord {
         let now = Int64(Date().timeIntervalSince1970)
+        if let row = try vault.db.queryOne("""
+            SELECT id, blob_id FROM transfers WHERE node_id = ? AND direction = 'download' AND state != 'done' AND bytes_total = ?
+            """, [nodeId, total]) {
+            let r = TransferRecord(db: vault.db, id: row[0].int64 ?? 0, uploadId: nil)
+            r.partialBlobId = row[1].string
+            r.set(.running)
+            return r
+        }
         try vault.db.run("DELETE FROM transfers WHERE node_id = ? AND direction = 'download'", [nodeId])
         try vault.db.run("""
             INSERT INTO transfers(node_id, direction, state, bytes_total, bytes_done, created_at, updated_at)
@@ -74,6 +86,12 @@ final class TransferRecord {
         flushProgress()
         update("state = ?, error = ?, next_attempt_at = ?",
                [state.rawValue, error, retryAt.map { Int64($0.timeIntervalSince1970.rounded(.up)) }])
+    }
+
+    /// Records the partial blob a download is writing into (kept across failures and kills).
+    func setPartialBlob(_ id: String?) {
+        partialBlobId = id
+        update("blob_id = ?", [id])
     }
 
     func countAttempt() { update("attempts = attempts + 1", []) }

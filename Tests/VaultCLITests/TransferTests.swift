@@ -293,26 +293,24 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try h.run(["transfers", "pause", "/a.txt"] + h.pw).status, 4, "nothing left to pause")
     }
 
-    func testKillNineMidDownloadLeavesNothingAndRetries() throws {
+    func testKillNineMidDownloadResumesFromTheSealedPartial() throws {
         try start()
         try login()
         let (f, data) = try randomFile("dl.bin", bytes: 16 << 20)
         try h.ok(["put", f, "/"] + h.pw)
         try h.ok(["sync"] + h.pw)
         try h.ok(["evict", "/dl.bin"] + h.pw)
-        try server.faults(#"{"delayMs": 1500}"#)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
-        p.arguments = ["cat", "/dl.bin"] + h.pw
-        p.environment = h.env
-        p.standardOutput = FileHandle.nullDevice; p.standardError = FileHandle.nullDevice
-        try p.run()
-        usleep(800_000)
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        try server.faults("{}")
+        // Killed (SIGKILL) once more than 4 MiB have arrived.
+        let killed = try h.run(["cat", "/dl.bin"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-midway"])
+        XCTAssertEqual(killed.status, 9, killed.stderr)
         XCTAssertEqual(try node("/dl.bin")["contentState"] as? String, "NOT_DOWNLOADED", "nothing published by the killed download")
-        XCTAssertEqual(try h.ok(["cat", "/dl.bin"] + h.pw).stdout, data)
+        let partials = try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)
+        XCTAssertEqual(partials.count, 1, "the sealed partial download is kept")
+        try h.ok(["doctor"] + h.pw)   // keeps it: an unfinished download still owns it
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path), partials)
+        let again = try h.ok(["cat", "/dl.bin"] + h.pw)
+        XCTAssertEqual(again.stdout, data)
+        XCTAssertTrue(again.stderr.contains("resuming the download at"), again.stderr)
         XCTAssertTrue(try h.ok(["doctor", "--verify"] + h.pw).out.contains("Checked"))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path), [])
     }
