@@ -315,6 +315,50 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path), [])
     }
 
+    func testTheStagedCopyUploadsEvenIfTheSourceChangesOrVanishes() throws {
+        try start()
+        try login()
+        let (f, original) = try randomFile("doc.bin", bytes: 200_000)
+        try h.ok(["put", f, "/"] + h.pw)
+        try Data(repeating: 0x42, count: 5).write(to: URL(fileURLWithPath: f))   // changed after put
+        try h.ok(["sync"] + h.pw)
+        XCTAssertEqual(try server.children()["doc.bin"]?["sha256"] as? String, sha256Hex(original))
+        try FileManager.default.removeItem(atPath: f)                            // and gone
+        try h.ok(["evict", "/doc.bin"] + h.pw)
+        XCTAssertEqual(try h.ok(["cat", "/doc.bin"] + h.pw).stdout, original)
+    }
+
+    /// A download that cannot fit on a full disk is refused before it starts, clearly, and the
+    /// vault stays intact; with room again it completes.
+    func testFullDiskDuringDownload() throws {
+        let mnt = FileManager.default.temporaryDirectory.appendingPathComponent("vault-dl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: mnt, withIntermediateDirectories: true)
+        defer { _ = try? runTool("/bin/umount", [mnt.path]); try? FileManager.default.removeItem(at: mnt) }
+        guard getuid() == 0, (try? runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", mnt.path])) == 0 else {
+            throw XCTSkip("needs root and tmpfs mounts")
+        }
+        h = try CLIHarness(keyring: false)
+        h.env["VAULT_HOME"] = mnt.appendingPathComponent("vault").path
+        for (k, v) in fastRetry { h.env[k] = v }
+        try h.initVault()
+        server = try ServerHarness(root: h.root, args: [], tls: false)
+        try login()
+        let (f, data) = try randomFile("fits.bin", bytes: 12 << 20)
+        try h.ok(["put", f, "/"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/fits.bin"] + h.pw)
+        // Fill the disk so the download no longer fits: refused before any byte is fetched.
+        let filler = mnt.appendingPathComponent("filler")
+        _ = try? runTool("/usr/bin/fallocate", ["-l", "24M", filler.path])
+        let r = try h.run(["cat", "/fits.bin"] + h.pw)
+        XCTAssertEqual(r.status, 8, r.stderr)
+        XCTAssertTrue(r.stderr.contains("not enough free space"), r.stderr)
+        XCTAssertEqual(try node("/fits.bin")["contentState"] as? String, "NOT_DOWNLOADED")
+        try FileManager.default.removeItem(at: filler)
+        XCTAssertEqual(try h.ok(["cat", "/fits.bin"] + h.pw).stdout, data)
+        try h.ok(["doctor", "--verify"] + h.pw)
+    }
+
     func testUploadSurvivesDroppedConnections429sAnd503Bursts() throws {
         try start(serverArgs: ["--max-chunk", "1048576"])
         try login()
