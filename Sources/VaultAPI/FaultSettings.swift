@@ -17,10 +17,13 @@ public struct FaultSettings: Codable, Sendable, Equatable {
     public var retryAfterSeconds: Int?
     /// Expire every open upload session now (a one-shot action, not kept).
     public var expireSessionsNow: Bool?
+    /// Lie in upload status answers: claim every byte of an unfinished session was received.
+    public var lieReceivedRanges: Bool?
 
     public init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
-                retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil) {
+                retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil) {
+        self.lieReceivedRanges = lieReceivedRanges
         self.dropAfterBytes = dropAfterBytes; self.dropCount = dropCount; self.delayMs = delayMs
         self.errorRate = errorRate; self.errorStatus = errorStatus
         self.retryAfter429Count = retryAfter429Count; self.retryAfterSeconds = retryAfterSeconds

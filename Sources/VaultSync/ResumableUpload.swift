@@ -142,6 +142,12 @@ final class ResumableUpload {
         var confirmed = Self.received(status.receivedRanges)
         record.progress(confirmed, force: true)
         let missing = Self.missingChunks(size: job.size, chunkSize: status.chunkSize, received: status.receivedRanges)
+        if missing.isEmpty {
+            // Every byte acknowledged, yet no file: the server's answer cannot be true. Never take
+            // it as done; retry (it may be finishing), then stop with a clear error.
+            throw RetryableFailure(reason: "the server claims to hold all \(job.size) bytes of \(job.path) but has not published the file (its upload status is not consistent)",
+                                   retryAfter: nil)
+        }
         if concurrency > 1 && missing.count > 1 {
             return try sendParallel(job, url: uploadURL, chunks: missing, area: area, record: record,
                                     confirmed: confirmed, sent: &sent)

@@ -359,6 +359,24 @@ final class TransferTests: XCTestCase {
         try h.ok(["doctor", "--verify"] + h.pw)
     }
 
+    func testServerLyingAboutReceivedRangesIsNeverTakenAsDone() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let (big, data) = try randomFile("lie.bin", bytes: 8 << 20)
+        try h.ok(["put", big, "/"] + h.pw)
+        try server.faults(#"{"delayMs": 120}"#)
+        try killSyncAfter(chunks: 2)
+        try server.faults(#"{"lieReceivedRanges": true}"#)
+        let r = try h.run(["sync"] + h.pw, env: ["VAULT_RETRY_MAX": "3"])
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains("has not published the file"), r.stderr)
+        XCTAssertEqual(try node("/lie.bin")["pendingOp"] as? String, "upload", "nothing taken as uploaded")
+        XCTAssertNil(try server.children()["lie.bin"])
+        try server.faults("{}")
+        try h.ok(["sync"] + h.pw)
+        XCTAssertEqual(try server.children()["lie.bin"]?["sha256"] as? String, sha256Hex(data))
+    }
+
     func testUploadSurvivesDroppedConnections429sAnd503Bursts() throws {
         try start(serverArgs: ["--max-chunk", "1048576"])
         try login()

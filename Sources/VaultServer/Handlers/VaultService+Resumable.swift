@@ -79,7 +79,8 @@ extension VaultService {
     }
 
     func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
-        let chunks = s.state == "complete" ? Array(0..<s.totalChunks) : try db.uploadChunks(s.id)
+        var chunks = s.state == "complete" ? Array(0..<s.totalChunks) : try db.uploadChunks(s.id)
+        if faults.current.lieReceivedRanges == true { chunks = Array(0..<s.totalChunks) }   // test-only lie
         let file = try s.resultFileId.flatMap { try db.file(owner: s.owner, id: $0) }
         return UploadStatus(uploadId: s.id, state: s.state, size: s.size, chunkSize: s.chunkSize,
                             totalChunks: s.totalChunks, chunksProcessed: chunks.count,
