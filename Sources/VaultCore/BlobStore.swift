@@ -71,7 +71,7 @@ public final class BlobStore {
         let tmp = layout.tempDirectory + "/" + id + ".partial"
         let fd = Glibc.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: tmp) }
-        var published = false
+        var published = false, closed = false
         defer { if !published { unlink(tmp) } }
         let sink = BufferedSink(fd: fd, path: tmp)
         do {
@@ -84,16 +84,13 @@ public final class BlobStore {
             }
             let size = try writer.finish()
             try sink.flush()
-            if durable && fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
-            close(fd)
-            let dest = path(id: id, area: area)
-            if rename(tmp, dest) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }
+            closed = true   // publish closes fd in every case
+            try publish(fd: fd, tmp: tmp, id: id, area: area, durable: durable)
             published = true
-            if durable { try POSIX.fsyncDirectory(directory(area)) }
             return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
                               sha256: Hex.encode(hasher.finalize()), keyEpoch: keys.epoch)
         } catch {
-            if !published { close(fd) }
+            if !closed { close(fd) }
             throw Self.mapCrypto(error, blob: id)
         }
     }
@@ -150,11 +147,8 @@ public final class BlobStore {
             // Flush what was produced even when `produce` fails below, so the next run keeps it.
             let size = try writer!.finish()
             try sink.flush()
-            if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: tmp) }
-            close(fd); closed = true
-            let dest = path(id: id, area: area)
-            if rename(tmp, dest) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }
-            try POSIX.fsyncDirectory(directory(area))
+            closed = true
+            try publish(fd: fd, tmp: tmp, id: id, area: area, durable: true)
             return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
                               sha256: Hex.encode(writer!.plaintextSHA256 ?? []), keyEpoch: keys.epoch)
         } catch is DiscardPartial {
@@ -166,6 +160,15 @@ public final class BlobStore {
             try? sink.flush()
             throw Self.mapCrypto(error, blob: id)
         }
+    }
+
+    /// Makes a finished temp blob durable and moves it into `area`: fsync, close, rename, fsync of
+    /// the folder (the fsyncs only when `durable`). Closes `fd` in every case.
+    private func publish(fd: Int32, tmp: String, id: String, area: BlobArea, durable: Bool) throws {
+        if durable && fsync(fd) != 0 { let e = errno; close(fd); throw POSIX.mapWriteError(e, path: tmp) }
+        close(fd)
+        if rename(tmp, path(id: id, area: area)) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }
+        if durable { try POSIX.fsyncDirectory(directory(area)) }
     }
 
     /// Thrown by a `writeResumable` producer to drop the partial blob.

@@ -216,15 +216,6 @@ extension Vault {
         unlink(journalPath(layout))
         return (final, newKeys, stats)
     }
-
-    static func readHeader(_ path: String) -> [UInt8]? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buf = [UInt8](repeating: 0, count: SealedBlobHeader.size)
-        let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        return n == SealedBlobHeader.size ? buf : nil
-    }
 }
 
 /// An error set on another thread, read after it has finished.

@@ -43,17 +43,11 @@ final class ContentDownload {
                 return try publish(blob, node: node, path: path, record: record)
             } catch let f as RetryableFailure {
                 failures += 1
-                record.countAttempt()
-                let wait = retry.delay(attempt: failures - 1, retryAfter: f.retryAfter)
-                if failures >= retry.maxAttempts {
+                if retry.pause(after: f, failures: failures, record: record, path: path, say: say).giveUp {
                     record.set(.failed, error: f.reason)
                     throw VaultError(.io, "the download of \(path) failed \(failures) times: \(f.reason)",
                                      hint: "check the connection and try again")
                 }
-                record.set(.waitingToRetry, error: f.reason, retryAt: Date().addingTimeInterval(wait))
-                say("\(path): \(f.reason); retrying in \(String(format: "%.1f", wait)) s")
-                Thread.sleep(forTimeInterval: wait)
-                record.set(.running)
             } catch {
                 record.set(.failed, error: (error as? VaultError)?.message ?? "\(error)")
                 throw error

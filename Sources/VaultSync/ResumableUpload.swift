@@ -89,17 +89,12 @@ final class ResumableUpload {
             } catch let f as RetryableFailure {
                 if sent { failures = 0; quickRepeats = 0 }
                 failures += 1
-                record.countAttempt()
-                let wait = retry.delay(attempt: failures - 1, retryAfter: f.retryAfter)
-                if failures >= retry.maxAttempts {
+                let (giveUp, wait) = retry.pause(after: f, failures: failures, record: record, path: job.path, say: say)
+                if giveUp {
                     record.set(.waitingToRetry, error: f.reason, retryAt: Date().addingTimeInterval(wait))
                     throw VaultError(.io, "the upload of \(job.path) stopped after \(failures) failed attempts: \(f.reason)",
                                      hint: "run `vault sync` (or `vault transfers resume`) later; it continues where the server stopped")
                 }
-                record.set(.waitingToRetry, error: f.reason, retryAt: Date().addingTimeInterval(wait))
-                say("\(job.path): \(f.reason); retrying in \(String(format: "%.1f", wait)) s")
-                Thread.sleep(forTimeInterval: wait)
-                record.set(.running)
             } catch {
                 record.set(.failed, error: (error as? VaultError)?.message ?? "\(error)")
                 throw error

@@ -54,3 +54,20 @@ struct RetryPolicy: Sendable {
         return f.date(from: v).map { max(0, $0.timeIntervalSinceNow) }
     }
 }
+
+extension RetryPolicy {
+    /// After the `failures`-th failure in a row of a transfer: counts the attempt and, unless
+    /// `maxAttempts` is reached, records the wait, says it, sleeps, and marks the transfer running
+    /// again. Returns `giveUp` (the caller ends the transfer its own way) and the wait it computed.
+    func pause(after f: RetryableFailure, failures: Int, record: TransferRecord, path: String,
+               say: (String) -> Void) -> (giveUp: Bool, wait: TimeInterval) {
+        record.countAttempt()
+        let wait = delay(attempt: failures - 1, retryAfter: f.retryAfter)
+        if failures >= maxAttempts { return (true, wait) }
+        record.set(.waitingToRetry, error: f.reason, retryAt: Date().addingTimeInterval(wait))
+        say("\(path): \(f.reason); retrying in \(String(format: "%.1f", wait)) s")
+        Thread.sleep(forTimeInterval: wait)
+        record.set(.running)
+        return (false, wait)
+    }
+}
