@@ -45,7 +45,7 @@ extension VaultCommandLine {
     }
 
     static func push(_ ctx: CommandContext, _ vault: Vault, _ a: Arguments) throws {
-        var concurrency = 1
+        var concurrency = SyncClient.defaultConcurrency
         if let c = a.values["concurrency"] {
             guard let n = Int(c), (1...16).contains(n) else { throw VaultError(.usage, "--concurrency takes a number from 1 to 16") }
             concurrency = n

@@ -45,6 +45,8 @@ final class ResumableUpload {
     let concurrency: Int
     let say: (String) -> Void
     var onProgress: ((TransferProgress) -> Void)?
+    /// Bytes the server said it held at the previous status read of the current job (-1: none yet).
+    private var heldBefore: Int64 = -1
 
     init(api: ServerAPI, vault: Vault, retry: RetryPolicy, concurrency: Int = 1, say: @escaping (String) -> Void) {
         self.api = api; self.vault = vault; self.retry = retry; self.concurrency = max(1, concurrency); self.say = say
@@ -70,6 +72,7 @@ final class ResumableUpload {
             throw error
         }
         record.set(.running)
+        heldBefore = -1
         var failures = 0, quickRepeats = 0
         while true {
             var sent = false
@@ -135,6 +138,8 @@ final class ResumableUpload {
         guard let status else { return .again }
         if status.state == "complete", let file = status.file { return .done(file) }
         var confirmed = Self.received(status.receivedRanges)
+        if heldBefore >= 0 && confirmed > heldBefore { sent = true }   // a cut-off chunk's kept prefix is progress too
+        heldBefore = confirmed
         record.progress(confirmed, force: true)
         let missing = Self.missingChunks(size: job.size, chunkSize: status.chunkSize, received: status.receivedRanges)
         if missing.isEmpty {
@@ -276,17 +281,21 @@ final class ResumableUpload {
         ranges.reduce(0) { $0 + max(0, $1.end - $1.start + 1) }
     }
 
-    /// The (start, length) of every chunk no received range fully covers, in order.
+    /// The (start, length) still to send of every chunk no received range fully covers, in
+    /// order. A chunk whose body was cut off continues after the prefix the server kept.
     static func missingChunks(size: Int64, chunkSize: Int64, received: [ByteRange]) -> [(Int64, Int64)] {
         guard size > 0 else { return [(0, 0)] }
         let step = max(chunkSize, 1)
         var out: [(Int64, Int64)] = []
-        var start: Int64 = 0
-        while start < size {
-            let length = min(step, size - start)
-            let covered = received.contains { $0.start <= start && $0.end >= start + length - 1 }
-            if !covered { out.append((start, length)) }
-            start += step
+        var chunkStart: Int64 = 0
+        while chunkStart < size {
+            let end = min(chunkStart + step, size) - 1
+            var start = chunkStart
+            if let kept = received.first(where: { $0.start <= chunkStart && $0.end >= chunkStart }) {
+                start = kept.end + 1
+            }
+            if start <= end { out.append((start, end - start + 1)) }
+            chunkStart += step
         }
         return out
     }

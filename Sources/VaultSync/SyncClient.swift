@@ -53,12 +53,16 @@ public final class SyncClient {
         return try SyncClient(vault: vault, pinnedPublicKeys: pinnedPublicKeys)
     }
 
+    /// Chunks of one upload in flight by default. A cut-off chunk keeps its received prefix on
+    /// the server, so more connections cost no re-sent bytes; four keep loopback near line rate.
+    public static let defaultConcurrency = 4
+
     /// Replays every pending local change to the server, in order. Stops at the first failure
     /// that retries could not overcome (its transfer is left waiting, resumable); conflicts are
     /// recorded and reported, never overwritten.
     /// - Parameter concurrency: chunks of one upload in flight at once, each on its own connection (1…16).
     /// - Parameter holdLargeFrom: when set, uploads of at least this many bytes wait (metered network).
-    public func push(concurrency: Int = 1, holdLargeFrom: UInt64? = nil) throws -> PushSummary {
+    public func push(concurrency: Int = SyncClient.defaultConcurrency, holdLargeFrom: UInt64? = nil) throws -> PushSummary {
         let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
         replay.holdLargeFrom = holdLargeFrom
         replay.onProgress = onProgress

@@ -196,8 +196,8 @@ final class TransferTests: XCTestCase {
         let size = 24 << 20
         let (big, data) = try randomFile("big.bin", bytes: size)
         try h.ok(["put", big, "/"] + h.pw)
-        try server.faults(#"{"delayMs": 120}"#)
-        try killSyncAfter(chunks: 4)
+        try server.faults(#"{"delayMs": 200}"#)
+        try killSyncAfter(chunks: 8)   // four in flight: two rounds, past the first progress write (0.3 s)
         try server.faults("{}")
 
         // Progress was persisted before the kill.
@@ -411,7 +411,8 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try server.children()["two.bin"]?["sha256"] as? String, sha256Hex(twoData))
         let id = try XCTUnwrap(server.uploadIds.last)
         let received = try XCTUnwrap(try server.curl("GET", "/v1/upload/\(id)").json["bytesReceivedTotal"] as? Int)
-        XCTAssertLessThanOrEqual(received, (6 << 20) + 4 * (1 << 20), "at most the chunks in flight re-sent")
+        print("drops with 4 chunks in flight: server received \(received) bytes for a \(6 << 20)-byte file")
+        XCTAssertLessThanOrEqual(received, (6 << 20) + (1 << 20), "cut-off chunks keep their prefix: at most about one chunk re-sent")
     }
 
     func testGivingUpLeavesAVisibleWaitingTransferThatResumesLater() throws {

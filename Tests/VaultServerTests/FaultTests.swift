@@ -52,4 +52,44 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try u.send("GET", "/v1/upload/\(id2)").status, 404)
         XCTAssertEqual(try u.putChunk(id2, bytes, 0, 4000).status, 404)
     }
+
+    /// A chunk whose body is cut off keeps its fsynced prefix: the status shows it, the client
+    /// sends only the rest (never past what is kept), and over two cuts every byte arrives once.
+    func testCutOffChunkKeepsItsPrefixSoOnlyTheRestIsResent() throws {
+        let s = try ServerProcess(args: ["--test-faults", "--max-chunk", "4000"])
+        let u = try APIUser(s, "alice")
+        let bytes = randomBytes(6000)
+        let id = try u.startSession(name: "p.bin", bytes: bytes).json["uploadId"] as! String
+        func ranges() throws -> [[Int]] {
+            let st = try u.send("GET", "/v1/upload/\(id)").json
+            return (st["receivedRanges"] as? [[String: Any]] ?? []).map { [$0["start"] as! Int, $0["end"] as! Int] }
+        }
+        _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":1500}"#.utf8))
+        XCTAssertThrowsError(try u.putChunk(id, bytes, 0, 4000), "the connection is cut mid-body")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(try ranges(), [[0, 1499]], "the received prefix is kept")
+        XCTAssertEqual(try u.send("GET", "/v1/upload/\(id)").json["chunksProcessed"] as? Int, 0)
+        // Never past the kept prefix, never a short end.
+        XCTAssertEqual(try u.putChunk(id, bytes, 2000, 4000).errorCode, "misaligned_chunk")
+        XCTAssertEqual(try u.putChunk(id, bytes, 1500, 3000).errorCode, "wrong_chunk_size")
+        // A second cut while continuing: the kept prefix grows.
+        _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":500}"#.utf8))
+        XCTAssertThrowsError(try u.putChunk(id, bytes, 1500, 4000))
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(try ranges(), [[0, 1999]])
+        let r = try u.putChunk(id, bytes, 2000, 4000)
+        XCTAssertEqual(r.status, 308)
+        XCTAssertEqual(try ranges(), [[0, 3999]])
+        let done = try u.putChunk(id, bytes, 4000, 6000)
+        XCTAssertEqual(done.status, 201, done.text)
+        XCTAssertEqual(done.json["sha256"] as? String, sha256Hex(bytes), "the pieces make the right file")
+        XCTAssertEqual(try u.send("GET", "/v1/upload/\(id)").json["bytesReceivedTotal"] as? Int, 6000, "each byte received once")
+        // A whole chunk resent from its start is still accepted (older clients).
+        let id2 = try u.startSession(name: "q.bin", bytes: bytes).json["uploadId"] as! String
+        _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":1000}"#.utf8))
+        XCTAssertThrowsError(try u.putChunk(id2, bytes, 0, 4000))
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(try u.putChunk(id2, bytes, 0, 4000).status, 308)
+        XCTAssertEqual(try u.putChunk(id2, bytes, 4000, 6000).status, 201)
+    }
 }

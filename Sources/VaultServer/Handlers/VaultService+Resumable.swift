@@ -81,10 +81,11 @@ extension VaultService {
     func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
         var chunks = s.state == "complete" ? Array(0..<s.totalChunks) : try db.uploadChunks(s.id)
         if faults.current.lieReceivedRanges == true { chunks = Array(0..<s.totalChunks) }   // test-only lie
+        let partials = s.state == "complete" ? [:] : try db.uploadPartials(s.id)
         let file = try s.resultFileId.flatMap { try db.file(owner: s.owner, id: $0) }
         return UploadStatus(uploadId: s.id, state: s.state, size: s.size, chunkSize: s.chunkSize,
                             totalChunks: s.totalChunks, chunksProcessed: chunks.count,
-                            receivedRanges: s.ranges(chunks: chunks), bytesReceivedTotal: s.bytesReceived,
+                            receivedRanges: s.ranges(chunks: chunks, partials: partials), bytesReceivedTotal: s.bytesReceived,
                             uploadExpiresAt: s.expiresAt, file: file)
     }
 
@@ -110,6 +111,7 @@ extension VaultService {
                                       code: "invalid_content_range")
         }
         let index: Int
+        var skip: Int64 = 0   // bytes of the chunk this request does not resend (a kept prefix)
         if cr.start < 0 {
             guard session.size == 0 else {
                 throw APIError.badRequest("bytes */TOTAL is only for an empty file", code: "invalid_content_range")
@@ -121,18 +123,24 @@ extension VaultService {
                                message: "bytes \(cr.start)-\(cr.end) reach past the end of a \(session.size)-byte file",
                                headers: [("Content-Range", "bytes */\(session.size)")])
             }
-            guard cr.start % session.chunkSize == 0 else {
-                throw APIError.badRequest("a chunk must start at a multiple of the chunk size \(session.chunkSize)",
-                                          code: "misaligned_chunk")
-            }
             index = Int(cr.start / session.chunkSize)
+            let chunkStart = Int64(index) * session.chunkSize
+            skip = cr.start - chunkStart
+            if skip > 0 {
+                // Continuing a chunk whose body was cut off: only from within the prefix the server kept.
+                let kept = try store.withDB { db in try db.uploadPartials(id)[index] ?? 0 }
+                guard skip <= kept else {
+                    throw APIError.badRequest("a chunk must start at a multiple of the chunk size \(session.chunkSize), or continue a cut-off chunk from at most byte \(chunkStart + kept) (what the server holds of it)",
+                                              code: "misaligned_chunk")
+                }
+            }
             let expected = session.chunkLength(index)
-            guard cr.end - cr.start + 1 == expected else {
-                throw APIError.badRequest("chunk \(index) must be exactly \(expected) bytes (bytes \(cr.start)-\(cr.start + expected - 1))",
+            guard cr.end - chunkStart + 1 == expected else {
+                throw APIError.badRequest("chunk \(index) must end at byte \(chunkStart + expected - 1) (bytes \(chunkStart)-\(chunkStart + expected - 1))",
                                           code: "wrong_chunk_size")
             }
         }
-        let length = session.size == 0 ? 0 : session.chunkLength(index)
+        let length = session.size == 0 ? 0 : session.chunkLength(index) - skip
         if let declared = ctx.request.contentLength, declared != length {
             throw APIError.badRequest("Content-Length \(declared) differs from the Content-Range length \(length)",
                                       code: "wrong_chunk_size")
@@ -151,7 +159,20 @@ extension VaultService {
             }
         }
         return .stream(ChunkSink(service: self, owner: ctx.userId, uploadId: id, index: index, offset: max(cr.start, 0),
-                                 length: length, file: file, inFlightKey: already ? nil : key))
+                                 skip: skip, length: length, file: file, inFlightKey: already ? nil : key))
+    }
+
+    /// Keeps the fsynced prefix of a chunk whose body was cut off after `upTo` of its bytes, so
+    /// the client resends only the rest (the kept length never shrinks).
+    func keepPartial(uploadId: String, index: Int, upTo: Int64) {
+        _ = try? store.write { db in
+            guard try db.scalar("SELECT count(*) FROM upload_chunks WHERE upload_id = ? AND idx = ?", [uploadId, index])?.int == 0,
+                  try db.scalar("SELECT count(*) FROM uploads WHERE id = ? AND state = 'active'", [uploadId])?.int == 1
+            else { return }
+            let kept = try db.scalar("SELECT bytes FROM upload_partials WHERE upload_id = ? AND idx = ?", [uploadId, index])?.int64 ?? 0
+            guard upTo > kept else { return }
+            try db.run("INSERT OR REPLACE INTO upload_partials(upload_id, idx, bytes) VALUES(?, ?, ?)", [uploadId, index, upTo])
+        }
     }
 
     /// Records a fully written chunk (or just the bytes of a repeated one) and answers 308,
@@ -167,6 +188,7 @@ extension VaultService {
                 try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
                 if record && s.state == "active" {
                     try db.run("INSERT OR IGNORE INTO upload_chunks(upload_id, idx) VALUES(?, ?)", [uploadId, index])
+                    try db.run("DELETE FROM upload_partials WHERE upload_id = ? AND idx = ?", [uploadId, index])
                 }
                 return (s, try db.uploadChunks(uploadId))
             }
@@ -223,6 +245,7 @@ extension VaultService {
                                target: s.target, checkQuota: false) { db, file in
                 try db.run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [file.id, s.id])
                 try db.run("DELETE FROM upload_chunks WHERE upload_id = ?", [s.id])
+                try db.run("DELETE FROM upload_partials WHERE upload_id = ?", [s.id])
             }
         } catch let e as APIError where [409, 412, 404].contains(e.status) {
             discard()
@@ -231,20 +254,24 @@ extension VaultService {
     }
 }
 
-/// Writes one chunk in place into the session's part file, then records it.
+/// Writes one chunk (or the rest of a cut-off one) in place into the session's part file, then
+/// records it; a body cut off midway keeps its fsynced prefix for the next try.
 final class ChunkSink: BodySink {
     let service: VaultService
     let owner: String, uploadId: String
     let index: Int
-    let offset: Int64, length: Int64
+    /// Absolute file offset of the first body byte, and how far into the chunk that is.
+    let offset: Int64, skip: Int64
+    /// Body bytes expected (the chunk's length minus `skip`).
+    let length: Int64
     var file: POSIXFile?
     let inFlightKey: String?
     var written: Int64 = 0
 
-    init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, length: Int64,
+    init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, skip: Int64, length: Int64,
          file: POSIXFile?, inFlightKey: String?) {
         self.service = service; self.owner = owner; self.uploadId = uploadId; self.index = index
-        self.offset = offset; self.length = length; self.file = file; self.inFlightKey = inFlightKey
+        self.offset = offset; self.skip = skip; self.length = length; self.file = file; self.inFlightKey = inFlightKey
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
@@ -258,6 +285,7 @@ final class ChunkSink: BodySink {
     func finish() -> HTTPResponse {
         defer { release() }
         guard written == length else {
+            keepWritten()
             _ = service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
             return .error(.badRequest("the chunk body has \(written) bytes, the Content-Range says \(length)",
                                       code: "wrong_chunk_size"))
@@ -269,12 +297,19 @@ final class ChunkSink: BodySink {
     }
 
     func abort() {
+        keepWritten()
         release()
         if written > 0 {
             _ = try? service.store.write { db in
                 try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
             }
         }
+    }
+
+    /// Fsyncs what this body wrote and keeps it as the chunk's received prefix.
+    private func keepWritten() {
+        guard let file, written > 0, (try? file.sync()) != nil else { return }
+        service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
     }
 
     private func release() {

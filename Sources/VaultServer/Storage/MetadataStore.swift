@@ -60,6 +60,12 @@ final class MetadataStore: @unchecked Sendable {
             upload_id TEXT NOT NULL REFERENCES uploads(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
             PRIMARY KEY(upload_id, idx));
         """,
+        // The fsynced prefix of a chunk whose body was cut off, so a resumed chunk sends only the rest.
+        """
+        CREATE TABLE upload_partials(
+            upload_id TEXT NOT NULL, idx INTEGER NOT NULL, bytes INTEGER NOT NULL,
+            PRIMARY KEY(upload_id, idx));
+        """,
     ]
 
     private static func migrate(_ db: SQLDatabase) throws {

@@ -47,11 +47,17 @@ struct UploadSession {
 
     var isExpired: Bool { expiresAt < Date() }
 
-    /// Received chunk indexes → merged inclusive byte ranges.
-    func ranges(chunks: [Int]) -> [ByteRange] {
+    /// Received chunk indexes, plus the kept prefixes of cut-off chunks (index → bytes), as
+    /// merged inclusive byte ranges.
+    func ranges(chunks: [Int], partials: [Int: Int64] = [:]) -> [ByteRange] {
+        var pieces: [(Int64, Int64)] = chunks.map { (Int64($0) * chunkSize, chunkLength($0)) }
+        let whole = Set(chunks)
+        for (i, bytes) in partials where !whole.contains(i) && bytes > 0 {
+            pieces.append((Int64(i) * chunkSize, min(bytes, chunkLength(i))))
+        }
         var out: [ByteRange] = []
-        for i in chunks.sorted() where size > 0 {
-            let start = Int64(i) * chunkSize, end = start + chunkLength(i) - 1
+        for (start, length) in pieces.sorted(by: { $0.0 < $1.0 }) where size > 0 {
+            let end = start + length - 1
             if let last = out.last, last.end + 1 == start { out[out.count - 1].end = end } else {
                 out.append(ByteRange(start: start, end: end))
             }
@@ -70,7 +76,17 @@ extension SQLDatabase {
         try query("SELECT idx FROM upload_chunks WHERE upload_id = ? ORDER BY idx", [id]).compactMap { $0[0].int }
     }
 
+    /// Index → bytes kept of each chunk whose body was cut off (see `upload_partials`).
+    func uploadPartials(_ id: String) throws -> [Int: Int64] {
+        var out: [Int: Int64] = [:]
+        for row in try query("SELECT idx, bytes FROM upload_partials WHERE upload_id = ?", [id]) {
+            if let i = row[0].int, let b = row[1].int64 { out[i] = b }
+        }
+        return out
+    }
+
     func deleteUploadSession(_ id: String) throws {
+        try run("DELETE FROM upload_partials WHERE upload_id = ?", [id])
         try run("DELETE FROM upload_chunks WHERE upload_id = ?", [id])
         try run("DELETE FROM uploads WHERE id = ?", [id])
     }
