@@ -8,7 +8,7 @@
 #     drops injected by the server (`--test-faults`) and over 10 `kill -9` of `vault sync`
 # Usage: scripts/bench-transfers.sh [SIZE_MIB=2048] [BIG_GIB=10]
 #   INTR_MIB=256 (file for the interruption runs)  CHUNK_MIB=8 (server chunk size)  DELAY_MS=100 (pacing, drops only)
-#   BENCH_DIR=… (disk for the temp folder; default /tmp)
+#   BENCH_DIR=… (disk for the temp folder; default /tmp)  SYNC_ARGS="--concurrency N" (default: vault's own)
 # Loopback only; every phase has a time bound; the temp folder and the servers are removed on exit.
 # Reports figures and ratios against their targets; never fails on a missed target (exit 0).
 set -euo pipefail
@@ -123,10 +123,10 @@ LIM=$(limit_for "$SIZE")
 timed curl-up "$LIM" curl -sS -f -o "$OUT/curl-up.json" -X POST -T "$OUT/up.bin" -H "$AUTH" -H 'Expect:' \
   -H 'Content-Type: application/octet-stream' "$BASE/v1/upload?uploadType=media&name=curl-up.bin&parentId=root"
 R[curl_up]=$(mibs "$SIZE" "$SECS"); CURL_UP_S=$SECS
-timed vault-sync "$LIM" "$BIN/vault" sync ${SYNC_ARGS:---concurrency 4} --password-file "$OUT/pw"
+timed vault-sync "$LIM" "$BIN/vault" sync ${SYNC_ARGS:-} --password-file "$OUT/pw"
 R[vault_up]=$(mibs "$SIZE" "$SECS"); R[vault_up_rss]=$RSS_KB; VAULT_UP_RC=$RC
 printf '%-44s %9s MiB/s  %8s s\n' "curl -T, simple upload, one request" "${R[curl_up]}" "$CURL_UP_S"
-printf '%-44s %9s MiB/s  %8s s  peak RSS %s\n' "vault sync ${SYNC_ARGS:---concurrency 4} (resumable)" "${R[vault_up]}" "$SECS" "$(mib "$RSS_KB")"
+printf '%-44s %9s MiB/s  %8s s  peak RSS %s\n' "vault sync ${SYNC_ARGS:-(defaults: 4 chunks in flight)}" "${R[vault_up]}" "$SECS" "$(mib "$RSS_KB")"
 R[up_ratio]=$(pct "${R[vault_up]}" "${R[curl_up]}")
 echo "upload: vault sync vs curl = ${R[up_ratio]}  (target >= 80 %)"
 
