@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(pkg-config libsodium-dev libsqlcipher-dev sqlcipher sqlite3 libcurl4-openssl-dev libsecret-1-dev
       libmicrohttpd-dev libssl-dev openssl gnome-keyring dbus dbus-x11 libsecret-tools curl python3 python3-pip
-      attr e2fsprogs age restic borgbackup)
+      attr e2fsprogs age restic borgbackup nghttp2-proxy)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -12,6 +12,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # nghttpx is for the HTTP/2 test only: never leave Debian's default proxy service running.
+  if [[ " ${missing[*]} " == *" nghttp2-proxy "* ]] && command -v systemctl >/dev/null 2>&1; then
+    $SUDO systemctl disable --now nghttpx >/dev/null 2>&1 || true
+  fi
 fi
 if ! command -v swift >/dev/null 2>&1; then
   if [ -x /opt/swift/usr/bin/swift ]; then export PATH=/opt/swift/usr/bin:$PATH; else
