@@ -18,8 +18,8 @@ struct CommandContext {
     var password: PasswordSource { PasswordInput.source(file: passwordFile, environment: environment) }
 
     /// Opens the unlocked vault for this command (holding the vault lock until released).
-    func openVault() throws -> Vault {
-        let vault = try sessions.open(password: password)
+    func openVault(lock: VaultLock.Request = .exclusive) throws -> Vault {
+        let vault = try sessions.open(password: password, lock: lock)
         vault.budgetMax = policy.contentBudgetMax.value
         return vault
     }

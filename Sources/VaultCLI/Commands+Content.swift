@@ -20,7 +20,7 @@ extension VaultCommandLine {
         if ctx.policy.plaintextExport.value == false && isatty(1) != 1 {
             throw VaultError(.policy, "the policy forbids plaintext export: `vault cat` writes only to a terminal here")
         }
-        let vault = try ctx.openVault()
+        let vault = try ctx.openVault(lock: .sync)   // `vault transfers` may watch the download
         let handle = try vault.openContent(try downloadIfNeeded(ctx, vault, try vault.resolve(path)))
         struct ReaderGone: Error {}
         do {
@@ -44,7 +44,7 @@ extension VaultCommandLine {
         if ctx.policy.plaintextExport.value == false {
             throw VaultError(.policy, "the policy forbids exporting plaintext files (`vault get`)", hint: "open the file with `vault cat` on a terminal")
         }
-        let vault = try ctx.openVault()
+        let vault = try ctx.openVault(lock: .sync)   // `vault transfers` may watch the download
         let node = try downloadIfNeeded(ctx, vault, try vault.resolve(path))
         var target = local
         var isDir: ObjCBool = false

@@ -40,7 +40,7 @@ extension VaultCommandLine {
 
     static func runSync(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 0)
-        let vault = try ctx.openVault()
+        let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
         try push(ctx, vault, a)
     }
 
@@ -82,7 +82,9 @@ extension VaultCommandLine {
 
     static func runTransfers(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 2)
-        let vault = try ctx.openVault()
+        let sub = a.positionals.first
+        // Listing, pause and cancel may run beside a running `vault sync`; resume is a sync itself.
+        let vault = try ctx.openVault(lock: sub == "resume" ? .sync : .control)
         if let m = a.values["metered"] {
             guard ["yes", "no", "auto"].contains(m) else { throw VaultError(.usage, "--metered takes yes, no or auto") }
             try NetworkCost.setMetered(m, vault: vault)
@@ -91,7 +93,7 @@ extension VaultCommandLine {
             guard let b = ByteCount.parse(t) else { throw VaultError(.usage, "--large-threshold takes a size like 50M") }
             try NetworkCost.setLargeTransferBytes(b, vault: vault)
         }
-        if let sub = a.positionals.first {
+        if let sub {
             let target = try a.positionals.dropFirst().first.map { try vault.resolve($0) }
             switch sub {
             case "resume":
@@ -99,18 +101,28 @@ extension VaultCommandLine {
                 try push(ctx, vault, a)
             case "pause", "cancel":
                 guard let target else { throw VaultError(.usage, "vault transfers \(sub) PATH") }
-                let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [])
-                let n = try client.hold(nodeId: target.id, cancel: sub == "cancel")
-                let p = try vault.path(of: target)
+                let cancel = sub == "cancel", p = try vault.path(of: target)
+                let n: Int
+                var note = ""
+                if vault.isBesideSync {
+                    // A sync runs: mark it, and let that sync stop the upload and settle the server side.
+                    n = try SyncClient.requestHold(vault: vault, nodeId: target.id, cancel: cancel)
+                    if n > 0 && !SyncClient.waitUntilStopped(vault: vault, nodeId: target.id) {
+                        note = " The running `vault sync` has not stopped it yet; it will at its next progress write."
+                    }
+                } else {
+                    let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [])
+                    n = try client.hold(nodeId: target.id, cancel: cancel)
+                }
                 guard n > 0 else { throw VaultError(.notFound, "\(p) has no pending upload to \(sub)") }
-                let msg = sub == "pause" ? "Paused the upload of \(p)." : "Cancelled the upload of \(p) (the server's partial copy is freed; the file stays in the vault)."
+                let msg = (sub == "pause" ? "Paused the upload of \(p)." : "Cancelled the upload of \(p) (the server's partial copy is freed; the file stays in the vault).") + note
                 if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg + " `vault transfers resume \(p)` sends it again.") }
             default:
                 throw VaultError(.usage, "unknown transfers action '\(sub)'", hint: "resume [PATH], pause PATH or cancel PATH")
             }
             return
         }
-        let list = try TransferInfo.all(in: vault)
+        let list = try TransferInfo.all(in: vault, besideSync: vault.isBesideSync)
         if ctx.out.json { try ctx.out.emit(list); return }
         if list.isEmpty { ctx.out.line("No transfers."); return }
         for t in list { ctx.out.line(t.summary) }

@@ -72,12 +72,19 @@ public final class Vault {
         return Vault(layout: layout, keyslots: file, keys: keys, masterKey: master, db: db, lock: lock)
     }
 
-    /// Opens the vault with its master key (from the keyring or a password slot).
-    public static func open(layout: VaultLayout, masterKey: SecureBytes) throws -> Vault {
-        let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout)
+    /// Opens the vault with its master key (from the keyring or a password slot). `lock` says
+    /// whether transfer controls may run beside this command (see `VaultLock`); a `.control`
+    /// request may get a vault opened beside a running sync (`isBesideSync`).
+    public static func open(layout: VaultLayout, masterKey: SecureBytes, lock request: VaultLock.Request = .exclusive) throws -> Vault {
+        let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout, request: request)
         let (file, bytes) = try readKeyslots(layout)
         let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)
         try KeyslotFile.verify(bytes: bytes, macKey: keys.keyslotMacKey)
+        if lock.mode == .beside {
+            // The running sync opened (and migrated) the database; touch nothing else.
+            let db = try openDatabase(layout: layout, keys: keys, migrate: false)
+            return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        }
         if let pending = file.body.pendingRotation {
             // A rotation was interrupted: finish it before anything else touches the vault.
             return try resumeRotation(layout: layout, file: file, oldMaster: masterKey, oldKeys: keys, pending: pending, lock: lock)
@@ -87,7 +94,7 @@ public final class Vault {
         return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
     }
 
-    static func openDatabase(layout: VaultLayout, keys: KeyHierarchy) throws -> SQLDatabase {
+    static func openDatabase(layout: VaultLayout, keys: KeyHierarchy, migrate: Bool = true) throws -> SQLDatabase {
         let fresh = !POSIX.exists(layout.databaseFile)
         let db: SQLDatabase
         do {
@@ -99,6 +106,7 @@ public final class Vault {
             throw VaultError(.io, "cannot open the metadata database: \(e)")
         }
         if fresh { chmod(layout.databaseFile, 0o600) }
+        guard migrate else { return db }
         do { try MetadataSchema.migrate(db) } catch let e as SQLError {
             throw VaultError(.integrity, "the metadata database is damaged: \(e.message)")
         }
@@ -109,6 +117,10 @@ public final class Vault {
         self.layout = layout; self.keyslots = keyslots; self.keys = keys; self.masterKey = masterKey; self.db = db; self.lock = lock
         self.blobs = BlobStore(layout: layout, keys: keys)
     }
+
+    /// True when this command runs beside a `vault sync` that holds the vault (a transfer
+    /// control): rows marked running are really running, and only transfer bookkeeping may change.
+    public var isBesideSync: Bool { lock.mode == .beside }
 
     /// Seconds since the epoch, for timestamps.
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }

@@ -3,38 +3,98 @@ import Foundation
 import Glibc
 #endif
 
-/// An exclusive advisory lock (flock) on the vault, held for the life of a command, so two
-/// commands never change one vault at once. A second command waits briefly, then fails clearly.
+/// The vault's advisory locks (flock), held for the life of a command, so two commands never
+/// change one vault at once. A second command waits briefly, then fails clearly.
+///
+/// Two files: `lock` (every command but a transfer control holds it exclusively) and
+/// `lock.transfers` (exclusive for ordinary commands, shared for a sync). A transfer control
+/// (`vault transfers`, `pause`, `cancel`) that finds `lock` taken may still run *beside* a sync,
+/// with `lock.transfers` shared: a sync never swaps the database or the keys, and the control only
+/// reads the transfer list or marks outbox entries, which the running sync then obeys.
 public final class VaultLock {
-    private let fd: Int32
+    /// What a command asks for.
+    public enum Request: Sendable {
+        /// Alone with the vault (most commands).
+        case exclusive
+        /// Alone, but transfer controls may run beside it (`vault sync`, downloads).
+        case sync
+        /// Alone when the vault is free, else beside a running sync.
+        case control
+    }
 
-    public init(path: String, timeout: TimeInterval) throws {
+    /// What a command got.
+    public enum Mode: Sendable, Equatable {
+        case exclusive, sync
+        /// Beside a running sync: only transfer bookkeeping may be touched.
+        case beside
+    }
+
+    public let mode: Mode
+    private let main: Int32
+    private let transfers: Int32
+
+    public init(path: String, timeout: TimeInterval, request: Request = .exclusive) throws {
+        let main = try Self.openLockFile(path)
+        let transfers: Int32
+        do { transfers = try Self.openLockFile(path + ".transfers") } catch { close(main); throw error }
+        let deadline = Date().addingTimeInterval(timeout)
+        var mode: Mode?
+        while mode == nil {
+            if flock(main, LOCK_EX | LOCK_NB) == 0 {
+                // Ours alone; wait for any control still beside the previous sync.
+                let op = request == .exclusive || request == .control ? LOCK_EX : LOCK_SH
+                while flock(transfers, op | LOCK_NB) != 0 {
+                    if Date() >= deadline { throw Self.busy(main, transfers) }
+                    usleep(20_000)
+                }
+                mode = request == .sync ? .sync : .exclusive
+            } else if request == .control && flock(transfers, LOCK_SH | LOCK_NB) == 0 {
+                // `lock` is held and `lock.transfers` is shared: a sync runs (or the vault was just freed).
+                if flock(main, LOCK_EX | LOCK_NB) == 0 {
+                    flock(transfers, LOCK_UN)
+                    continue
+                }
+                mode = .beside
+            } else {
+                if errno != EWOULDBLOCK && errno != EINTR {
+                    close(main); close(transfers)
+                    throw VaultError(.io, "cannot lock \(path): \(POSIX.errnoMessage())")
+                }
+                if Date() >= deadline { throw Self.busy(main, transfers) }
+                usleep(50_000)
+            }
+        }
+        self.main = main
+        self.transfers = transfers
+        self.mode = mode!
+        if self.mode != .beside {
+            let pid = Array("\(getpid())\n".utf8)
+            _ = ftruncate(main, 0)
+            _ = pid.withUnsafeBytes { pwrite(main, $0.baseAddress, $0.count, 0) }
+        }
+    }
+
+    private static func openLockFile(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw VaultError(.io, "cannot open lock \(path): \(POSIX.errnoMessage())") }
-        let deadline = Date().addingTimeInterval(timeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno != EWOULDBLOCK && errno != EINTR {
-                close(fd); throw VaultError(.io, "cannot lock \(path): \(POSIX.errnoMessage())")
-            }
-            if Date() >= deadline {
-                var buf = [UInt8](repeating: 0, count: 32)
-                let n = pread(fd, &buf, 31, 0)
-                let holder = n > 0 ? String(decoding: buf[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
-                close(fd)
-                throw VaultError(.busy, "another vault command (pid \(holder)) is using this vault",
-                                 hint: "wait for it to finish, then try again")
-            }
-            usleep(50_000)
-        }
-        self.fd = fd
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return fd
+    }
+
+    /// Closes both files and says who holds the vault.
+    private static func busy(_ main: Int32, _ transfers: Int32) -> VaultError {
+        var buf = [UInt8](repeating: 0, count: 32)
+        let n = pread(main, &buf, 31, 0)
+        let holder = n > 0 ? String(decoding: buf[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
+        close(main); close(transfers)
+        return VaultError(.busy, "another vault command (pid \(holder)) is using this vault",
+                          hint: "wait for it to finish, then try again")
     }
 
     deinit {
-        _ = ftruncate(fd, 0)
-        flock(fd, LOCK_UN)
-        close(fd)
+        if mode != .beside { _ = ftruncate(main, 0) }
+        flock(transfers, LOCK_UN)
+        flock(main, LOCK_UN)
+        close(transfers)
+        close(main)
     }
 }

@@ -153,7 +153,7 @@ public struct VaultSessions {
 
     /// Opens the vault for one command: from the keyring session, else with a password when the
     /// vault has no keyring or the user named a password source; else it is locked.
-    public func open(password: PasswordSource) throws -> Vault {
+    public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive) throws -> Vault {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
@@ -168,7 +168,7 @@ public struct VaultSessions {
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
-                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey)
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock)
                 if vault.keyslots.body.epoch != rec.epoch {
                     // This command finished an interrupted rotation: keep the new key.
                     rec.epoch = vault.keyslots.body.epoch
@@ -194,7 +194,7 @@ public struct VaultSessions {
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let master = try unlockMaster(file) { try file.unlock(password: pw) }
-        let vault = try Vault.open(layout: layout, masterKey: master)
+        let vault = try Vault.open(layout: layout, masterKey: master, lock: lock)
         try noteSuccess(vault)
         return vault
     }

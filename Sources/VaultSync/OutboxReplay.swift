@@ -40,11 +40,20 @@ final class OutboxReplay {
 
     func run() throws -> PushSummary {
         var summary = PushSummary()
+        try Self.settleHolds(vault: vault, api: api)
+        defer { try? Self.settleHolds(vault: vault, api: api) }
         let all = try vault.outbox()
         var blocked = Set<String>(all.filter { $0.state != "pending" }.map(\.nodeId))
         summary.held = all.filter { $0.state == "paused" || $0.state == "cancelled" }.count
         for entry in all where entry.state == "pending" {
             if blocked.contains(entry.nodeId) { summary.skipped += 1; continue }
+            // Paused or cancelled meanwhile from another command (`vault transfers pause|cancel`)?
+            let now = try vault.db.scalar("SELECT state FROM outbox WHERE seq = ?", [entry.seq])?.string
+            if now != "pending" {
+                blocked.insert(entry.nodeId)
+                if now == "paused" || now == "cancelled" { summary.held += 1 }
+                continue
+            }
             let outcome = try replay(entry)
             switch outcome {
             case .done(let message):
@@ -61,6 +70,11 @@ final class OutboxReplay {
                 summary.conflicts += 1
                 summary.messages.append("conflict: \(why)")
                 say("conflict: \(why)")
+            case .held(let why):
+                blocked.insert(entry.nodeId)
+                summary.held += 1
+                summary.messages.append(why)
+                say(why)
             }
         }
         return summary
@@ -70,6 +84,25 @@ final class OutboxReplay {
         case done(String?)
         case conflict(String)
         case waiting(String)
+        /// Paused or cancelled by the user while it ran.
+        case held(String)
+    }
+
+    /// Settles what the user asked of held uploads: a cancelled one's server session is aborted
+    /// (its bytes freed) and its transfer row removed; a paused one's transfer shows `paused`.
+    static func settleHolds(vault: Vault, api: ServerAPI) throws {
+        for row in try vault.db.query("""
+            SELECT DISTINCT t.id, t.upload_id, o.state FROM transfers t JOIN outbox o ON o.node_id = t.node_id
+            WHERE t.direction = 'upload' AND t.state != 'done' AND o.state IN ('paused', 'cancelled')
+            """) {
+            let id = row[0].int64 ?? 0
+            if row[2].string == "cancelled" {
+                if let uploadId = row[1].string { _ = try? api.json(.delete, "/v1/upload/\(uploadId)") }
+                try vault.db.run("DELETE FROM transfers WHERE id = ?", [id])
+            } else {
+                try vault.db.run("UPDATE transfers SET state = 'paused' WHERE id = ? AND state != 'paused'", [id])
+            }
+        }
     }
 
     private func replay(_ e: OutboxEntry) throws -> Outcome {
@@ -170,6 +203,9 @@ final class OutboxReplay {
             return .done("uploaded \(path) (\(ByteCount.format(UInt64(max(0, file.size)))))")
         case .conflict(let why):
             return .conflict(why)
+        case .held(let state):
+            try Self.settleHolds(vault: vault, api: api)
+            return .held(state == "cancelled" ? "cancelled the upload of \(path)" : "paused the upload of \(path)")
         }
     }
 

@@ -21,6 +21,8 @@ final class ParallelChunks: @unchecked Sendable {
         case answered(HTTPResponse)
         case transport(HTTPError)
         case failed(Error)
+        /// `stop()` was called: chunks in flight were cut off (the server keeps their prefix).
+        case stopped
     }
 
     private let lock = NSLock()
@@ -29,6 +31,7 @@ final class ParallelChunks: @unchecked Sendable {
     private var confirmed: Int64
     private var inFlight: [Int: Int64] = [:]
     private var accepted = 0
+    private var stopped = false
 
     init(chunks: [(Int64, Int64)], confirmed: Int64) {
         self.queue = chunks.reversed()
@@ -39,6 +42,14 @@ final class ParallelChunks: @unchecked Sendable {
     var progress: Int64 { lock.withLock { confirmed + inFlight.values.reduce(0, +) } }
     /// Whether at least one chunk was accepted.
     var anyAccepted: Bool { lock.withLock { accepted > 0 } }
+
+    /// Stops the batch now: no new chunk starts, and chunks in flight are cut off.
+    func stop() {
+        lock.withLock {
+            stopped = true
+            if end == nil { end = .stopped }
+        }
+    }
 
     private func next(worker: Int) -> (Int64, Int64)? {
         lock.withLock {
@@ -80,8 +91,10 @@ final class ParallelChunks: @unchecked Sendable {
                 defer { group.leave() }
                 let (client, handle) = job.workers[index]
                 client.onProgress = { [self] sent, _ in
-                    lock.withLock { if inFlight[index] != nil { inFlight[index] = sent } }
-                    return true
+                    lock.withLock {
+                        if inFlight[index] != nil { inFlight[index] = sent }
+                        return !stopped
+                    }
                 }
                 defer { client.onProgress = nil }
                 while let (start, length) = next(worker: index) {

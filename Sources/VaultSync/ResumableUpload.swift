@@ -25,6 +25,8 @@ enum UploadOutcome {
     case uploaded(FileResource)
     /// The server holds a newer version (412) or the name is taken (409): nothing was overwritten.
     case conflict(String)
+    /// The user paused or cancelled it meanwhile (`paused` / `cancelled`); nothing more was sent.
+    case held(String)
 }
 
 /// A failure worth another try after a backoff.
@@ -57,6 +59,8 @@ final class ResumableUpload {
         case conflict(String)
         /// Try again at once (a fresh session, or re-read the status); not a failure.
         case again
+        /// The user asked to stop (see `TransferRecord.holdRequested`).
+        case held
     }
 
     func run(_ job: UploadJob) throws -> UploadOutcome {
@@ -76,6 +80,7 @@ final class ResumableUpload {
         var failures = 0, quickRepeats = 0
         while true {
             var sent = false
+            if let h = record.checkHold() { return held(h, record) }
             do {
                 switch try attempt(job, record, handle, area: area, sent: &sent) {
                 case .done(let file):
@@ -88,8 +93,11 @@ final class ResumableUpload {
                 case .again:
                     quickRepeats += 1
                     if quickRepeats > 5 { throw RetryableFailure(reason: "the server keeps losing the upload session", retryAfter: nil) }
+                case .held:
+                    return held(record.holdRequested ?? "paused", record)
                 }
             } catch let f as RetryableFailure {
+                if let h = record.holdRequested { return held(h, record) }
                 if sent { failures = 0; quickRepeats = 0 }
                 failures += 1
                 let (giveUp, wait) = retry.pause(after: f, failures: failures, record: record, path: job.path, say: say)
@@ -99,10 +107,17 @@ final class ResumableUpload {
                                      hint: "run `vault sync` (or `vault transfers resume`) later; it continues where the server stopped")
                 }
             } catch {
+                if let h = record.holdRequested { return held(h, record) }
                 record.set(.failed, error: (error as? VaultError)?.message ?? "\(error)")
                 throw error
             }
         }
+    }
+
+    /// Stops for a pause or cancel the user asked for (the caller settles the server side).
+    private func held(_ state: String, _ record: TransferRecord) -> UploadOutcome {
+        record.set(state == "cancelled" ? .queued : .paused)
+        return .held(state)
     }
 
     /// One pass: learn what the server holds (or open a session), then send the missing chunks.
@@ -207,7 +222,10 @@ final class ResumableUpload {
                                             ("Expect", ""), ("Authorization", auth), ("X-Device-Id", device)],
                                   body: .stream(length: length, read: reader.read))
             return try client.send(req, collectUpTo: 1 << 20)
-        }, tick: { record.progress(pipeline.progress) })
+        }, tick: {
+            record.progress(pipeline.progress)
+            if record.holdRequested != nil { pipeline.stop() }   // paused or cancelled from another command
+        })
         if pipeline.anyAccepted { sent = true }
         switch end {
         case .allAccepted: return .again
@@ -217,6 +235,7 @@ final class ResumableUpload {
             if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
             throw ServerAPI.networkError(e, api.account.serverURL)
         case .failed(let e): throw e
+        case .stopped: return .held
         }
     }
 
@@ -242,7 +261,10 @@ final class ResumableUpload {
     private func sendChunk(_ job: UploadJob, url: String, start: Int64, length: Int64, handle: BlobHandle,
                            record: TransferRecord, confirmed: Int64) throws -> HTTPResponse {
         let range = job.size == 0 ? "bytes */0" : "bytes \(start)-\(start + length - 1)/\(job.size)"
-        api.http.onProgress = { sentBytes, _ in record.progress(confirmed + min(sentBytes, length)); return true }
+        api.http.onProgress = { sentBytes, _ in
+            record.progress(confirmed + min(sentBytes, length))
+            return record.holdRequested == nil   // a pause or cancel from another command stops the chunk now
+        }
         defer { api.http.onProgress = nil }
         return try transport {
             try api.send {

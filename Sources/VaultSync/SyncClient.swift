@@ -99,18 +99,30 @@ public final class SyncClient {
     /// skipped by `push` until resumed; a cancel also aborts the server's upload session so its
     /// bytes are freed. The sealed staging copy stays: the file still needs it.
     public func hold(nodeId: String, cancel: Bool) throws -> Int {
-        let state = cancel ? "cancelled" : "paused"
-        if cancel {
-            for row in try vault.db.query("SELECT id, upload_id FROM transfers WHERE node_id = ? AND direction = 'upload' AND state != 'done'", [nodeId]) {
-                if let uploadId = row[1].string {
-                    _ = try? api.json(.delete, "/v1/upload/\(uploadId)")
-                }
-                try vault.db.run("DELETE FROM transfers WHERE id = ?", [row[0].int64 ?? 0])
-            }
-        } else {
-            try vault.db.run("UPDATE transfers SET state = 'paused' WHERE node_id = ? AND direction = 'upload' AND state != 'done'", [nodeId])
+        let n = try Self.requestHold(vault: vault, nodeId: nodeId, cancel: cancel)
+        try OutboxReplay.settleHolds(vault: vault, api: api)
+        return n
+    }
+
+    /// Marks the pending upload of `nodeId` paused or cancelled, and nothing more: safe beside a
+    /// running `vault sync`, which stops that upload at its next progress write (about three
+    /// times a second) and settles it (a cancel aborts the server session). Returns the entries marked.
+    public static func requestHold(vault: Vault, nodeId: String, cancel: Bool) throws -> Int {
+        try vault.db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN ('pending', 'paused', 'cancelled')",
+                         [cancel ? "cancelled" : "paused", nodeId])
+    }
+
+    /// Waits (up to `timeout`) until no upload of `nodeId` is running, i.e. the sync beside us
+    /// obeyed a hold. Returns whether it did.
+    public static func waitUntilStopped(vault: Vault, nodeId: String, timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let running = (try? vault.db.scalar("SELECT count(*) FROM transfers WHERE node_id = ? AND direction = 'upload' AND state = 'running'",
+                                                [nodeId])?.int) ?? 0
+            if running == 0 { return true }
+            usleep(100_000)
         }
-        return try vault.db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN ('pending', 'paused', 'cancelled')", [state, nodeId])
+        return false
     }
 
     /// Puts paused or cancelled entries (of one node, or all) back in line for the next push.

@@ -26,23 +26,24 @@ public struct TransferInfo: Sendable, Codable, Equatable {
 
     /// Every transfer, newest first. Call it with the vault open and nothing transferring in this
     /// process: the vault lock then guarantees no other process runs a transfer, so a row still
-    /// marked running was interrupted and is shown as `interrupted`.
-    public static func all(in vault: Vault) throws -> [TransferInfo] {
+    /// marked running was interrupted and is shown as `interrupted` — unless `besideSync` (this
+    /// command runs beside a `vault sync`, whose transfers really are running).
+    public static func all(in vault: Vault, besideSync: Bool = false) throws -> [TransferInfo] {
         try vault.db.query("""
             SELECT id, node_id, direction, state, bytes_done, bytes_total, attempts, next_attempt_at, error, updated_at
             FROM transfers ORDER BY id DESC
             """).map { r in
             let node = try r[1].string.flatMap { try vault.node(id: $0) }
             return TransferInfo(id: r[0].int64 ?? 0, path: try node.map { try vault.path(of: $0) },
-                                direction: r[2].string ?? "", state: Self.shown(r[3].string),
+                                direction: r[2].string ?? "", state: Self.shown(r[3].string, besideSync: besideSync),
                                 bytesDone: r[4].int64 ?? 0, bytesTotal: r[5].int64 ?? 0, attempts: r[6].int64 ?? 0,
                                 nextAttemptAt: r[7].int64, error: r[8].string, updatedAt: r[9].int64 ?? 0)
         }
     }
 
-    private static func shown(_ stored: String?) -> TransferState {
+    private static func shown(_ stored: String?, besideSync: Bool) -> TransferState {
         let state = TransferState(rawValue: stored ?? "") ?? .failed
-        return state == .running ? .interrupted : state
+        return state == .running && !besideSync ? .interrupted : state
     }
 
     /// A one-line description: state, bytes and reason.

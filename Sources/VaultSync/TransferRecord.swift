@@ -43,14 +43,18 @@ final class TransferRecord {
     /// The transfer of `requestId` (an outbox entry) or a new queued one.
     static func upload(in vault: Vault, nodeId: String, requestId: String, blobId: String, total: Int64) throws -> TransferRecord {
         if let row = try vault.db.queryOne("SELECT id, upload_id FROM transfers WHERE request_id = ? AND direction = 'upload'", [requestId]) {
-            return TransferRecord(db: vault.db, id: row[0].int64 ?? 0, uploadId: row[1].string)
+            let r = TransferRecord(db: vault.db, id: row[0].int64 ?? 0, uploadId: row[1].string)
+            r.watchedNode = nodeId
+            return r
         }
         let now = Int64(Date().timeIntervalSince1970)
         try vault.db.run("""
             INSERT INTO transfers(node_id, direction, state, blob_id, bytes_total, bytes_done, request_id, created_at, updated_at)
             VALUES (?, 'upload', 'queued', ?, ?, 0, ?, ?, ?)
             """, [nodeId, blobId, total, requestId, now, now])
-        return TransferRecord(db: vault.db, id: vault.db.lastInsertRowID, uploadId: nil)
+        let r = TransferRecord(db: vault.db, id: vault.db.lastInsertRowID, uploadId: nil)
+        r.watchedNode = nodeId
+        return r
     }
 
     /// The partial sealed blob (in `tmp/`) of an unfinished download, if any.
@@ -108,10 +112,25 @@ final class TransferRecord {
     }
 
     func flushProgress() {
+        _ = checkHold()
         guard let b = pendingBytes else { return }
         pendingBytes = nil
         lastProgressWrite = Date()
         update("bytes_done = ?", [b])
         observer?(b)
+    }
+
+    /// For an upload: the node whose outbox entries the user may pause or cancel from another
+    /// command while this transfer runs (`vault transfers pause|cancel` beside a sync).
+    private var watchedNode: String?
+    /// `paused` or `cancelled` once the user asked to stop this upload (read at each progress write).
+    private(set) var holdRequested: String?
+
+    /// Reads whether the user asked to pause or cancel this upload; once asked, stays asked.
+    func checkHold() -> String? {
+        guard holdRequested == nil, let node = watchedNode else { return holdRequested }
+        holdRequested = try? db.scalar("SELECT state FROM outbox WHERE node_id = ? AND state IN ('paused', 'cancelled') LIMIT 1",
+                                       [node])?.string
+        return holdRequested
     }
 }

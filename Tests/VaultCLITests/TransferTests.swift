@@ -293,6 +293,84 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try h.run(["transfers", "pause", "/a.txt"] + h.pw).status, 4, "nothing left to pause")
     }
 
+    /// Starts `vault sync` in the background and waits until the server acknowledged `chunks` chunks.
+    func backgroundSync(afterChunks chunks: Int) throws -> (Process, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        p.arguments = ["sync"] + h.pw
+        p.environment = h.env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(60)
+        while server.chunkLines(status: 308).count < chunks && Date() < deadline && p.isRunning { usleep(20_000) }
+        XCTAssertTrue(p.isRunning, "vault sync finished too early")
+        return (p, err)
+    }
+
+    /// `vault transfers` lists, pauses and cancels beside a running `vault sync`: the list shows
+    /// the upload running, a pause stops it within a second or so and keeps what the server holds,
+    /// a cancel frees the server's session; ordinary commands still wait for the sync.
+    func testTransfersListPauseAndCancelBesideARunningSync() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let size = 32 << 20   // 1 MiB chunks, 4 in flight, 0.4 s per answer: ~3 s of sync
+        let (big, bigData) = try randomFile("big.bin", bytes: size)
+        try h.ok(["put", big, "/"] + h.pw)
+        try server.faults(#"{"delayMs": 400}"#)
+        var (sync, err) = try backgroundSync(afterChunks: 2)
+
+        let running = try XCTUnwrap(try transfers().first)
+        XCTAssertEqual(running["state"] as? String, "running", "\(running)")
+        XCTAssertEqual(running["path"] as? String, "/big.bin")
+        let busy = try h.run(["ls", "/"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "0.5"])
+        XCTAssertNotEqual(busy.status, 0, "an ordinary command still waits for the sync")
+        XCTAssertTrue(busy.stderr.contains("is using this vault"), busy.stderr)
+
+        let t0 = Date()
+        let paused = try h.ok(["transfers", "pause", "/big.bin"] + h.pw)
+        XCTAssertTrue(paused.out.contains("Paused the upload of /big.bin."), paused.out)
+        XCTAssertFalse(paused.out.contains("has not stopped it yet"), paused.out)
+        sync.waitUntilExit()
+        print("pause beside a running sync took \(Date().timeIntervalSince(t0)) s")
+        var stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(sync.terminationStatus, 0, stderr)
+        XCTAssertTrue(stderr.contains("paused the upload of /big.bin"), stderr)
+        XCTAssertEqual(try transfers().first?["state"] as? String, "paused")
+        XCTAssertNil(try server.children()["big.bin"])
+        let uploadId = try XCTUnwrap(server.uploadIds.last)
+        XCTAssertEqual(try server.curl("GET", "/v1/upload/\(uploadId)").json["state"] as? String, "active", "the session is kept")
+
+        try server.faults("{}")
+        try h.ok(["transfers", "resume", "/big.bin"] + h.pw)
+        XCTAssertEqual(try server.children()["big.bin"]?["sha256"] as? String, sha256Hex(bigData))
+        let received = try XCTUnwrap(try server.curl("GET", "/v1/upload/\(uploadId)").json["bytesReceivedTotal"] as? Int)
+        XCTAssertLessThanOrEqual(received, size + (1 << 20), "a pause costs at most about one chunk")
+
+        // Cancel beside a running sync: the sync stops, the server session is freed, the file stays.
+        let (c, cData) = try randomFile("c.bin", bytes: size)
+        try h.ok(["put", c, "/"] + h.pw)
+        try server.faults(#"{"delayMs": 400}"#)
+        let before = server.chunkLines(status: 308).count
+        (sync, err) = try backgroundSync(afterChunks: before + 2)
+        let cancelled = try h.ok(["transfers", "cancel", "/c.bin"] + h.pw)
+        XCTAssertTrue(cancelled.out.contains("Cancelled the upload of /c.bin"), cancelled.out)
+        sync.waitUntilExit()
+        stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(sync.terminationStatus, 0, stderr)
+        XCTAssertTrue(stderr.contains("cancelled the upload of /c.bin"), stderr)
+        let cId = try XCTUnwrap(server.uploadIds.last)
+        XCTAssertNotEqual(cId, uploadId)
+        XCTAssertEqual(try server.curl("GET", "/v1/upload/\(cId)").status, 404, "the cancelled session is freed")
+        XCTAssertFalse(try transfers().contains { $0["path"] as? String == "/c.bin" })
+        XCTAssertEqual(try node("/c.bin")["pendingOp"] as? String, "upload")
+        try server.faults("{}")
+        try h.ok(["transfers", "resume", "/c.bin"] + h.pw)
+        XCTAssertEqual(try server.children()["c.bin"]?["sha256"] as? String, sha256Hex(cData))
+        XCTAssertEqual(try h.run(["transfers", "pause", "/c.bin"] + h.pw).status, 4, "nothing left to pause")
+    }
+
     func testKillNineMidDownloadResumesFromTheSealedPartial() throws {
         try start()
         try login()
