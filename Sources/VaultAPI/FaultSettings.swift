@@ -19,11 +19,19 @@ public struct FaultSettings: Codable, Sendable, Equatable {
     public var expireSessionsNow: Bool?
     /// Lie in upload status answers: claim every byte of an unfinished session was received.
     public var lieReceivedRanges: Bool?
+    /// Lie about a file's size in content downloads: append this many random bytes to each
+    /// content GET body, counted in `Content-Length` and in a 206's `Content-Range` (end and total).
+    public var extraContentBytes: Int?
+    /// Send content GET bodies chunked, without `Content-Length` (only the byte count can then
+    /// reveal `extraContentBytes`).
+    public var contentWithoutLength: Bool?
 
     public init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
-                retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil) {
+                retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil,
+                extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil) {
         self.lieReceivedRanges = lieReceivedRanges
+        self.extraContentBytes = extraContentBytes; self.contentWithoutLength = contentWithoutLength
         self.dropAfterBytes = dropAfterBytes; self.dropCount = dropCount; self.delayMs = delayMs
         self.errorRate = errorRate; self.errorStatus = errorStatus
         self.retryAfter429Count = retryAfter429Count; self.retryAfterSeconds = retryAfterSeconds

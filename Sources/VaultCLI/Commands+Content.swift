@@ -69,7 +69,9 @@ extension VaultCommandLine {
                     let n = write(fd, buf.baseAddress! + off, buf.count - off)
                     if n < 0 {
                         if errno == EINTR { continue }
-                        throw VaultError(errno == ENOSPC ? .noSpace : .io, "cannot write \(target): \(String(cString: strerror(errno)))")
+                        let e = errno
+                        throw VaultError(e == ENOSPC ? .noSpace : .io, "cannot write \(target): \(String(cString: strerror(e)))",
+                                         hint: e == ENOSPC ? "free some space on the disk that holds \(target), then run the command again; the file stays in the vault" : nil)
                     }
                     off += n
                 }

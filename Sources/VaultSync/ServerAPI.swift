@@ -54,8 +54,11 @@ final class ServerAPI {
 
     /// Sends a request built by `make` (called again for a retry after a token refresh).
     /// With `stream`, a 2xx body goes to it piece by piece; any other body is collected (≤ 1 MiB)
-    /// into the returned response. Transport failures throw `HTTPError` unchanged.
+    /// into the returned response. `onHead` sees a streamed (2xx) answer's status and headers
+    /// before its first body piece; throwing from it stops the transfer with that error.
+    /// Transport failures throw `HTTPError` unchanged.
     func send(_ make: () throws -> HTTPRequest,
+              onHead: ((HTTPResponse) throws -> Void)? = nil,
               stream: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> HTTPResponse {
         if account.token == nil || (account.tokenExpiresAt.map { $0.timeIntervalSinceNow < 30 } ?? true) {
             try refreshToken()
@@ -68,6 +71,7 @@ final class ServerAPI {
             var toStream = false
             var response = try http.send(req, onHead: { head in
                 toStream = stream != nil && (200..<300).contains(head.status)
+                if toStream { try onHead?(head) }
             }, onBody: { piece in
                 if toStream, let stream { try stream(piece); return true }
                 guard collected.count + piece.count <= 1 << 20 else { throw HTTPError.tooLarge }

@@ -25,6 +25,12 @@ protocol StreamingBody: AnyObject, Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int?
     /// Called once when the connection is done with the body.
     func close()
+    /// The body's length when known in advance (sent as `Content-Length`); `nil` sends it chunked.
+    var length: Int64? { get }
+}
+
+extension StreamingBody {
+    var length: Int64? { nil }
 }
 
 /// A response body.
@@ -59,7 +65,7 @@ struct HTTPResponse {
         switch body {
         case .bytes(let b): return Int64(b.count)
         case .file(_, _, let length): return length
-        case .stream: return -1
+        case .stream(let s): return s.length ?? -1
         }
     }
 }

@@ -137,7 +137,7 @@ final class HTTPServer: @unchecked Sendable {
             resp = MHD_create_response_from_fd_at_offset64(UInt64(length), f.release(), UInt64(offset))
         case .stream(let s):
             let box = Unmanaged.passRetained(StreamBox(s)).toOpaque()
-            resp = MHD_create_response_from_callback(UInt64.max, 16 * 1024, { cls, _, buf, max in
+            resp = MHD_create_response_from_callback(s.length.map { UInt64($0) } ?? UInt64.max, 16 * 1024, { cls, _, buf, max in
                 let box = Unmanaged<StreamBox>.fromOpaque(cls!).takeUnretainedValue()
                 guard let n = box.stream.read(into: UnsafeMutableRawBufferPointer(start: buf, count: max)) else {
                     return -1   // MHD_CONTENT_READER_END_OF_STREAM

@@ -28,14 +28,70 @@ extension VaultService {
             e.headers = [("Content-Range", "bytes */\(size)")]
             throw e
         case .whole:
-            guard let rid = revisionId, size > 0 else { return HTTPResponse(status: 200, headers: headers, body: .bytes([])) }
-            let file = try POSIXFile(path: content.revisionPath(rid), flags: O_RDONLY)
-            return HTTPResponse(status: 200, headers: headers, body: .file(file, offset: 0, length: size))
+            var file: POSIXFile?
+            if let rid = revisionId, size > 0 { file = try POSIXFile(path: content.revisionPath(rid), flags: O_RDONLY) }
+            return HTTPResponse(status: 200, headers: headers, body: faultedBody(file, offset: 0, length: file == nil ? 0 : size))
         case .partial(let start, let end):
             guard let rid = revisionId else { throw APIError.internal("content missing") }
             let file = try POSIXFile(path: content.revisionPath(rid), flags: O_RDONLY)
-            headers.append(("Content-Range", "bytes \(start)-\(end)/\(size)"))
-            return HTTPResponse(status: 206, headers: headers, body: .file(file, offset: start, length: end - start + 1))
+            let extra = Int64(max(faults.current.extraContentBytes ?? 0, 0))   // test-only lie: a bigger file
+            headers.append(("Content-Range", "bytes \(start)-\(end + extra)/\(size + extra)"))
+            return HTTPResponse(status: 206, headers: headers, body: faultedBody(file, offset: start, length: end - start + 1))
         }
+    }
+
+    /// `length` bytes of `file` from `offset`, as the test-only content faults shape them
+    /// (`extraContentBytes`, `contentWithoutLength`); unchanged when they are off.
+    private func faultedBody(_ file: POSIXFile?, offset: Int64, length: Int64) -> ResponseBody {
+        let f = faults.current
+        let extra = Int64(max(f.extraContentBytes ?? 0, 0))
+        guard extra > 0 || f.contentWithoutLength == true else {
+            guard let file, length > 0 else { return .bytes([]) }
+            return .file(file, offset: offset, length: length)
+        }
+        return .stream(FaultedContentBody(file: file, offset: offset, length: file == nil ? 0 : length, extra: extra,
+                                          announced: f.contentWithoutLength != true))
+    }
+}
+
+/// A content body under the test-only faults: the file's bytes, then `extra` random bytes;
+/// with or without `Content-Length`. When the connection is done it logs how many of the extra
+/// bytes were handed to the connection, so tests can see a client stop reading.
+final class FaultedContentBody: StreamingBody, @unchecked Sendable {
+    // SAFETY: read only from the connection's own thread, one call at a time.
+    private let file: POSIXFile?
+    private var offset: Int64
+    private var fileLeft: Int64
+    private let extra: Int64
+    private var extraSent: Int64 = 0
+    private let announced: Bool
+    private let total: Int64
+
+    init(file: POSIXFile?, offset: Int64, length: Int64, extra: Int64, announced: Bool) {
+        self.file = file; self.offset = offset; self.fileLeft = length; self.extra = extra
+        self.announced = announced; self.total = length + extra
+    }
+
+    var length: Int64? { announced ? total : nil }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard buffer.count > 0 else { return 0 }
+        if fileLeft > 0, let file {
+            let room = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(min(Int64(buffer.count), fileLeft))])
+            guard let n = try? file.read(into: room, at: offset), n > 0 else { return nil }
+            offset += Int64(n); fileLeft -= Int64(n)
+            return n
+        }
+        guard extraSent < extra else { return nil }
+        let n = Int(min(Int64(buffer.count), extra - extraSent))
+        let random = Sodium.randomBytes(n)
+        random.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        extraSent += Int64(n)
+        return n
+    }
+
+    func close() {
+        guard extra > 0 else { return }
+        AccessLog.message("test fault: a content body ended after \(extraSent) of \(extra) extra bytes")
     }
 }
