@@ -47,19 +47,26 @@ final class TransferTests: XCTestCase {
     /// Starts `vault sync` in the background, waits until the server has acknowledged
     /// `chunks` chunks, and kills it with SIGKILL.
     func killSyncAfter(chunks: Int) throws {
+        let (p, _) = try backgroundSync(afterChunks: chunks)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+    }
+
+    /// Starts `vault sync` in the background and waits until the server acknowledged `chunks` chunks.
+    func backgroundSync(afterChunks chunks: Int) throws -> (Process, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
         p.arguments = ["sync"] + h.pw
         p.environment = h.env
+        let err = Pipe()
+        p.standardError = err
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
         try p.run()
         let deadline = Date().addingTimeInterval(60)
         while server.chunkLines(status: 308).count < chunks && Date() < deadline && p.isRunning { usleep(20_000) }
-        XCTAssertTrue(p.isRunning, "vault sync finished before it could be killed")
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+        XCTAssertTrue(p.isRunning, "vault sync finished before it could be stopped")
+        return (p, err)
     }
 
     // MARK: - Tests
@@ -293,22 +300,6 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try h.run(["transfers", "pause", "/a.txt"] + h.pw).status, 4, "nothing left to pause")
     }
 
-    /// Starts `vault sync` in the background and waits until the server acknowledged `chunks` chunks.
-    func backgroundSync(afterChunks chunks: Int) throws -> (Process, Pipe) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
-        p.arguments = ["sync"] + h.pw
-        p.environment = h.env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let deadline = Date().addingTimeInterval(60)
-        while server.chunkLines(status: 308).count < chunks && Date() < deadline && p.isRunning { usleep(20_000) }
-        XCTAssertTrue(p.isRunning, "vault sync finished too early")
-        return (p, err)
-    }
-
     /// `vault transfers` lists, pauses and cancels beside a running `vault sync`: the list shows
     /// the upload running, a pause stops it within a second or so and keeps what the server holds,
     /// a cancel frees the server's session; ordinary commands still wait for the sync.
@@ -440,7 +431,7 @@ final class TransferTests: XCTestCase {
     func testServerLyingAboutReceivedRangesIsNeverTakenAsDone() throws {
         try start(serverArgs: ["--max-chunk", "1048576"])
         try login()
-        let (big, data) = try randomFile("lie.bin", bytes: 8 << 20)
+        let (big, data) = try randomFile("lie.bin", bytes: 24 << 20)   // far more than the chunks in flight when killed
         try h.ok(["put", big, "/"] + h.pw)
         try server.faults(#"{"delayMs": 120}"#)
         try killSyncAfter(chunks: 2)
@@ -518,7 +509,7 @@ final class TransferTests: XCTestCase {
     func testExpiredSessionStartsAFreshOne() throws {
         try start(serverArgs: ["--max-chunk", "1048576"])
         try login()
-        let (f, data) = try randomFile("f.bin", bytes: 8 << 20)
+        let (f, data) = try randomFile("f.bin", bytes: 24 << 20)
         try h.ok(["put", f, "/"] + h.pw)
         try server.faults(#"{"delayMs": 120}"#)
         try killSyncAfter(chunks: 2)
