@@ -31,7 +31,7 @@ let package = Package(
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
         // Layer 6: thin executables.
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),

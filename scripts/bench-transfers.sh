@@ -7,7 +7,7 @@
 #  4. bytes re-sent per interruption, counted by the server (`bytesReceivedTotal`), over 10 connection
 #     drops injected by the server (`--test-faults`) and over 10 `kill -9` of `vault sync`
 # Usage: scripts/bench-transfers.sh [SIZE_MIB=2048] [BIG_GIB=10]
-#   INTR_MIB=1024 (file for the interruption runs)  CHUNK_MIB=8 (server chunk size)  DELAY_MS=1000 (pacing, drops only)
+#   INTR_MIB=2048 (file for the interruption runs)  CHUNK_MIB=8 (server chunk size)  DELAY_MS=1000 (pacing, drops only)
 #   BENCH_DIR=… (disk for the temp folder; default /tmp)  SYNC_ARGS="--concurrency N" (default: vault's own)
 # Loopback only; every phase has a time bound; the temp folder and the servers are removed on exit.
 # Reports figures and ratios against their targets; never fails on a missed target (exit 0).
@@ -17,7 +17,7 @@ source scripts/install-deps.sh
 for p in time; do dpkg -s "$p" >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; done
 SIZE_MIB=${1:-2048}
 BIG_GIB=${2:-10}
-INTR_MIB=${INTR_MIB:-1024}
+INTR_MIB=${INTR_MIB:-2048}
 CHUNK_MIB=${CHUNK_MIB:-8}
 INTERRUPTIONS=10
 [[ "$SIZE_MIB" =~ ^[1-9][0-9]*$ && "$BIG_GIB" =~ ^[1-9][0-9]*$ && "$INTR_MIB" =~ ^[1-9][0-9]*$ ]] \

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultSync
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,8 +10,9 @@ extension VaultCommandLine {
         Command(name: "cat", usage: "vault cat PATH", summary: "write a file's plaintext to standard output", run: runCat),
         Command(name: "get", usage: "vault get PATH LOCAL [--force]", summary: "export a file's plaintext to a local file",
                 flags: ["force"], run: runGet),
-        Command(name: "pin", usage: "vault pin PATH", summary: "keep a file or folder available offline (never evicted)",
-                run: { try runPin($0, $1, true) }),
+        Command(name: "pin", usage: "vault pin PATH [--wait]",
+                summary: "keep a file or folder available offline (never evicted); missing content downloads in the background (--wait: now)",
+                flags: ["wait"], run: { try runPin($0, $1, true) }),
         Command(name: "unpin", usage: "vault unpin PATH", summary: "let a file or folder's content be evicted again",
                 run: { try runPin($0, $1, false) }),
     ]
@@ -86,12 +88,37 @@ extension VaultCommandLine {
 
     static func runPin(_ ctx: CommandContext, _ a: Arguments, _ pinned: Bool) throws {
         let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
-        let vault = try ctx.openVault()
-        let count = try vault.setPinned(path, pinned)
-        let node = try vault.resolve(path)
-        let missing = try (node.isFolder ? [] : [node]).filter { $0.contentState == .notDownloaded }.count
-        var msg = pinned ? "Pinned \(path) (\(count) item(s)): kept offline, never evicted." : "Unpinned \(path) (\(count) item(s)): its content may be evicted."
-        if pinned && missing > 0 { msg += " Its content will download when the vault is connected to a server." }
+        var msg: String
+        var missing: (count: Int, bytes: UInt64) = (0, 0)
+        var connected = false
+        do {
+            let vault = try ctx.openVault()
+            let count = try vault.setPinned(path, pinned)
+            msg = pinned ? "Pinned \(path) (\(count) item(s)): kept offline, never evicted." : "Unpinned \(path) (\(count) item(s)): its content may be evicted."
+            connected = try SyncAccount.load(from: vault) != nil
+            if pinned { missing = try vault.notDownloaded(under: path) }
+            if pinned && missing.count > 0 && connected && a.flag("wait") {
+                let bar = ProgressLine(enabled: !ctx.out.json)
+                let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
+                                            say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
+                client.onProgress = bar.update
+                let done = try client.downloadPinned().downloaded
+                bar.clear()
+                msg += " Downloaded \(done) file(s)."
+                missing = (0, 0)
+            }
+        }   // the vault (and its lock) is released here, before any background download starts
+        if missing.count > 0 {
+            let what = "\(missing.count) file(s), \(ByteCount.format(missing.bytes))"
+            if !connected {
+                msg += " Its content (\(what)) will download once the vault is connected to a server (`vault login`, then `vault sync`)."
+            } else if BackgroundDownload.canStart(ctx) {
+                let pid = try BackgroundDownload.start(ctx)
+                msg += " Downloading \(what) in the background (pid \(pid)); `vault transfers` shows the progress."
+            } else {
+                msg += " Its content (\(what)) downloads with `vault sync` or `vault pin --wait` (a background download needs the vault unlocked in the keyring, or a password file, and VAULT_BACKGROUND_DOWNLOADS not 0)."
+            }
+        }
         if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
     }
 }

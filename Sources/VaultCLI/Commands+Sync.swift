@@ -11,9 +11,9 @@ extension VaultCommandLine {
         Command(name: "login", usage: "vault login --server URL --user NAME [--server-password-file F] [--ca-file F]",
                 summary: "connect the vault to a server (the token and server password stay in the encrypted database)",
                 valued: ["server", "user", "server-password-file", "ca-file"], run: runLogin),
-        Command(name: "sync", usage: "vault sync [--concurrency N] [--json]",
-                summary: "push local changes to the server: folders, uploads (resumable), moves, deletes",
-                valued: ["concurrency"], flags: ["allow-metered"], run: runSync),
+        Command(name: "sync", usage: "vault sync [--concurrency N] [--allow-metered] [--pinned-only] [--json]",
+                summary: "push local changes to the server (folders, resumable uploads, moves, deletes), then download pinned content (--pinned-only: just that)",
+                valued: ["concurrency"], flags: ["allow-metered", "pinned-only"], run: runSync),
         Command(name: "transfers", usage: "vault transfers [resume [PATH] [--concurrency N] [--allow-metered] | pause PATH | cancel PATH] [--metered yes|no|auto] [--large-threshold SIZE] [--json]",
                 summary: "list uploads and downloads with their state; `resume` continues waiting ones",
                 valued: ["concurrency", "metered", "large-threshold"], flags: ["allow-metered"], run: runTransfers),
@@ -61,18 +61,20 @@ extension VaultCommandLine {
         }
         let cost = try NetworkCost.current(vault: vault, environment: ctx.environment)
         let hold = cost.metered && !a.flag("allow-metered") ? try NetworkCost.largeTransferBytes(vault: vault) : nil
-        var s = try client.push(concurrency: concurrency, holdLargeFrom: hold)
+        let pinnedOnly = a.flag("pinned-only")   // what `vault pin` starts in the background
+        var s = pinnedOnly ? PushSummary() : try client.push(concurrency: concurrency, holdLargeFrom: hold)
         let pinned = try client.downloadPinned(holdLargeFrom: hold)
         s.downloaded = pinned.downloaded
         s.waitingForUnmetered += pinned.waiting
         bar.clear()
         if ctx.out.json { try ctx.out.emit(s); return }
-        ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
-                     + (s.skipped > 0 ? ", \(s.skipped) waiting behind a conflict" : "") + ".")
+        if pinnedOnly && s.downloaded == 0 && s.waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
+        if !pinnedOnly { ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
+                     + (s.skipped > 0 ? ", \(s.skipped) waiting behind a conflict" : "") + ".") }
         if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
         if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
         if s.waitingForUnmetered > 0 {
-            ctx.out.note("\(s.waitingForUnmetered) large upload(s) wait for an unmetered network (metered per \(cost.source))"
+            ctx.out.note("\(s.waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(cost.source))"
                          + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
         }
         if s.conflicts > 0 {

@@ -243,6 +243,14 @@ extension Vault {
         }
     }
 
+    /// The files at or under `path` whose content is on the server but not on this device.
+    public func notDownloaded(under path: String) throws -> (count: Int, bytes: UInt64) {
+        let n = try resolve(path)
+        let files = ([n] + (n.isFolder ? try descendants(of: n.id) : []))
+            .filter { !$0.isFolder && $0.contentState == .notDownloaded && $0.remoteId != nil }
+        return (files.count, files.reduce(0) { $0 + $1.size })
+    }
+
     /// Opens a file's sealed content for reading and records the access (for LRU eviction).
     public func openContent(_ n: Node) throws -> BlobHandle {
         guard !n.isFolder else { throw VaultError(.usage, "\(try path(of: n)) is a folder") }

@@ -85,7 +85,13 @@ public final class VaultLock {
         var buf = [UInt8](repeating: 0, count: 32)
         let n = pread(main, &buf, 31, 0)
         let holder = n > 0 ? String(decoding: buf[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "?"
+        // `lock.transfers` free to share while `lock` is held: the holder is a sync or a download.
+        let syncing = flock(transfers, LOCK_SH | LOCK_NB) == 0
         close(main); close(transfers)
+        if syncing {
+            return VaultError(.busy, "a `vault sync` or download (pid \(holder)) is using this vault",
+                              hint: "`vault transfers` shows its progress (and can pause an upload); `ls` and `tree` work meanwhile; try again when it is done")
+        }
         return VaultError(.busy, "another vault command (pid \(holder)) is using this vault",
                           hint: "wait for it to finish, then try again")
     }

@@ -19,6 +19,8 @@ public struct PushSummary: Sendable, Codable {
     public var downloaded = 0
     /// One line per event, for people.
     public var messages: [String] = []
+
+    public init() {}
 }
 
 /// Replays the outbox to the server in order — folders created, files uploaded, moves and

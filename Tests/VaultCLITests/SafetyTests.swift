@@ -9,15 +9,20 @@ final class SafetyTests: XCTestCase {
     func testSecondCommandWaitsThenFailsClearly() throws {
         let h = try CLIHarness(keyring: false)
         try h.initVault()
-        // Hold the vault lock as another vault command would.
+        // Hold both vault locks as another (ordinary) vault command would.
         let fd = open(h.home.appendingPathComponent("lock").path, O_RDWR)
+        let fd2 = open(h.home.appendingPathComponent("lock.transfers").path, O_RDWR | O_CREAT, 0o600)
         XCTAssertGreaterThanOrEqual(fd, 0)
         XCTAssertEqual(flock(fd, LOCK_EX), 0)
-        let start = Date()
-        let r = try h.run(["ls"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "1"])
-        XCTAssertEqual(r.status, 7)
-        XCTAssertTrue(r.stderr.contains("another vault command"), r.stderr)
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.9, "it waits briefly first")
+        XCTAssertEqual(flock(fd2, LOCK_EX), 0)
+        for cmd in [["mkdir", "/x"], ["ls"]] {   // even a reader waits for an ordinary command
+            let start = Date()
+            let r = try h.run(cmd + h.pw, env: ["VAULT_LOCK_TIMEOUT": "1"])
+            XCTAssertEqual(r.status, 7)
+            XCTAssertTrue(r.stderr.contains("another vault command"), r.stderr)
+            XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.9, "it waits briefly first")
+        }
+        flock(fd2, LOCK_UN); close(fd2)
         flock(fd, LOCK_UN); close(fd)
         try h.ok(["ls"] + h.pw)
     }

@@ -263,7 +263,8 @@ final class TransferTests: XCTestCase {
         try h.ok(["sync"] + h.pw)
         try h.ok(["evict", "/pinned.bin"] + h.pw)
         XCTAssertEqual(try node("/pinned.bin")["contentState"] as? String, "NOT_DOWNLOADED")
-        try h.ok(["pin", "/pinned.bin"] + h.pw)
+        let p = try h.ok(["pin", "/pinned.bin"] + h.pw, env: ["VAULT_BACKGROUND_DOWNLOADS": "0"])
+        XCTAssertTrue(p.out.contains("downloads with `vault sync` or `vault pin --wait`"), p.out)
         let r = try h.ok(["sync"] + h.pw)
         XCTAssertTrue(r.out.contains("Downloaded 1 pinned file(s)"), r.out)
         XCTAssertEqual(try node("/pinned.bin")["contentState"] as? String, "LOCAL")
@@ -315,9 +316,11 @@ final class TransferTests: XCTestCase {
         let running = try XCTUnwrap(try transfers().first)
         XCTAssertEqual(running["state"] as? String, "running", "\(running)")
         XCTAssertEqual(running["path"] as? String, "/big.bin")
-        let busy = try h.run(["ls", "/"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "0.5"])
-        XCTAssertNotEqual(busy.status, 0, "an ordinary command still waits for the sync")
-        XCTAssertTrue(busy.stderr.contains("is using this vault"), busy.stderr)
+        let busy = try h.run(["mkdir", "/later"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "0.5"])
+        XCTAssertEqual(busy.status, 7, "a command that changes the vault still waits for the sync")
+        XCTAssertTrue(busy.stderr.contains("a `vault sync` or download (pid"), busy.stderr)
+        XCTAssertTrue(busy.stderr.contains("`vault transfers` shows its progress"), busy.stderr)
+        XCTAssertNotNil(try node("/big.bin"), "ls works beside the sync")
 
         let t0 = Date()
         let paused = try h.ok(["transfers", "pause", "/big.bin"] + h.pw)
@@ -360,6 +363,49 @@ final class TransferTests: XCTestCase {
         try h.ok(["transfers", "resume", "/c.bin"] + h.pw)
         XCTAssertEqual(try server.children()["c.bin"]?["sha256"] as? String, sha256Hex(cData))
         XCTAssertEqual(try h.run(["transfers", "pause", "/c.bin"] + h.pw).status, 4, "nothing left to pause")
+    }
+
+    /// `vault pin` of a folder whose content is only on the server returns at once and downloads
+    /// it in the background: `ls` and `vault transfers` work meanwhile and show it, and the files
+    /// become local; `--wait` downloads in the foreground instead.
+    func testPinDownloadsInTheBackground() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        try h.ok(["mkdir", "/docs"] + h.pw)
+        let (a, aData) = try randomFile("a.bin", bytes: 3 << 20)
+        let (b, bData) = try randomFile("b.bin", bytes: 2 << 20)
+        try h.ok(["put", a, "/docs"] + h.pw)
+        try h.ok(["put", b, "/docs"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/docs/a.bin"] + h.pw)
+        try h.ok(["evict", "/docs/b.bin"] + h.pw)
+        try server.faults(#"{"delayMs": 1000}"#)
+        let t0 = Date()
+        let r = try h.ok(["pin", "/docs"] + h.pw)
+        XCTAssertTrue(r.out.contains("Downloading 2 file(s), 5.0 MiB in the background"), r.out)
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 5, "pin returns without waiting for the download")
+        var sawRunning = false
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let list = try transfers()
+            if list.contains(where: { $0["direction"] as? String == "download" && $0["state"] as? String == "running" }) { sawRunning = true }
+            let states = try ["a.bin", "b.bin"].map { try node("/docs/\($0)")["contentState"] as? String }
+            if states.allSatisfy({ $0 == "LOCAL" }) { break }
+            usleep(100_000)
+        }
+        XCTAssertTrue(sawRunning, "vault transfers showed the background download running")
+        XCTAssertEqual(try node("/docs/a.bin")["contentState"] as? String, "LOCAL")
+        XCTAssertEqual(try node("/docs/b.bin")["contentState"] as? String, "LOCAL")
+        try server.faults("{}")
+        XCTAssertEqual(try h.ok(["cat", "/docs/a.bin"] + h.pw).stdout, aData)
+
+        try h.ok(["unpin", "/docs"] + h.pw)
+        try h.ok(["evict", "/docs/b.bin"] + h.pw)
+        let w = try h.ok(["pin", "/docs/b.bin", "--wait"] + h.pw)
+        XCTAssertTrue(w.out.contains("Downloaded 1 file(s)."), w.out)
+        XCTAssertEqual(try node("/docs/b.bin")["contentState"] as? String, "LOCAL")
+        XCTAssertEqual(try h.ok(["cat", "/docs/b.bin"] + h.pw).stdout, bData)
+        XCTAssertTrue(try h.ok(["sync", "--pinned-only"] + h.pw).out.contains("No pinned content to download."))
     }
 
     func testKillNineMidDownloadResumesFromTheSealedPartial() throws {

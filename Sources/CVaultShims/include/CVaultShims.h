@@ -6,3 +6,4 @@
 #include "hardening_shim.h"
 #include "network_shim.h"
 #include "fsflags_shim.h"
+#include "spawn_shim.h"
