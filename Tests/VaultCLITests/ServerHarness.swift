@@ -89,6 +89,17 @@ final class ServerHarness: @unchecked Sendable {
         try start(port: port)
     }
 
+    /// Stops the server (SIGKILL, or SIGTERM when `kill` is false) and starts it again on the
+    /// same port with the same data; fault switches are back to off.
+    func restart(kill: Bool) throws {
+        if let p = process {
+            if kill { Glibc.kill(p.processIdentifier, SIGKILL) } else { p.terminate() }
+            p.waitUntilExit()
+        }
+        process = nil
+        try start(port: port)
+    }
+
     deinit {
         if let p = process, p.isRunning { p.terminate(); p.waitUntilExit() }
     }

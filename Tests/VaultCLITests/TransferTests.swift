@@ -408,6 +408,39 @@ final class TransferTests: XCTestCase {
         XCTAssertTrue(try h.ok(["sync", "--pinned-only"] + h.pw).out.contains("No pinned content to download."))
     }
 
+    /// A server that stops reading (a stall longer than `VAULT_SYNC_STALL_SECONDS`) and then a
+    /// server killed and restarted mid-upload: the same `vault sync` rides out both and finishes
+    /// the same session, re-sending at most about one chunk.
+    func testStalledAndRestartedServerMidUpload() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        try login()
+        let size = 32 << 20
+        let (f, data) = try randomFile("s.bin", bytes: size)
+        try h.ok(["put", f, "/"] + h.pw)
+        h.env["VAULT_SYNC_STALL_SECONDS"] = "1"
+        try server.faults(#"{"delayMs": 150}"#)
+        let (sync, err) = try backgroundSync(afterChunks: 4)
+        // The server stops reading request bodies for 12 s. libcurl averages the speed over a few
+        // seconds, so a chunk that went out at once is seen as stalled some 5 s after the 1 s limit.
+        try server.faults(#"{"delayMs": 12000}"#)
+        usleep(1_500_000)
+        try server.faults(#"{"delayMs": 150}"#)
+        let before = server.chunkLines(status: 308).count
+        let deadline = Date().addingTimeInterval(30)
+        while server.chunkLines(status: 308).count < before + 4 && Date() < deadline && sync.isRunning { usleep(20_000) }
+        try server.restart(kill: true)                      // kill -9 mid-upload, same data, same port
+        try server.faults(#"{"delayMs": 50}"#)
+        sync.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(sync.terminationStatus, 0, stderr)
+        XCTAssertTrue(stderr.contains("transfer stalled"), stderr)
+        XCTAssertEqual(try server.children()["s.bin"]?["sha256"] as? String, sha256Hex(data))
+        XCTAssertEqual(Set(server.uploadIds).count, 1, "the same session was resumed across the stall and the restart")
+        let received = try XCTUnwrap(try server.curl("GET", "/v1/upload/\(server.uploadIds[0])").json["bytesReceivedTotal"] as? Int)
+        print("stall + server restart: server received \(received) bytes for a \(size)-byte file")
+        XCTAssertLessThanOrEqual(received, size + 4 * (1 << 20), "at most the chunks in flight when the server died")
+    }
+
     func testKillNineMidDownloadResumesFromTheSealedPartial() throws {
         try start()
         try login()
