@@ -60,7 +60,7 @@ trap 'exit 130' INT TERM
 
 printf 'bench password\n' > "$OUT/pw"          # the vault's password
 printf 'bench-server-password\n' > "$OUT/spw"  # the server user's password
-export VAULT_NO_KEYRING=1 VAULT_METERED=0
+export VAULT_NO_KEYRING=1 VAULT_METERED=0 VAULT_BACKGROUND_DOWNLOADS=0   # the script times every download itself
 
 # start_server NAME [--quiet]: a fresh server on its own data folder, user "bench"; sets BASE, TOKEN, AUTH.
 start_server() {
