@@ -235,13 +235,17 @@ while [ -n "$UPID" ] && [ "$DROPS" -lt "$INTERRUPTIONS" ] && [ "$(date +%s)" -lt
     if ! kill -0 "$BG_PID" 2>/dev/null; then break; fi
     sleep 0.02
   done
-  faults "{\"dropAfterBytes\": $(( (RANDOM % (CHUNK >> 16)) << 16 | 4096 )), \"dropCount\": 1, \"delayMs\": $DELAY_MS}"
+  # The cut is armed for the next request. A request that continues a cut-off chunk may be shorter
+  # than the cut point and then ends normally, so re-arm until a cut lands.
+  arm() { faults "{\"dropAfterBytes\": $(( (RANDOM % (CHUNK >> 16)) << 16 | 4096 )), \"dropCount\": 1, \"delayMs\": $DELAY_MS}"; ARMED=$(date +%s); }
+  arm
   while read -r cuts ok < <(chunk_counts "$UPID"); [ "$cuts" -le "$before" ] && [ "$(date +%s)" -lt "$T_END" ]; do
     if ! kill -0 "$BG_PID" 2>/dev/null; then   # the sync gave up (or finished): run it again
       wait "$BG_PID" 2>/dev/null || true
       [ "$(upload_status "$UPID" state)" = complete ] && break 2
       RERUNS=$(( RERUNS + 1 )); "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/drop-sync.err" & BG_PID=$!
     fi
+    [ $(( $(date +%s) - ARMED )) -ge $(( 3 * DELAY_MS / 1000 + 2 )) ] && arm
     sleep 0.02
   done
   DROPS=$cuts
