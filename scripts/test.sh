@@ -7,7 +7,11 @@ cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 3
 # SECURITY.md is precise enough for an independent decryptor (Python, no vault code) to read a vault.
-VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh | tail -n 5
+INDEP_LOG=$(mktemp /tmp/vault-indep-log.XXXXXX)
+indep=0
+VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh >"$INDEP_LOG" 2>&1 || indep=$?
+grep -A 12 "^FAIL" "$INDEP_LOG" || true   # every failure in full, with its details
+tail -n 5 "$INDEP_LOG"; rm -f "$INDEP_LOG"
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -23,4 +27,5 @@ if runs:
     n, s, f = (int(x or 0) for x in runs[-1])
     print(f"xctest: {n - s - f} passed, {f} failed, {s} skipped")
 PY
+[ "$indep" -eq 0 ] || { echo "the independent-decryptor check failed (above)"; exit 1; }
 exit "$status"
