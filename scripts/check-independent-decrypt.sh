@@ -141,7 +141,13 @@ check_vault() { # LABEL INIT-ARGS...
 }
 
 largest_blob() { find "$1/staging" "$1/cache" -name '*.blob' -printf '%s %p\n' | sort -n | tail -n 1 | cut -d' ' -f2; }
-flip_tail() { local b; b=$(largest_blob "$1"); printf '\xff' | dd of="$b" bs=1 seek=$(( $(stat -c %s "$b") - 5 )) conv=notrunc status=none; }
+# flip_at FILE OFFSET: inverts every bit of one byte (writing a constant would change nothing when
+# the byte already had that value, 1 time in 256).
+flip_at() { python3 -c 'import sys
+p, o = sys.argv[1], int(sys.argv[2])
+with open(p, "r+b") as f:
+    f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xFF]))' "$1" "$2"; }
+flip_tail() { local b; b=$(largest_blob "$1"); flip_at "$b" $(( $(stat -c %s "$b") - 5 )); }
 truncate_segment() { local b; b=$(largest_blob "$1"); truncate -s $((112 + 65552)) "$b"; }
 extend() { local b; b=$(largest_blob "$1"); printf 'z' >> "$b"; }
 swap() { local a b; a=$(largest_blob "$1"); b=$(find "$1/staging" -name '*.blob' -size -2k | head -n 1)
@@ -163,7 +169,7 @@ if lines[1].startswith(b"sha256:"): lines[1] = b"sha256:" + hashlib.sha256(body)
 open(p, "wb").write(b"\n".join(lines))
 EOF
 }
-flip_db() { printf '\x01' | dd of="$1/metadata.db" bs=1 seek=$((1 * 1024 + 100)) conv=notrunc status=none; }
+flip_db() { flip_at "$1/metadata.db" $((1 * 1024 + 100)); }
 
 tamper() { # LABEL HOME PW WHAT FUNCTION EXPECTED-VAULT-EXIT VAULT-ARGS...
   local label=$1 home=$2 pw=$3 what=$4 fn=$5 want=$6 copy="$WORK/$label/tampered"; shift 6
