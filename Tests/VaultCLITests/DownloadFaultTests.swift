@@ -13,19 +13,15 @@ final class DownloadFaultTests: XCTestCase {
     /// The vault's folder (`VAULT_HOME`); not `h.home` when the vault lives on a test mount.
     var home: URL!
 
-    /// Fast retries for tests (the defaults start at 0.5 s and cap at 30 s).
-    let fastRetry = ["VAULT_RETRY_BASE_MS": "50", "VAULT_RETRY_CAP_MS": "500", "VAULT_RETRY_MAX": "30"]
-
     /// A vault (in `vaultHome`, or the harness's own) logged in to a fresh server.
     func start(vaultHome: URL? = nil) throws {
         h = try CLIHarness(keyring: false)
         if let vaultHome { h.env["VAULT_HOME"] = vaultHome.path }
         home = vaultHome ?? h.home
-        for (k, v) in fastRetry { h.env[k] = v }
+        h.useFastRetry()
         try h.initVault()
         server = try ServerHarness(root: h.root, args: [], tls: false)
-        try h.ok(["login", "--server", server.url, "--user", server.user,
-                  "--server-password-file", server.passwordFile.path] + h.pw)
+        try h.login(to: server)
     }
 
     override func tearDown() {
@@ -43,14 +39,8 @@ final class DownloadFaultTests: XCTestCase {
         return data
     }
 
-    func node(_ path: String) throws -> [String: Any] {
-        let all = try XCTUnwrap(try h.ok(["ls", (path as NSString).deletingLastPathComponent, "--json"] + h.pw).json as? [[String: Any]])
-        return try XCTUnwrap(all.first { $0["path"] as? String == path }, "no \(path) in ls")
-    }
-
-    func transfers() throws -> [[String: Any]] {
-        try XCTUnwrap(try h.ok(["transfers", "--json"] + h.pw).json as? [[String: Any]])
-    }
+    func node(_ path: String) throws -> [String: Any] { try h.node(path) }
+    func transfers() throws -> [[String: Any]] { try h.transfers() }
 
     /// Files in the vault's `tmp/` (partial downloads).
     func partials() throws -> [String] {

@@ -26,7 +26,7 @@ final class HTTP2Tests: XCTestCase {
         h = try CLIHarness(keyring: false)
         try h.initVault()
         server = try ServerHarness(root: h.root, args: ["--max-chunk", "1048576"])
-        for (k, v) in ["VAULT_RETRY_BASE_MS": "50", "VAULT_RETRY_CAP_MS": "500", "VAULT_RETRY_MAX": "30"] { h.env[k] = v }
+        h.useFastRetry()
         let proxy = try H2Proxy(binary: nghttpx, root: h.root.appendingPathComponent("h2proxy"), backendPort: server.port)
         self.proxy = proxy
 

@@ -10,14 +10,11 @@ final class TransferTests: XCTestCase {
     var h: CLIHarness!
     var server: ServerHarness!
 
-    /// Fast retries for tests (the defaults start at 0.5 s and cap at 30 s).
-    let fastRetry = ["VAULT_RETRY_BASE_MS": "50", "VAULT_RETRY_CAP_MS": "500", "VAULT_RETRY_MAX": "30"]
-
     func start(serverArgs: [String] = [], tls: Bool = false) throws {
         h = try CLIHarness(keyring: false)
         try h.initVault()
         server = try ServerHarness(root: h.root, args: serverArgs, tls: tls)
-        for (k, v) in fastRetry { h.env[k] = v }
+        h.useFastRetry()
     }
 
     override func tearDown() {
@@ -25,24 +22,15 @@ final class TransferTests: XCTestCase {
         h = nil
     }
 
-    func login() throws {
-        try h.ok(["login", "--server", server.url, "--user", server.user,
-                  "--server-password-file", server.passwordFile.path] + h.pw)
-    }
+    func login() throws { try h.login(to: server) }
 
     func randomFile(_ name: String, bytes: Int) throws -> (String, Data) {
         let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: bytes)
         return (try h.localFile(name, data), data)
     }
 
-    func node(_ path: String) throws -> [String: Any] {
-        let all = try XCTUnwrap(try h.ok(["ls", (path as NSString).deletingLastPathComponent, "--json"] + h.pw).json as? [[String: Any]])
-        return try XCTUnwrap(all.first { $0["path"] as? String == path }, "no \(path) in ls")
-    }
-
-    func transfers() throws -> [[String: Any]] {
-        try XCTUnwrap(try h.ok(["transfers", "--json"] + h.pw).json as? [[String: Any]])
-    }
+    func node(_ path: String) throws -> [String: Any] { try h.node(path) }
+    func transfers() throws -> [[String: Any]] { try h.transfers() }
 
     /// Starts `vault sync` in the background, waits until the server has acknowledged
     /// `chunks` chunks, and kills it with SIGKILL.
@@ -487,7 +475,7 @@ final class TransferTests: XCTestCase {
         }
         h = try CLIHarness(keyring: false)
         h.env["VAULT_HOME"] = mnt.appendingPathComponent("vault").path
-        for (k, v) in fastRetry { h.env[k] = v }
+        h.useFastRetry()
         try h.initVault()
         server = try ServerHarness(root: h.root, args: [], tls: false)
         try login()

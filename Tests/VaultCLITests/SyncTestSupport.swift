@@ -1,0 +1,31 @@
+import Foundation
+import XCTest
+
+/// What the end-to-end sync tests share: fast retries, logging in to a test server, and reading
+/// a node or the transfer list back through the real binary.
+extension CLIHarness {
+    /// Fast retries for tests (the defaults start at 0.5 s and cap at 30 s).
+    static let fastRetry = ["VAULT_RETRY_BASE_MS": "50", "VAULT_RETRY_CAP_MS": "500", "VAULT_RETRY_MAX": "30"]
+
+    /// Uses `fastRetry` for every later command.
+    func useFastRetry() {
+        for (k, v) in Self.fastRetry { env[k] = v }
+    }
+
+    /// `vault login` to `server` with its test user.
+    func login(to server: ServerHarness, extra: [String] = []) throws {
+        try ok(["login", "--server", server.url, "--user", server.user,
+                "--server-password-file", server.passwordFile.path] + extra + pw)
+    }
+
+    /// The `ls --json` entry of `path`.
+    func node(_ path: String) throws -> [String: Any] {
+        let all = try XCTUnwrap(try ok(["ls", (path as NSString).deletingLastPathComponent, "--json"] + pw).json as? [[String: Any]])
+        return try XCTUnwrap(all.first { $0["path"] as? String == path }, "no \(path) in ls")
+    }
+
+    /// `vault transfers --json`.
+    func transfers() throws -> [[String: Any]] {
+        try XCTUnwrap(try ok(["transfers", "--json"] + pw).json as? [[String: Any]])
+    }
+}
