@@ -14,7 +14,7 @@ enum BackgroundDownload {
     /// `VAULT_BACKGROUND_DOWNLOADS=0` turns background downloads off (scripts that sync themselves).
     static func canStart(_ ctx: CommandContext) -> Bool {
         if ctx.environment["VAULT_BACKGROUND_DOWNLOADS"] == "0" { return false }
-        if ctx.passwordFile != nil || !(ctx.environment["VAULT_PASSWORD_COMMAND"] ?? "").isEmpty { return true }
+        if ctx.password.isExplicit { return true }
         return ((try? ctx.sessions.currentSession())?.0) != nil
     }
 

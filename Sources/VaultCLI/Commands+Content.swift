@@ -93,10 +93,13 @@ extension VaultCommandLine {
         var connected = false
         do {
             let vault = try ctx.openVault()
-            let count = try vault.setPinned(path, pinned)
-            msg = pinned ? "Pinned \(path) (\(count) item(s)): kept offline, never evicted." : "Unpinned \(path) (\(count) item(s)): its content may be evicted."
+            let nodes = try vault.setPinned(path, pinned)
+            msg = pinned ? "Pinned \(path) (\(nodes.count) item(s)): kept offline, never evicted." : "Unpinned \(path) (\(nodes.count) item(s)): its content may be evicted."
             connected = try SyncAccount.load(from: vault) != nil
-            if pinned { missing = try vault.notDownloaded(under: path) }
+            if pinned {   // content on the server but not on this device
+                let absent = nodes.filter { !$0.isFolder && $0.contentState == .notDownloaded && $0.remoteId != nil }
+                missing = (absent.count, absent.reduce(0) { $0 + $1.size })
+            }
             if pinned && missing.count > 0 && connected && a.flag("wait") {
                 let bar = ProgressLine(enabled: !ctx.out.json)
                 let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],

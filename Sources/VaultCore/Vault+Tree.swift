@@ -232,23 +232,15 @@ extension Vault {
         return removed
     }
 
-    /// Pins or unpins a file, or a folder with everything in it. Returns how many nodes changed.
+    /// Pins or unpins a file, or a folder with everything in it. Returns the nodes it changed.
     @discardableResult
-    public func setPinned(_ path: String, _ pinned: Bool) throws -> Int {
+    public func setPinned(_ path: String, _ pinned: Bool) throws -> [Node] {
         try db.transaction {
             let n = try resolve(path)
             let all = [n] + (n.isFolder ? try descendants(of: n.id) : [])
             for x in all { try db.run("UPDATE nodes SET pinned = ? WHERE id = ?", [pinned, x.id]) }
-            return all.count
+            return all
         }
-    }
-
-    /// The files at or under `path` whose content is on the server but not on this device.
-    public func notDownloaded(under path: String) throws -> (count: Int, bytes: UInt64) {
-        let n = try resolve(path)
-        let files = ([n] + (n.isFolder ? try descendants(of: n.id) : []))
-            .filter { !$0.isFolder && $0.contentState == .notDownloaded && $0.remoteId != nil }
-        return (files.count, files.reduce(0) { $0 + $1.size })
     }
 
     /// Opens a file's sealed content for reading and records the access (for LRU eviction).

@@ -42,7 +42,7 @@ public final class VaultLock {
         while mode == nil {
             if flock(main, LOCK_EX | LOCK_NB) == 0 {
                 // Ours alone; wait for any control still beside the previous sync.
-                let op = request == .exclusive || request == .control ? LOCK_EX : LOCK_SH
+                let op = request == .sync ? LOCK_SH : LOCK_EX
                 while flock(transfers, op | LOCK_NB) != 0 {
                     if Date() >= deadline { throw Self.busy(main, transfers) }
                     usleep(20_000)

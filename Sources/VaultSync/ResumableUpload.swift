@@ -26,6 +26,7 @@ enum UploadOutcome {
     /// The server holds a newer version (412) or the name is taken (409): nothing was overwritten.
     case conflict(String)
     /// The user paused or cancelled it meanwhile (`paused` / `cancelled`); nothing more was sent.
+    /// The caller settles it (`OutboxReplay.settleHolds`): its transfer row and the server session.
     case held(String)
 }
 
@@ -80,7 +81,7 @@ final class ResumableUpload {
         var failures = 0, quickRepeats = 0
         while true {
             var sent = false
-            if let h = record.checkHold() { return held(h, record) }
+            if let h = record.checkHold() { return .held(h) }
             do {
                 switch try attempt(job, record, handle, area: area, sent: &sent) {
                 case .done(let file):
@@ -94,10 +95,10 @@ final class ResumableUpload {
                     quickRepeats += 1
                     if quickRepeats > 5 { throw RetryableFailure(reason: "the server keeps losing the upload session", retryAfter: nil) }
                 case .held:
-                    return held(record.holdRequested ?? "paused", record)
+                    return .held(record.holdRequested ?? "paused")
                 }
             } catch let f as RetryableFailure {
-                if let h = record.holdRequested { return held(h, record) }
+                if let h = record.holdRequested { return .held(h) }
                 if sent { failures = 0; quickRepeats = 0 }
                 failures += 1
                 let (giveUp, wait) = retry.pause(after: f, failures: failures, record: record, path: job.path, say: say)
@@ -107,17 +108,11 @@ final class ResumableUpload {
                                      hint: "run `vault sync` (or `vault transfers resume`) later; it continues where the server stopped")
                 }
             } catch {
-                if let h = record.holdRequested { return held(h, record) }
+                if let h = record.holdRequested { return .held(h) }
                 record.set(.failed, error: (error as? VaultError)?.message ?? "\(error)")
                 throw error
             }
         }
-    }
-
-    /// Stops for a pause or cancel the user asked for (the caller settles the server side).
-    private func held(_ state: String, _ record: TransferRecord) -> UploadOutcome {
-        record.set(state == "cancelled" ? .queued : .paused)
-        return .held(state)
     }
 
     /// One pass: learn what the server holds (or open a session), then send the missing chunks.

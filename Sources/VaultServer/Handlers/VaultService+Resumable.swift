@@ -128,7 +128,7 @@ extension VaultService {
             skip = cr.start - chunkStart
             if skip > 0 {
                 // Continuing a chunk whose body was cut off: only from within the prefix the server kept.
-                let kept = try store.withDB { db in try db.uploadPartials(id)[index] ?? 0 }
+                let kept = try store.withDB { db in try db.uploadPartial(id, index: index) }
                 guard skip <= kept else {
                     throw APIError.badRequest("a chunk must start at a multiple of the chunk size \(session.chunkSize), or continue a cut-off chunk from at most byte \(chunkStart + kept) (what the server holds of it)",
                                               code: "misaligned_chunk")
@@ -169,8 +169,7 @@ extension VaultService {
             guard try db.scalar("SELECT count(*) FROM upload_chunks WHERE upload_id = ? AND idx = ?", [uploadId, index])?.int == 0,
                   try db.scalar("SELECT count(*) FROM uploads WHERE id = ? AND state = 'active'", [uploadId])?.int == 1
             else { return }
-            let kept = try db.scalar("SELECT bytes FROM upload_partials WHERE upload_id = ? AND idx = ?", [uploadId, index])?.int64 ?? 0
-            guard upTo > kept else { return }
+            guard upTo > (try db.uploadPartial(uploadId, index: index)) else { return }
             try db.run("INSERT OR REPLACE INTO upload_partials(upload_id, idx, bytes) VALUES(?, ?, ?)", [uploadId, index, upTo])
         }
     }

@@ -76,6 +76,11 @@ extension SQLDatabase {
         try query("SELECT idx FROM upload_chunks WHERE upload_id = ? ORDER BY idx", [id]).compactMap { $0[0].int }
     }
 
+    /// Bytes kept of chunk `index` whose body was cut off (0 when none).
+    func uploadPartial(_ id: String, index: Int) throws -> Int64 {
+        try scalar("SELECT bytes FROM upload_partials WHERE upload_id = ? AND idx = ?", [id, index])?.int64 ?? 0
+    }
+
     /// Index → bytes kept of each chunk whose body was cut off (see `upload_partials`).
     func uploadPartials(_ id: String) throws -> [Int: Int64] {
         var out: [Int: Int64] = [:]
