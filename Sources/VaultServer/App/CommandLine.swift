@@ -35,7 +35,7 @@ enum ServerCommand {
       --max-connections-per-ip N       connections at once from one IP, 0 = no limit [64]
       --header-timeout SECONDS         time to send a complete request head [20]
       --idle-timeout SECONDS           close a connection silent this long [60]
-      --threads N                      epoll threads; 0 = one thread per connection [4]
+      --threads N                      connection threads; 0 = one thread per connection [4]
       --workers N                      threads for blocking request work [16]
       --connection-memory BYTES        per-connection buffer memory [32768]
       --login-user-failures N          failed logins per user name before backoff [5]
@@ -46,6 +46,9 @@ enum ServerCommand {
       --test-faults                    enable /v1/test/faults (tests only)
       --quiet                          no request log lines
     """
+
+    /// Every option the usage text names (a misspelt limit must not be silently ignored).
+    static let knownOptions = Set(usage.matches(of: /--[a-z0-9-]+/).map { String($0.output) })
 
     static func parse(_ args: [String]) throws -> ServerCommand {
         guard let verb = args.first else { return .help }
@@ -59,6 +62,7 @@ enum ServerCommand {
             if a == "--help" || a == "-h" { return .help }
             if flagNames.contains(a) { flags.insert(a); continue }
             if a.hasPrefix("--") {
+                guard knownOptions.contains(a) else { throw UsageError(description: "unknown option \(a)") }
                 guard !rest.isEmpty else { throw UsageError(description: "\(a) needs a value") }
                 options[a] = rest.removeFirst()
             } else {

@@ -40,8 +40,8 @@ public struct ServerConfig: Sendable {
     public var headerTimeout: Int = 20
     /// Open `GET /v1/events` streams per user.
     public var maxEventStreams: Int = 16
-    /// libmicrohttpd threads: N epoll threads with blocking work on `workers`; 0 = a thread
-    /// per connection.
+    /// libmicrohttpd threads: N threads polling the connections, with blocking work on
+    /// `workers` and idle event streams suspended; 0 = a thread per connection.
     public var threads: Int = 4
     /// Threads for blocking request work (disk, database, password hashing) when `threads` > 0.
     public var workers: Int = 16

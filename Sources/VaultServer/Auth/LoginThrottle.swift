@@ -94,6 +94,12 @@ final class LoginThrottle: @unchecked Sendable {
         return (Int(current(users[user], now: now)), Int(current(ips[ip], now: now)))
     }
 
+    /// Entries per table (tests check they stay bounded).
+    var tableSizes: (users: Int, ips: Int, known: Int) {
+        lock.lock(); defer { lock.unlock() }
+        return (users.count, ips.count, known.count)
+    }
+
     // MARK: -
 
     private func current(_ c: Counter?, now: Double) -> Double {

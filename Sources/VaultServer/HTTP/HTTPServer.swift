@@ -8,7 +8,7 @@ import Glibc
 /// The libmicrohttpd adapter: its callbacks turn MHD calls into `HTTPRequest`s for the router,
 /// stream bodies into sinks and queue `HTTPResponse`s. It holds no API logic.
 ///
-/// Two modes. Pool (`threads` ≥ 1): a few epoll threads do all socket work, and everything that
+/// Two modes. Pool (`threads` ≥ 1): a few threads do all socket work, and everything that
 /// may block (route handlers, body sinks writing to disk, `finish`, password hashing) runs on
 /// `WorkerPool` lanes while the connection is suspended; event streams suspend while idle. Thread
 /// per connection (`threads` = 0): every connection has its thread and blocks in place.
@@ -81,7 +81,8 @@ final class HTTPServer: @unchecked Sendable {
         }
         guard let d else {
             hangups.stop(); workers?.stop()
-            throw APIError.internal("cannot listen on \(o.host):\(o.port) (address in use, or the TLS key, certificate or --tls-priorities string was refused)")
+            throw ListenError(description: "cannot listen on \(o.host):\(o.port): the address is in use, or the TLS key, "
+                             + "certificate or --tls-priorities string was refused (libmicrohttpd's message is above)")
         }
         daemon = d
         startTicker()
@@ -280,6 +281,11 @@ final class HTTPServer: @unchecked Sendable {
             }
         }
     }
+}
+
+/// The daemon did not start.
+struct ListenError: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// Runs `body` with a C string for `value`, or NULL.

@@ -8,7 +8,7 @@ struct HTTPServerOptions: Sendable {
     let tlsCertPEM: String?
     /// GnuTLS priority string (HTTPS only).
     let tlsPriorities: String?
-    /// libmicrohttpd epoll threads; 0 = one thread per connection.
+    /// libmicrohttpd connection threads; 0 = one thread per connection.
     let threads: Int
     /// Threads for blocking request work in pool mode.
     let workers: Int
