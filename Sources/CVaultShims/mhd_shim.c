@@ -66,3 +66,9 @@ int CVaultShims_mhd_client_ipv4(struct MHD_Connection *connection, char *buffer,
     const struct sockaddr_in *in = (const struct sockaddr_in *)info->client_addr;
     return inet_ntop(AF_INET, &in->sin_addr, buffer, (socklen_t)size) == NULL ? -1 : 0;
 }
+
+void CVaultShims_mhd_restart_idle_timer(struct MHD_Connection *connection, unsigned int seconds) {
+    // libmicrohttpd 0.9.75 restarts the timer only when the previous timeout was 0.
+    (void)MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+    (void)MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}

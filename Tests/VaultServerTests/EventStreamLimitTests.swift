@@ -39,4 +39,19 @@ final class EventStreamLimitTests: XCTestCase {
             XCTAssertEqual(s.stop(), 0, "\(mode): shutdown ends the streams")
         }
     }
+
+    /// A stream waits for news, not for its client: the idle timeout (which closes silent
+    /// clients) must not close it, in either mode.
+    func testAnIdleStreamOutlivesTheIdleTimeout() throws {
+        for mode in ConnectionLimitTests.modes {
+            let s = try ServerProcess(args: mode + ["--idle-timeout", "1", "--header-timeout", "1", "--keepalive", "600"])
+            let alice = try APIUser(s, "alice")
+            let fd = try XCTUnwrap(s.client.openStream(token: alice.token).fd)
+            defer { close(fd) }
+            XCTAssertFalse(HTTPTestClient.closedByServer(fd, within: 3), "\(mode): closed while waiting for news")
+            _ = try alice.mkdir("late")
+            var text = ""
+            XCTAssertTrue(s.client.read(fd, until: "event: changed", into: &text, timeout: 10), "\(mode): \(text)")
+        }
+    }
 }

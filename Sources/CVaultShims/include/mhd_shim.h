@@ -54,3 +54,9 @@ int CVaultShims_mhd_connection_fd(struct MHD_Connection *connection);
 /// when it is unknown or not IPv4. The corresponding C function is
 /// `MHD_get_connection_info(…, MHD_CONNECTION_INFO_CLIENT_ADDRESS)`.
 int CVaultShims_mhd_client_ipv4(struct MHD_Connection *connection, char *buffer, size_t size);
+
+/// Sets the connection's idle timeout to `seconds` and restarts its timer: a thread-per-connection
+/// stream that waited for news inside its content reader must not count that wait as the
+/// client's silence. The corresponding C function is `MHD_set_connection_option(…,
+/// MHD_CONNECTION_OPTION_TIMEOUT, …)`.
+void CVaultShims_mhd_restart_idle_timer(struct MHD_Connection *connection, unsigned int seconds);

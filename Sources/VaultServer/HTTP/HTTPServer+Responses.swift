@@ -24,6 +24,12 @@ extension HTTPServer {
                 box.fd = CVaultShims_mhd_connection_fd(conn)
                 box.hangups = hangups
                 box.hangupToken = hangups.watch(fd: box.fd) { live.clientGone() }
+                if !parking.suspends {
+                    // Thread per connection: the wait happens inside the reader, where
+                    // libmicrohttpd counts it as idle time.
+                    let seconds = UInt32(options.idleTimeout)
+                    box.waited = { CVaultShims_mhd_restart_idle_timer(conn, seconds) }
+                }
             }
             let raw = Unmanaged.passRetained(box).toOpaque()
             resp = MHD_create_response_from_callback(s.length.map { UInt64($0) } ?? UInt64.max, 16 * 1024,
@@ -79,7 +85,9 @@ private let streamReader: MHD_ContentReaderCallback = { cls, _, buf, max in
         case .bytes(let n): return n
         case .end: return -1            // MHD_CONTENT_READER_END_OF_STREAM
         case .failed: return -2         // MHD_CONTENT_READER_END_WITH_ERROR: close at once
-        case .later: if parking.waitForSignal() { return 0 }
+        case .later:
+            if parking.waitForSignal() { return 0 }
+            box.waited?()
         }
     }
 }
@@ -99,5 +107,7 @@ private final class StreamBox {
     var hangups: HangupWatcher?
     var hangupToken: UInt64?
     var fd: Int32 = -1
+    /// Called on the connection's thread after it waited inside the reader.
+    var waited: (() -> Void)?
     init(_ s: StreamingBody) { stream = s }
 }

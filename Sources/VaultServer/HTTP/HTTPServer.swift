@@ -94,13 +94,16 @@ final class HTTPServer: @unchecked Sendable {
     func stop() {
         guard let d = daemon else { return }
         daemon = nil
-        _ = MHD_quiesce_daemon(d)
+        let listener = MHD_quiesce_daemon(d)
         service.hub.stop()
-        if !census.closeAndDrain(timeout: 30) {
-            AccessLog.message("connections still suspended after 30 s; stopping anyway")
+        if census.closeAndDrain(timeout: 30) {
+            MHD_stop_daemon(d)
+            workers?.stop()
+        } else {
+            // Stopping libmicrohttpd now would abort the process; it is exiting anyway.
+            AccessLog.message("connections still waiting for work after 30 s; exiting without closing them")
         }
-        MHD_stop_daemon(d)
-        workers?.stop()
+        if listener >= 0 { close(listener) }   // ours since quiesce, closed after the daemon stopped
         hangups.stop()
         tickerStop.signal()
         tickerDone.wait()

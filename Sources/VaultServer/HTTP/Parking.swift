@@ -15,7 +15,8 @@ final class Parking: @unchecked Sendable {
     // only passed to libmicrohttpd while the connection is known to be open (parked).
     private let condition = NSCondition()
     private let connection: OpaquePointer
-    private let suspends: Bool
+    /// Pool mode: waiting suspends the connection; else it blocks the thread.
+    let suspends: Bool
     private var parked: Reason?
     private var signalled = false
     private var body: [UInt8] = []
