@@ -2,7 +2,36 @@
 #include "mhd_shim.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+// libmicrohttpd's messages (one per refused connection, among others) go to stderr at most
+// 20 a second, so a flood of connections cannot flood the log; the rest are counted.
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static time_t log_second;
+static unsigned log_count, log_dropped;
+
+static void rate_limited_log(void *cls, const char *fmt, va_list ap) {
+    (void)cls;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&log_lock);
+    if (now.tv_sec != log_second) {
+        if (log_dropped > 0) fprintf(stderr, "libmicrohttpd: %u more messages dropped\n", log_dropped);
+        log_second = now.tv_sec; log_count = 0; log_dropped = 0;
+    }
+    if (log_count < 20) {
+        log_count++;
+        fputs("libmicrohttpd: ", stderr);
+        vfprintf(stderr, fmt, ap);
+    } else {
+        log_dropped++;
+    }
+    pthread_mutex_unlock(&log_lock);
+}
 
 struct MHD_Daemon *CVaultShims_mhd_start(const CVaultShims_mhd_config *c,
                                          MHD_AccessHandlerCallback handler, void *handler_cls,
@@ -26,6 +55,7 @@ struct MHD_Daemon *CVaultShims_mhd_start(const CVaultShims_mhd_config *c,
     // Options go through MHD_OPTION_ARRAY so the optional ones need no second call site.
     struct MHD_OptionItem ops[16];
     int n = 0;
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)rate_limited_log, NULL };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &addr };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, notify_cls };

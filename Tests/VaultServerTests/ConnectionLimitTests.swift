@@ -30,6 +30,9 @@ final class ConnectionLimitTests: XCTestCase {
             let token = try XCTUnwrap(login.json["token"] as? String)
             let list = try c.send("GET", "/v1/files", headers: ["Authorization": "Bearer \(token)"], timeout: 10, from: "127.0.0.2")
             XCTAssertEqual(list.status, 200, "\(mode)")
+            // Each refused connection is a libmicrohttpd message: at most 20 a second reach the log.
+            let messages = s.log.split(separator: "\n").filter { $0.hasPrefix("libmicrohttpd:") }
+            XCTAssertLessThan(messages.count, 300, "\(mode): \(messages.prefix(3))")
         }
     }
 
