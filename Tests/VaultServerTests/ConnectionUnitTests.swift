@@ -1,5 +1,8 @@
 import XCTest
 @testable import VaultServer
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The socket-free parts of the connection limits, with time passed in by hand: the request-head
 /// deadline, the event hub (cap, keep-alives, wake-ups, shutdown), worker lanes, and the options.
@@ -96,6 +99,37 @@ final class ConnectionUnitTests: XCTestCase {
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "…does not hold up another")
         XCTAssertEqual(seen.withLock { $0 }, Array(0..<200))
         release.signal()
+    }
+
+    func testAWakeUpBetweenNothingToDoAndSleepIsNotLost() {
+        // Thread-per-connection parking (no libmicrohttpd connection is touched).
+        let census = ParkingCensus()
+        let parking = Parking(connection: OpaquePointer(bitPattern: 1)!, suspends: false, census: census)
+        parking.arm()
+        parking.signal()                                   // arrives before the reader sleeps
+        XCTAssertFalse(parking.waitForSignal(), "returns at once: ask the stream again")
+        parking.arm()
+        let woke = DispatchSemaphore(value: 0)
+        Thread { _ = parking.waitForSignal(); woke.signal() }.start()
+        XCTAssertEqual(woke.wait(timeout: .now() + 0.2), .timedOut, "sleeps until signalled")
+        parking.signal()
+        XCTAssertEqual(woke.wait(timeout: .now() + 30), .success)
+        XCTAssertTrue(census.closeAndDrain(timeout: 1))
+        XCTAssertFalse(census.admit(), "no suspension once shutdown has begun")
+    }
+
+    func testHangupWatcherReportsAPeerThatClosed() throws {
+        let watcher = try HangupWatcher()
+        defer { watcher.stop() }
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        defer { close(fds[0]) }
+        let gone = DispatchSemaphore(value: 0)
+        let token = try XCTUnwrap(watcher.watch(fd: fds[0]) { gone.signal() })
+        XCTAssertEqual(gone.wait(timeout: .now() + 0.2), .timedOut, "an open peer is not reported")
+        close(fds[1])
+        XCTAssertEqual(gone.wait(timeout: .now() + 30), .success, "a closed peer is, at once")
+        watcher.unwatch(token, fd: fds[0])
     }
 
     func testLimitOptionsParseAndUnknownOptionsAreRefused() throws {
