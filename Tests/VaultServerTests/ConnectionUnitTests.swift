@@ -152,6 +152,9 @@ final class ConnectionUnitTests: XCTestCase {
             XCTAssertThrowsError(try ServerCommand.parse(["serve", "--data", "/d"] + bad), "\(bad)")
         }
         XCTAssertTrue(ServerCommand.usage.contains("--max-connections-per-ip"))
+        for help in [["--help"], ["-h"], ["serve", "--help"]] {
+            guard case .help = try ServerCommand.parse(help) else { return XCTFail("\(help)") }
+        }
     }
 
     // MARK: -

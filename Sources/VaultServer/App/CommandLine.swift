@@ -51,7 +51,7 @@ enum ServerCommand {
     static let knownOptions = Set(usage.matches(of: /--[a-z0-9-]+/).map { String($0.output) })
 
     static func parse(_ args: [String]) throws -> ServerCommand {
-        guard let verb = args.first else { return .help }
+        guard let verb = args.first, !["--help", "-h", "help"].contains(verb) else { return .help }
         var rest = Array(args.dropFirst())
         var options: [String: String] = [:]
         var flags: Set<String> = []
