@@ -33,7 +33,7 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Body bytes one request may have waiting for its worker before reading pauses (it
     /// resumes as soon as the worker takes them).
-    static let queueHigh = 1 << 20
+    static let queueHigh = 256 << 10
 
     init(service: VaultService, log: AccessLog, options: HTTPServerOptions) throws {
         self.service = service; self.router = service.makeRouter(); self.log = log; self.options = options
