@@ -98,6 +98,24 @@ final class ReadOnlyDiskTests: XCTestCase {
         try h.ok(["mkdir", "/x"] + h.pw)
     }
 
+    /// Content that is not on this device cannot be downloaded onto a read-only mount: said at once (exit 10).
+    func testNotDownloadedContentOnAReadOnlyMountSaysSo() throws {
+        try makeVault(size: "16m")
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        try h.login(to: server)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/d/f"] + h.pw)
+        XCTAssertEqual(try runTool("/bin/mount", ["-o", "remount,ro", mnt.path]), 0)
+        let r = try h.run(["cat", "/d/f"] + h.pw)
+        XCTAssertEqual(r.status, 10, r.stderr)
+        XCTAssertTrue(r.stderr.contains("read-only filesystem"), r.stderr)
+        XCTAssertEqual(try h.ok(["cat", "/empty"] + h.pw).stdout, Data())
+        XCTAssertEqual(try runTool("/bin/mount", ["-o", "remount,rw", mnt.path]), 0)
+        XCTAssertEqual(try h.ok(["cat", "/d/f"] + h.pw).stdout, content, "downloads once writable again")
+        _ = server
+    }
+
     /// With a failed-unlock limit, no password is tried where failures cannot be counted.
     func testReadOnlyMountRefusesPasswordGuessesUnderAFailedUnlockLimit() throws {
         try makeVault(size: "16m")
