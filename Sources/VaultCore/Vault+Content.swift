@@ -28,7 +28,7 @@ extension Vault {
 
     /// Streams the whole content of file `n` to `body`, in pieces as each segment authenticates,
     /// then checks that exactly the node's size arrived with the node's SHA-256 (hashed on a second
-    /// core). Only when it returns has `body` seen the file's true content: a caller that publishes
+    /// core, overlapped with the reading). Only when it returns has `body` seen the file's true content: a caller that publishes
     /// (`get`) must publish after it; one that cannot take bytes back (`cat`) must say that what it
     /// passed on is not trustworthy when it throws `.integrity`. Returns the byte count.
     @discardableResult
@@ -40,11 +40,12 @@ extension Vault {
     /// against node `n`'s size and SHA-256 (`doctor --verify` and `readContent`).
     @discardableResult
     func readWhole(_ handle: BlobHandle, of n: Node, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt64 {
-        let hasher = ParallelHasher()
+        let hasher = PipelinedHasher()   // hashes on a second core, overlapped with decryption and `body`
         var total: UInt64 = 0
         try handle.stream { piece in
             total += UInt64(piece.count)
-            try inParallel({ hasher.update(piece) }, { try body(piece) })
+            hasher.update(piece)
+            try body(piece)
         }
         let shown = (try? path(of: n)) ?? n.id
         guard total == n.size else {
