@@ -362,11 +362,11 @@ stop_server
 echo
 echo "== summary ($(date -u +%FT%TZ), $(nproc) cores, chunk ${CHUNK_MIB} MiB)"
 printf '%-52s %s\n' \
-  "upload ${SIZE_MIB} MiB: curl simple upload" "${R[curl_up]} MiB/s" \
+  "upload ${SIZE_MIB} MiB: curl simple upload (median of ${RUNS})" "${R[curl_up]} MiB/s" \
   "upload ${SIZE_MIB} MiB: vault sync" "${R[vault_up]} MiB/s  (peak RSS $(mib "${R[vault_up_rss]}"))" \
   "upload ratio vault/curl (target >= 80 %)" "${R[up_ratio]}" \
   "download ${SIZE_MIB} MiB: curl" "${R[curl_down]} MiB/s" \
-  "download ${SIZE_MIB} MiB: vault cat" "${R[vault_down]} MiB/s  (peak RSS $(mib "${R[vault_down_rss]}"))" \
+  "download ${SIZE_MIB} MiB: vault sync (pinned)" "${R[vault_down]} MiB/s  (peak RSS $(mib "${R[vault_down_rss]}"))" \
   "download ratio vault/curl (target >= 80 %)" "${R[down_ratio]}" \
   "(context) vault cat, content already local" "${R[vault_cat_local]} MiB/s" \
   "peak RSS vault sync, ${BIG_GIB} GiB (target <= 64 MiB)" "$(mib "${R[big_up_rss]}")  (${R[big_up]} MiB/s)" \
