@@ -27,7 +27,7 @@ extension VaultCommandLine {
         struct ReaderGone: Error {}
         var written: UInt64 = 0
         do {
-            try vault.readContent(node) { buf in
+            try vault.readContent(node, checksum: false) { buf in
                 var off = 0
                 while off < buf.count {
                     let n = write(1, buf.baseAddress! + off, buf.count - off)

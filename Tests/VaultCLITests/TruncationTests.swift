@@ -132,9 +132,9 @@ final class TruncationTests: XCTestCase {
             XCTAssertEqual(st, 0, out)
         }
         try sql("UPDATE nodes SET sha256 = '\(String(repeating: "ab", count: 32))' WHERE name = 'two'")
-        let cat = try h.run(["cat", "/two"] + h.pw)
-        XCTAssertEqual(cat.status, 6, cat.stderr)
-        XCTAssertTrue(cat.stderr.contains("SHA-256") && cat.stderr.contains("not trustworthy"), cat.stderr)
+        // `cat` checks the length (each byte is authenticated by its segment); `get` and
+        // `doctor --verify` also check the SHA-256.
+        XCTAssertEqual(try h.run(["cat", "/two"] + h.pw).status, 0)
         let target = h.root.appendingPathComponent("two-out")
         let get = try h.run(["get", "/two", target.path] + h.pw)
         XCTAssertEqual(get.status, 6, get.stderr)
