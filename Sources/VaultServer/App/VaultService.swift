@@ -11,15 +11,21 @@ final class VaultService: @unchecked Sendable {
     let content: ContentStore
     let users: UserDirectory
     let signer: TokenSigner
-    let hub = EventHub()
+    let hub: EventHub
+    let logins: LoginThrottle
+    /// Monotonic seconds, for keep-alives and login backoff.
+    let clock: @Sendable () -> Double
     let faults = FaultInjector()
     /// Per-session lock and running hash (see `UploadProgress`).
     let uploadLocks = Locked([String: UploadProgress]())
     /// Chunks being received right now, `uploadId#index`.
     let chunksInFlight = Locked(Set<String>())
 
-    init(config: ServerConfig) throws {
+    init(config: ServerConfig, clock: @escaping @Sendable () -> Double = MonotonicClock.now) throws {
         self.config = config
+        self.clock = clock
+        hub = EventHub(perUserLimit: config.maxEventStreams, keepAlive: Double(config.keepAliveInterval))
+        logins = LoginThrottle(policy: config.loginThrottle, clock: clock)
         content = try ContentStore(root: config.dataDir)
         store = try MetadataStore(path: config.dataDir + "/meta.db")
         users = UserDirectory(store: store)

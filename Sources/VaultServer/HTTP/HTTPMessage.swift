@@ -11,6 +11,8 @@ struct HTTPRequest {
     var headers: [String: String]
     /// `{name}` segments of the matched route pattern.
     var pathParams: [String: String] = [:]
+    /// The client's IPv4 address (dotted), "" when unknown.
+    var clientAddress = ""
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
     func param(_ name: String) -> String { pathParams[name] ?? "" }
@@ -31,6 +33,27 @@ protocol StreamingBody: AnyObject, Sendable {
 
 extension StreamingBody {
     var length: Int64? { nil }
+}
+
+/// What a live body had to give: bytes, nothing yet, its normal end, or a failure (the
+/// connection is then closed at once).
+enum LiveRead: Equatable {
+    case bytes(Int)
+    case later
+    case end
+    case failed
+}
+
+/// A body whose data comes later (Server-Sent Events). Instead of blocking a thread it answers
+/// `.later` and calls its wake-up handler when it has something, has ended, or its client has
+/// gone; the HTTP layer then asks again.
+protocol LiveBody: StreamingBody {
+    /// Fills `buffer` with what is ready.
+    func poll(into buffer: UnsafeMutableRawBufferPointer) -> LiveRead
+    /// Set by the HTTP layer before the first `poll`.
+    func onWake(_ wake: @escaping @Sendable () -> Void)
+    /// The client closed its side of the connection.
+    func clientGone()
 }
 
 /// A response body.
