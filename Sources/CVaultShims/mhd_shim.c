@@ -4,6 +4,14 @@
 #include <netinet/in.h>
 #include <string.h>
 
+/* Leaves the path and query arguments exactly as sent (libmicrohttpd has only turned '+' in
+   arguments into spaces): the server decodes them itself, strictly, so a %00 or a bad escape is
+   refused rather than cutting the C string short. */
+static size_t CVaultShims_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *s) {
+    (void)cls; (void)connection;
+    return strlen(s);
+}
+
 struct MHD_Daemon *CVaultShims_mhd_start(const char *ipv4_host, uint16_t port,
                                          MHD_AccessHandlerCallback handler, void *handler_cls,
                                          MHD_RequestCompletedCallback completed, void *completed_cls,
@@ -26,6 +34,7 @@ struct MHD_Daemon *CVaultShims_mhd_start(const char *ipv4_host, uint16_t port,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                MHD_OPTION_UNESCAPE_CALLBACK, CVaultShims_mhd_keep_escapes, NULL,
                                 MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
                                 MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem,
                                 MHD_OPTION_END);
@@ -36,6 +45,7 @@ struct MHD_Daemon *CVaultShims_mhd_start(const char *ipv4_host, uint16_t port,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_UNESCAPE_CALLBACK, CVaultShims_mhd_keep_escapes, NULL,
                             MHD_OPTION_END);
 }
 

@@ -16,7 +16,7 @@ enum ServerCommand {
                               [--test-faults] [--jwt-secret-file FILE] [--session-ttl SECONDS]
                               [--max-chunk BYTES] [--max-body BYTES] [--quota BYTES]
                               [--max-sessions N] [--revisions-keep N] [--changes-keep N]
-                              [--upload-ttl SECONDS] [--sweep-interval SECONDS]
+                              [--upload-ttl SECONDS] [--chunk-stall SECONDS] [--sweep-interval SECONDS]
                               [--keepalive SECONDS] [--max-connections N] [--quiet]
            vault-server user add NAME --data DIR [--password-file FILE]   (else the password is read from stdin)
     """
@@ -39,11 +39,15 @@ enum ServerCommand {
                 positional.append(a)
             }
         }
-        func int(_ name: String) throws -> Int? {
+        // Bounded so that no later sum (token expiry, session expiry, MHD's UInt32 cap) can overflow.
+        func int(_ name: String, max: Int = 1 << 53) throws -> Int? {
             guard let v = options[name] else { return nil }
-            guard let i = Int(v), i >= 0 else { throw UsageError(description: "\(name) must be a whole number ≥ 0") }
-            return i
+            guard let i = Digits.parse(v, max: Int64(max)) else {
+                throw UsageError(description: "\(name) must be a whole number from 0 to \(max)")
+            }
+            return Int(i)
         }
+        let tenYears = 10 * 366 * 86_400
         guard let data = options["--data"] else { throw UsageError(description: "--data DIR is required") }
         switch verb {
         case "serve":
@@ -62,17 +66,18 @@ enum ServerCommand {
             }
             c.testFaults = flags.contains("--test-faults")
             c.jwtSecretFile = options["--jwt-secret-file"]
-            if let v = try int("--session-ttl") { c.sessionTTL = max(v, 1) }
-            if let v = try int("--max-chunk") { c.chunkSize = Int64(max(v, 1)) }
-            if let v = try int("--max-body") { c.maxBody = Int64(v) }
-            if let v = try int("--quota") { c.quota = Int64(v) }
+            if let v = try int("--session-ttl", max: tenYears) { c.sessionTTL = max(v, 1) }
+            if let v = try int("--max-chunk", max: 1 << 30) { c.chunkSize = Int64(max(v, 1)) }
+            if let v = try int("--max-body", max: Int.max) { c.maxBody = Int64(v) }
+            if let v = try int("--quota", max: Int.max) { c.quota = Int64(v) }
             if let v = try int("--max-sessions") { c.maxSessions = v }
             if let v = try int("--revisions-keep") { c.revisionsKeep = max(v, 1) }
             if let v = try int("--changes-keep") { c.changesKeep = max(v, 1) }
-            if let v = try int("--upload-ttl") { c.uploadTTL = v }
-            if let v = try int("--sweep-interval") { c.sweepInterval = max(v, 1) }
-            if let v = try int("--keepalive") { c.keepAliveInterval = max(v, 1) }
-            if let v = try int("--max-connections") { c.maxConnections = max(v, 1) }
+            if let v = try int("--upload-ttl", max: tenYears) { c.uploadTTL = v }
+            if let v = try int("--chunk-stall", max: 86_400) { c.chunkStallTimeout = max(v, 1) }
+            if let v = try int("--sweep-interval", max: 86_400) { c.sweepInterval = max(v, 1) }
+            if let v = try int("--keepalive", max: 86_400) { c.keepAliveInterval = max(v, 1) }
+            if let v = try int("--max-connections", max: 1_000_000) { c.maxConnections = max(v, 1) }
             return .serve(c, logRequests: !flags.contains("--quiet"))
         case "user":
             guard positional.count == 2, positional[0] == "add" else {

@@ -88,9 +88,14 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Routing, auth and faults once the headers are in.
     private func begin(_ ex: Exchange, _ conn: OpaquePointer) {
-        var request = HTTPRequest(method: ex.method, path: ex.path,
-                                  query: Self.values(conn, kind: .GET_ARGUMENT_KIND, lowercase: false),
-                                  headers: Self.values(conn, kind: .HEADER_KIND, lowercase: true))
+        var request: HTTPRequest
+        do {
+            request = try HTTPRequest(method: ex.method, rawPath: ex.path, rawQuery: Self.values(conn, kind: .GET_ARGUMENT_KIND),
+                                      rawHeaders: Self.values(conn, kind: .HEADER_KIND))
+        } catch {
+            ex.failure = .error(.unexpected(error))
+            return
+        }
         ex.request = request
         if service.config.testFaults && !ex.path.hasPrefix("/v1/test/") {
             for action in service.faults.actions() {
@@ -103,7 +108,7 @@ final class HTTPServer: @unchecked Sendable {
                 ex.dropAfter = service.faults.claimDrop()
             }
         }
-        switch router.match(method: ex.method, path: ex.path) {
+        switch router.match(method: ex.method, segments: request.segments) {
         case .notFound:
             ex.failure = .error(APIError(status: 404, code: "route_not_found", message: "no route for \(ex.method) \(ex.path)"))
         case .methodNotAllowed(let allowed):
@@ -156,21 +161,24 @@ final class HTTPServer: @unchecked Sendable {
         MHD_destroy_response(resp)
     }
 
-    /// All values of one kind (headers or query arguments). The corresponding C function is
-    /// `MHD_get_connection_values`.
-    private static func values(_ conn: OpaquePointer, kind: MHD_ValueKind, lowercase: Bool) -> [String: String] {
-        final class Box { var dict: [String: String] = [:]; var lower = false }
-        let box = Box(); box.lower = lowercase
+    /// All values of one kind (headers or query arguments) as raw bytes with their real
+    /// lengths (a NUL inside stays visible); `HTTPRequest.init(method:rawPath:…)` decodes them.
+    /// The corresponding C function is `MHD_get_connection_values_n`.
+    private static func values(_ conn: OpaquePointer, kind: MHD_ValueKind) -> [(key: [UInt8], value: [UInt8])] {
+        final class Box { var pairs: [(key: [UInt8], value: [UInt8])] = [] }
+        let box = Box()
         withExtendedLifetime(box) {
-            _ = MHD_get_connection_values(conn, kind, { cls, _, key, value in
+            _ = MHD_get_connection_values_n(conn, kind, { cls, _, key, keySize, value, valueSize in
                 let box = Unmanaged<Box>.fromOpaque(cls!).takeUnretainedValue()
                 guard let key else { return .YES }
-                let k = String(cString: key)
-                box.dict[box.lower ? k.lowercased() : k] = value.map { String(cString: $0) } ?? ""
+                let bytes = { (p: UnsafePointer<CChar>?, n: Int) -> [UInt8] in
+                    p.map { Array(UnsafeRawBufferPointer(start: $0, count: n)) } ?? []
+                }
+                box.pairs.append((bytes(key, keySize), bytes(value, valueSize)))
                 return .YES
             }, Unmanaged.passUnretained(box).toOpaque())
         }
-        return box.dict
+        return box.pairs
     }
 }
 

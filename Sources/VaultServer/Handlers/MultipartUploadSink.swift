@@ -54,13 +54,13 @@ final class MultipartUploadSink: BodySink {
         guard let m1 = Self.find(delimiter, in: head, from: h1 + 4) else { return try checkHeadSize() }
         guard let h2 = Self.find(crlf2, in: head, from: m1 + delimiter.count) else { return try checkHeadSize() }
         let metaBytes = Array(head[(h1 + 4)..<m1])
-        do { metadata = try APIJSON.decoder().decode(MultipartMetadata.self, from: Data(metaBytes)) } catch {
-            throw APIError.badRequest("the first multipart part must be the JSON metadata: \(VaultService.describe(error))",
-                                      code: "invalid_json")
-        }
+        let meta = try VaultService.decodeBody(MultipartMetadata.self, metaBytes, what: "the first multipart part (the metadata)")
+        if let m = meta.mimeType { try VaultService.validateMediaType(m) }
+        try VaultService.validateBaseVersion(meta.baseVersion)
+        metadata = meta
         let headers = String(decoding: head[(m1 + delimiter.count)..<h2], as: UTF8.self)
         for line in headers.split(separator: "\r\n") where line.lowercased().hasPrefix("content-type:") {
-            partMime = line.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces)
+            partMime = try VaultService.mediaType(fromHeader: String(line.dropFirst("content-type:".count)))
         }
         writer = try makeWriter()
         let rest = Array(head[(h2 + 4)...])

@@ -13,6 +13,8 @@ extension VaultService {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UploadSessionRequest.self, body)
             guard req.size >= 0 else { throw APIError.badRequest("size must be ≥ 0") }
+            if let m = req.mimeType { try Self.validateMediaType(m) }
+            try Self.validateBaseVersion(req.baseVersion)
             let sha = req.sha256.lowercased()
             guard sha.utf8.count == 64, sha.allSatisfy({ $0.isHexDigit }) else {
                 throw APIError.badRequest("sha256 must be 64 hex digits")
@@ -38,10 +40,7 @@ extension VaultService {
                     throw APIError.tooMany("too many open upload sessions (\(config.maxSessions)); finish or abort some",
                                            retryAfter: 30)
                 }
-                guard try db.usage(owner: ctx.userId) + req.size <= config.quota else {
-                    throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
-                                            code: "quota_exceeded")
-                }
+                try requireQuota(db, owner: ctx.userId, adding: req.size)
                 let id = Sodium.randomID()
                 let now = Date()
                 try db.run("""
@@ -145,21 +144,36 @@ extension VaultService {
             throw APIError.badRequest("Content-Length \(declared) differs from the Content-Range length \(length)",
                                       code: "wrong_chunk_size")
         }
-        let already = try session.state == "complete" || store.withDB { db in try db.uploadChunks(id).contains(index) }
-        let key = "\(id)#\(index)"
-        var file: POSIXFile?
-        if !already {
-            let claimed = chunksInFlight.withLock { $0.insert(key).inserted }
-            guard claimed else {
-                throw APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+        let recorded = { [self] in
+            try store.withDB { db in
+                try liveSession(db, owner: ctx.userId, id: id).state == "complete" || db.uploadChunks(id).contains(index)
             }
-            do { file = try POSIXFile(path: content.partPath(id), flags: O_WRONLY | O_CREAT) } catch {
-                chunksInFlight.withLock { _ = $0.remove(key) }
+        }
+        var writer: (ChunkClaims.Ticket, POSIXFile)?
+        if try !recorded() {
+            let ticket: ChunkClaims.Ticket
+            switch chunkClaims.acquire("\(id)#\(index)") {
+            case .busy(let retryAfter):
+                var e = APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+                e.headers = [("Retry-After", String(retryAfter))]
+                throw e
+            case .claimed(let t, _): ticket = t
+            }
+            do {
+                // Again, now that the chunk is ours: it may have been recorded (and hashed) while
+                // we waited; writing it once more would change bytes already hashed.
+                if try !recorded() {
+                    writer = (ticket, try POSIXFile(path: content.partPath(id), flags: O_WRONLY | O_CREAT))
+                } else {
+                    chunkClaims.release(ticket)
+                }
+            } catch {
+                chunkClaims.release(ticket)
                 throw error
             }
         }
         return .stream(ChunkSink(service: self, owner: ctx.userId, uploadId: id, index: index, offset: max(cr.start, 0),
-                                 skip: skip, length: length, file: file, inFlightKey: already ? nil : key))
+                                 skip: skip, length: length, writer: writer))
     }
 
     /// Keeps the fsynced prefix of a chunk whose body was cut off after `upTo` of its bytes, so
@@ -211,7 +225,7 @@ extension VaultService {
     func advanceHash(_ progress: UploadProgress, _ s: UploadSession, chunks: [Int]) throws {
         let have = Set(chunks)
         var end = progress.hashedUpTo
-        while end < s.size, have.contains(Int(end / s.chunkSize)) { end = min(s.size, end + s.chunkSize) }
+        while end < s.size, have.contains(Int(end / s.chunkSize)) { end += min(s.chunkSize, s.size - end) }
         guard end > progress.hashedUpTo else { return }
         try content.hash(content.partPath(s.id), from: progress.hashedUpTo, to: end, into: &progress.hasher)
         progress.hashedUpTo = end
@@ -254,7 +268,9 @@ extension VaultService {
 }
 
 /// Writes one chunk (or the rest of a cut-off one) in place into the session's part file, then
-/// records it; a body cut off midway keeps its fsynced prefix for the next try.
+/// records it; a body cut off midway keeps its fsynced prefix for the next try. Every write and
+/// the recording happen only while the sink's claim is still its own (`ChunkClaims.whileOwned`):
+/// once a new request took a stalled chunk over, this sink writes, keeps and records nothing.
 final class ChunkSink: BodySink {
     let service: VaultService
     let owner: String, uploadId: String
@@ -263,21 +279,30 @@ final class ChunkSink: BodySink {
     let offset: Int64, skip: Int64
     /// Body bytes expected (the chunk's length minus `skip`).
     let length: Int64
-    var file: POSIXFile?
-    let inFlightKey: String?
+    /// The claim and the part file; nil for a repeat of a recorded chunk (nothing is written).
+    var writer: (ticket: ChunkClaims.Ticket, file: POSIXFile)?
     var written: Int64 = 0
 
     init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, skip: Int64, length: Int64,
-         file: POSIXFile?, inFlightKey: String?) {
+         writer: (ChunkClaims.Ticket, POSIXFile)?) {
         self.service = service; self.owner = owner; self.uploadId = uploadId; self.index = index
-        self.offset = offset; self.skip = skip; self.length = length; self.file = file; self.inFlightKey = inFlightKey
+        self.offset = offset; self.skip = skip; self.length = length; self.writer = writer
     }
+
+    static let superseded = APIError.conflict(
+        "another request for this chunk took it over after this one made no progress; nothing more of this body was kept",
+        code: "chunk_superseded")
 
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard written + Int64(bytes.count) <= length else {
             throw APIError.badRequest("the chunk body is longer than its Content-Range", code: "wrong_chunk_size")
         }
-        try file?.write(bytes, at: offset + written)
+        if let (ticket, file) = writer {
+            let at = offset + written
+            guard try service.chunkClaims.whileOwned(ticket, { try file.write(bytes, at: at) }) != nil else {
+                throw Self.superseded
+            }
+        }
         written += Int64(bytes.count)
     }
 
@@ -289,10 +314,14 @@ final class ChunkSink: BodySink {
             return .error(.badRequest("the chunk body has \(written) bytes, the Content-Range says \(length)",
                                       code: "wrong_chunk_size"))
         }
-        if let file {
-            do { try file.sync() } catch { return .error(.unexpected(error)) }
+        guard let (ticket, file) = writer else {
+            return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
         }
-        return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: file != nil)
+        let response = service.chunkClaims.whileOwned(ticket) { () -> HTTPResponse in
+            do { try file.sync() } catch { return .error(.unexpected(error)) }
+            return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: true)
+        }
+        return response ?? .error(Self.superseded)
     }
 
     func abort() {
@@ -305,15 +334,18 @@ final class ChunkSink: BodySink {
         }
     }
 
-    /// Fsyncs what this body wrote and keeps it as the chunk's received prefix.
+    /// Fsyncs what this body wrote and keeps it as the chunk's received prefix (if still ours).
     private func keepWritten() {
-        guard let file, written > 0, (try? file.sync()) != nil else { return }
-        service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
+        guard let (ticket, file) = writer, written > 0 else { return }
+        _ = service.chunkClaims.whileOwned(ticket) {
+            guard (try? file.sync()) != nil else { return }
+            service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
+        }
     }
 
     private func release() {
-        file = nil
-        if let key = inFlightKey { service.chunksInFlight.withLock { _ = $0.remove(key) } }
+        if let (ticket, _) = writer { service.chunkClaims.release(ticket) }
+        writer = nil
     }
 }
 

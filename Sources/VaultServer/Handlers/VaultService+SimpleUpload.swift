@@ -19,11 +19,7 @@ extension VaultService {
             guard len <= config.maxBody else {
                 throw APIError.tooLarge("the body is larger than the \(config.maxBody)-byte limit; use a resumable upload")
             }
-            let usage = try store.withDB { db in try db.usage(owner: ctx.userId) }
-            guard usage + len <= config.quota else {
-                throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
-                                        code: "quota_exceeded")
-            }
+            try store.withDB { db in try requireQuota(db, owner: ctx.userId, adding: len) }
         }
     }
 
@@ -37,7 +33,7 @@ extension VaultService {
         }
         try store.withDB { db in try validate(db, owner: ctx.userId, target: target) }
         try checkBodyAllowed(ctx)
-        let mime = ctx.request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
+        let mime = try Self.mediaType(fromHeader: ctx.request.header("content-type"))
         let sink = try ContentUploadSink(writer: ContentWriter(store: content, limit: config.maxBody)) { [self] size, sha, path in
             if let expected = q["sha256"], !expected.isEmpty, expected.lowercased() != sha {
                 throw APIError(status: 422, code: "checksum_mismatch",
