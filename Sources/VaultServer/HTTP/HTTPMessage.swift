@@ -18,8 +18,9 @@ struct HTTPRequest {
     func header(_ name: String) -> String? { headers[name.lowercased()] }
     func param(_ name: String) -> String { pathParams[name] ?? "" }
 
-    /// The declared body length, if any.
-    var contentLength: Int64? { header("content-length").flatMap { Digits.parse($0) } }
+    /// The declared body length, if any (a length past `Int64.max` reads as `Int64.max`, so it is
+    /// refused as too large rather than ignored).
+    var contentLength: Int64? { header("content-length").flatMap { Digits.parseSaturating($0) } }
 }
 
 /// Something that produces a response body piece by piece (SSE, generated content).

@@ -35,9 +35,12 @@ enum RequestDecoding {
         return text
     }
 
-    /// A header value: UTF-8 without control characters (tab aside). libmicrohttpd passes a NUL
-    /// inside a value through, which C strings would silently cut.
+    /// A header value: UTF-8 without control characters (tab aside), without the surrounding
+    /// whitespace that RFC 9110 says is not part of it. libmicrohttpd passes a NUL inside a value
+    /// through, which C strings would silently cut.
     static func headerValue(_ raw: [UInt8], name: String) throws -> String {
+        let isSpace = { (b: UInt8) in b == 0x20 || b == 0x09 }
+        let raw = Array(raw.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
         func fail(_ why: String) -> APIError {
             .badRequest("the \(name) header is invalid: \(why)", code: "invalid_header")
         }
