@@ -8,6 +8,8 @@ import XCTest
 final class BoundaryValueTests: XCTestCase {
     static let max = String(Int64.max), maxMinus1 = String(Int64.max - 1), min = String(Int64.min)
     static let past = "9223372036854775808", u64max = "18446744073709551615", huge = "99999999999999999999999"
+    /// The largest size, position, version and cursor a request may carry (18 digits).
+    static let max18 = "999999999999999999"
     static let sha = String(repeating: "0", count: 64)
 
     /// Sends one request, checks its status, then checks the server still serves.
@@ -34,7 +36,8 @@ final class BoundaryValueTests: XCTestCase {
         let fileId = one["id"] as! String
         let quota = Int64(1) << 40
         let sizes: [(String, Set<Int>)] = [
-            (Self.max, [413]), (Self.maxMinus1, [413]), (String(Int64.max - quota), [413]), (String(quota), [413]),
+            (Self.max, [400]), (Self.maxMinus1, [400]), (String(Int64.max - quota), [400]), ("1000000000000000000", [400]),
+            (Self.max18, [413]), (String(quota), [413]),
             (Self.min, [400]), ("-1", [400]), (Self.past, [400]), (Self.u64max, [400]), (Self.huge, [400]),
             ("1.5", [400]), (#""5""#, [400]), ("null", [400]), ("true", [400]), ("[]", [400]),
             (String(quota - 1), [201]),   // usage + size == quota exactly: accepted
@@ -67,41 +70,40 @@ final class BoundaryValueTests: XCTestCase {
         }
     }
 
-    /// With a quota of `Int64.max` the sizes themselves reach the edge: a session of
-    /// `Int64.max - 1` bytes fits exactly, its chunk arithmetic must not overflow, and a chunk at
-    /// its far end is more than any file system holds (413, not a crash or a 500).
-    func testSessionOfNearlyInt64MaxBytesWithAnUnlimitedQuota() throws {
+    /// With a quota of `Int64.max`, sessions of the largest size (10^18 - 1) add up past
+    /// `Int64.max`: usage saturates and the next session is a 413, not a trap. Their chunk
+    /// arithmetic does not overflow, and a chunk at the far end of one is more than any file
+    /// system holds (413, not a crash or a 500).
+    func testLargestSessionsWithAnUnlimitedQuota() throws {
         let s = try ServerProcess(args: ["--max-chunk", "1000", "--quota", Self.max])
         let u = try APIUser(s, "alice")
         try u.upload("one", [7])
-        probe(s, u, "size Int64.max on top of one byte", [413]) {
-            try u.send("POST", "/v1/upload?uploadType=resumable", body: sessionBody(size: Self.max, requestId: "a"))
+        var ids: [String] = []
+        for i in 0..<9 {
+            probe(s, u, "session \(i) of \(Self.max18) bytes", [201]) {
+                let r = try u.send("POST", "/v1/upload?uploadType=resumable", body: sessionBody(size: Self.max18, requestId: "s\(i)",
+                                                                                              extra: #","name":"s\#(i)""#))
+                ids.append(r.json["uploadId"] as? String ?? "")
+                XCTAssertEqual(r.json["totalChunks"] as? Int, 1_000_000_000_000_000, "rounded up without overflow")
+                return r
+            }
         }
-        var id = ""
-        probe(s, u, "size Int64.max - 1: usage + size == Int64.max == quota", [201]) {
-            let r = try u.send("POST", "/v1/upload?uploadType=resumable", body: sessionBody(size: Self.maxMinus1, requestId: "b"))
-            id = r.json["uploadId"] as? String ?? ""
-            XCTAssertEqual(r.json["totalChunks"] as? Int, Int((Int64.max - 1) / 1000 + 1))
-            return r
+        probe(s, u, "a tenth: usage would pass Int64.max", [413]) {
+            try u.send("POST", "/v1/upload?uploadType=resumable", body: sessionBody(size: Self.max18, requestId: "t", extra: #","name":"t""#))
         }
-        probe(s, u, "one more byte", [413]) {
-            try u.send("POST", "/v1/upload?uploadType=resumable", body: sessionBody(size: "1", requestId: "c", extra: #","name":"t""#))
-        }
-        probe(s, u, "status of the huge session", [200]) { try u.send("GET", "/v1/upload/\(id)") }
-        let lastStart = (Int64.max - 1) / 1000 * 1000, lastEnd = Int64.max - 2
+        let id = ids[0]
+        probe(s, u, "status of a largest session", [200]) { try u.send("GET", "/v1/upload/\(id)") }
         probe(s, u, "the last chunk, past what the file system holds", [413]) {
-            try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes \(lastStart)-\(lastEnd)/\(Self.maxMinus1)"],
-                       body: randomBytes(Int(lastEnd - lastStart + 1)))
+            try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes 999999999999999000-999999999999999998/\(Self.max18)"],
+                       body: randomBytes(999))
         }
         probe(s, u, "a chunk past the end", [416]) {
-            try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes \(Self.maxMinus1)-\(Self.maxMinus1)/*"],
-                       body: [1])
+            try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes \(Self.max18)-\(Self.max18)/*"], body: [1])
         }
         probe(s, u, "the first chunk", [308]) {
-            try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes 0-999/\(Self.maxMinus1)"],
-                       body: randomBytes(1000))
+            try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes 0-999/\(Self.max18)"], body: randomBytes(1000))
         }
-        probe(s, u, "abort", [204]) { try u.send("DELETE", "/v1/upload/\(id)") }
+        for id in ids { probe(s, u, "abort", [204]) { try u.send("DELETE", "/v1/upload/\(id)") } }
     }
 
     func testNumbersInQueriesAndHeaders() throws {
@@ -113,15 +115,15 @@ final class BoundaryValueTests: XCTestCase {
 
         for v in ["0", "1001"] + junk { probe(s, u, "pageSize=\(v)", [400]) { try u.send("GET", "/v1/files?pageSize=\(v)") } }
         for v in ["1", "1000"] { probe(s, u, "pageSize=\(v)", [200]) { try u.send("GET", "/v1/files?pageSize=\(v)") } }
-        for v in junk where v != Self.max {
+        for v in junk + ["1000000000000000000"] {
             probe(s, u, "changes cursor=\(v)", [400]) { try u.send("GET", "/v1/changes?cursor=\(v)") }
             probe(s, u, "events cursor=\(v)", [400]) { try u.send("GET", "/v1/events?cursor=\(v)") }
         }
-        for v in ["0", Self.max] { probe(s, u, "changes cursor=\(v)", [200]) { try u.send("GET", "/v1/changes?cursor=\(v)") } }
+        for v in ["0", Self.max18] { probe(s, u, "changes cursor=\(v)", [200]) { try u.send("GET", "/v1/changes?cursor=\(v)") } }
         for v in ["0", "10001"] + junk {
             probe(s, u, "changes limit=\(v)", [400]) { try u.send("GET", "/v1/changes?cursor=0&limit=\(v)") }
         }
-        for v in [Self.min, "-1", Self.past, Self.u64max, "+1", "1.5", "x"] {
+        for v in [Self.max, Self.min, "-1", Self.past, Self.u64max, "+1", "1.5", "x"] {
             probe(s, u, "Last-Event-ID \(v)", [400]) { try u.send("GET", "/v1/events", headers: ["Last-Event-ID": v]) }
         }
 
@@ -160,8 +162,9 @@ final class BoundaryValueTests: XCTestCase {
         // Content-Range and Content-Length of a chunk of a 1500-byte session.
         let id = try u.startSession(name: "c", bytes: randomBytes(1500)).json["uploadId"] as! String
         let contentRanges: [(String, Set<Int>)] = [
-            ("bytes 0-\(Self.max)/1500", [416]), ("bytes \(Self.max)-\(Self.max)/1500", [416]),
-            ("bytes \(Self.maxMinus1)-\(Self.max)/*", [416]), ("bytes 0-999/\(Self.max)", [400]), ("bytes */\(Self.max)", [400]),
+            ("bytes 0-\(Self.max)/1500", [400]), ("bytes \(Self.max)-\(Self.max)/1500", [400]),
+            ("bytes \(Self.maxMinus1)-\(Self.max)/*", [400]), ("bytes 0-999/\(Self.max)", [400]), ("bytes */\(Self.max)", [400]),
+            ("bytes 0-\(Self.max18)/1500", [416]), ("bytes \(Self.max18)-\(Self.max18)/*", [416]),
             ("bytes \(Self.past)-\(Self.past)/1500", [400]), ("bytes 0-\(Self.past)/1500", [400]), ("bytes -1-999/1500", [400]),
             ("bytes 0-999/-1", [400]), ("bytes 0-999/\(Self.min)", [400]), ("bytes +0-999/1500", [400]), ("bytes */*", [400]),
             ("bytes 0-999/1500 ", [308]), ("bytes  0-999/1500", [400]),

@@ -39,8 +39,21 @@ extension VaultService {
         }
     }
 
-    /// The largest version a request may name: 18 digits (`versionPattern`).
+    /// Sizes, positions, versions and cursors in requests have at most 18 digits (below 10^18,
+    /// an exabyte), so each fits a simple pattern in the document and no sum of two overflows.
+    static let maxDigits = 18
+    /// The largest version a request may name (`versionPattern`).
     static let maxVersion: Int64 = 999_999_999_999_999_999
+    /// The largest file size a session may declare.
+    static let maxSize: Int64 = 999_999_999_999_999_999
+
+    /// Lowercase hex of a SHA-256 given in a request: 64 ASCII hex digits, either case.
+    static func sha256Hex(_ value: String) throws -> String {
+        guard value.utf8.count == 64, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw APIError.badRequest("sha256 must be 64 hex digits", code: "invalid_sha256")
+        }
+        return value.lowercased()
+    }
 
     /// Throws 400 unless a `baseVersion` from a body is 1…`maxVersion`.
     static func validateBaseVersion(_ v: Int64?) throws {

@@ -10,22 +10,24 @@ enum ByteRanges {
     }
 
     /// The grammar `docs/openapi.yaml` documents for `Content-Range` (the same rule as `parse`).
-    static let contentRangePattern = #"^bytes ([0-9]{1,19}-[0-9]{1,19}|\*)/([0-9]{1,19}|\*)$"#
+    static let contentRangePattern = #"^bytes ([0-9]{1,18}-[0-9]{1,18}|\*)/([0-9]{1,18}|\*)$"#
 
     /// Parses exactly `bytes a-b/total`, `bytes a-b/*` or `bytes */total` (then start = end = -1);
-    /// nil for anything else, including numbers past `Int64.max` and `bytes */*`.
+    /// nil for anything else, including numbers of more than 18 digits (sizes are below 10^18)
+    /// and `bytes */*`.
     static func parseContentRange(_ raw: String) -> ContentRange? {
         guard raw.hasPrefix("bytes ") else { return nil }
         let parts = raw.dropFirst(6).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
         let total: Int64?
         if parts[1] == "*" { total = nil } else {
-            guard let t = Digits.parse(parts[1]) else { return nil }
+            guard let t = Digits.parse(parts[1], maxDigits: 18) else { return nil }
             total = t
         }
         if parts[0] == "*" { return total == nil ? nil : ContentRange(start: -1, end: -1, total: total) }
         let ab = parts[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard ab.count == 2, let a = Digits.parse(ab[0]), let b = Digits.parse(ab[1]), b >= a else { return nil }
+        guard ab.count == 2, let a = Digits.parse(ab[0], maxDigits: 18), let b = Digits.parse(ab[1], maxDigits: 18), b >= a
+        else { return nil }
         return ContentRange(start: a, end: b, total: total)
     }
 

@@ -9,7 +9,7 @@ extension VaultService {
 
     func listChanges(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
-        guard let raw = q["cursor"], let cursor = Digits.parse(raw) else {
+        guard let raw = q["cursor"], let cursor = Digits.parse(raw, maxDigits: Self.maxDigits) else {
             throw APIError.badRequest("cursor is required: a whole number from /v1/changes/start or a previous nextCursor",
                                       code: "invalid_cursor")
         }

@@ -22,7 +22,7 @@ extension VaultService {
     /// A cursor given as text: nil when absent or empty, 400 `invalid_cursor` unless digits.
     static func cursorValue(_ raw: String?, name: String) throws -> Int64? {
         guard let raw, !raw.isEmpty else { return nil }
-        guard let v = Digits.parse(raw) else {
+        guard let v = Digits.parse(raw, maxDigits: maxDigits) else {
             throw APIError.badRequest("\(name) must be a cursor (a whole number from a previous event)", code: "invalid_cursor")
         }
         return v

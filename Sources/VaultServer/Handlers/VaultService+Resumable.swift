@@ -12,15 +12,14 @@ extension VaultService {
     func createUploadSession(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UploadSessionRequest.self, body)
-            guard req.size >= 0 else { throw APIError.badRequest("size must be ≥ 0") }
+            guard (0...Self.maxSize).contains(req.size) else {
+                throw APIError.badRequest("size must be 0…\(Self.maxSize)", code: "invalid_size")
+            }
             if let m = req.mimeType { try Self.validateMediaType(m) }
             try Self.validateBaseVersion(req.baseVersion)
-            let sha = req.sha256.lowercased()
-            guard sha.utf8.count == 64, sha.allSatisfy({ $0.isHexDigit }) else {
-                throw APIError.badRequest("sha256 must be 64 hex digits")
-            }
-            guard !req.requestId.isEmpty, req.requestId.utf8.count <= 200 else {
-                throw APIError.badRequest("requestId must be 1–200 bytes")
+            let sha = try Self.sha256Hex(req.sha256)
+            guard (1...200).contains(req.requestId.unicodeScalars.count) else {
+                throw APIError.badRequest("requestId must be 1–200 characters")
             }
             let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
                 ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root")

@@ -31,11 +31,12 @@ extension VaultService {
         } else {
             target = .new(name: q["name"] ?? "", parentId: q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root")
         }
+        let expectedSHA = try q["sha256"].flatMap { $0.isEmpty ? nil : try Self.sha256Hex($0) }
         try store.withDB { db in try validate(db, owner: ctx.userId, target: target) }
         try checkBodyAllowed(ctx)
         let mime = try Self.mediaType(fromHeader: ctx.request.header("content-type"))
         let sink = try ContentUploadSink(writer: ContentWriter(store: content, limit: config.maxBody)) { [self] size, sha, path in
-            if let expected = q["sha256"], !expected.isEmpty, expected.lowercased() != sha {
+            if let expected = expectedSHA, expected != sha {
                 throw APIError(status: 422, code: "checksum_mismatch",
                                message: "the content's SHA-256 is \(sha), not \(expected); nothing was stored")
             }
