@@ -31,6 +31,14 @@ extension VaultService {
         return bare
     }
 
+    /// Throws 400 `invalid_id` for an id given in a body that is empty or holds a NUL (in a path or
+    /// query the decoding refuses those already): such an id can never name anything.
+    static func validateIds(_ ids: String?...) throws {
+        for case let id? in ids where id.isEmpty || id.unicodeScalars.contains("\0") {
+            throw APIError.badRequest("an id cannot be empty or contain NUL", code: "invalid_id")
+        }
+    }
+
     /// `X-Device-Id`: 1–128 bytes of visible ASCII; refused (400 `invalid_device_id`), never cut.
     static func checkDeviceId(_ request: HTTPRequest) throws {
         guard let id = request.header("x-device-id") else { return }
@@ -63,26 +71,18 @@ extension VaultService {
         }
     }
 
-    /// Throws 400 `invalid_json` unless `body` is a JSON object none of whose values is `null`
-    /// (every field is either given with its type or left out; the document declares no nullable
-    /// request field).
-    static func requireObjectWithoutNulls(_ body: [UInt8]) throws {
+    /// Throws 400 `invalid_json` unless `body` is a JSON object in which none of the fields of
+    /// `decoded` (its stored properties, named as in JSON) is `null`: every field is either given
+    /// with its type or left out, as the document declares no nullable request field. Unknown
+    /// fields are ignored, whatever they hold.
+    static func requireObjectWithoutNulls(_ body: [UInt8], decoded: Any) throws {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return }
         guard let dict = object as? [String: Any] else {
             throw APIError.badRequest("the body must be a JSON object", code: "invalid_json")
         }
-        func nullPath(_ value: Any, _ path: String) -> String? {
-            if value is NSNull { return path }
-            if let d = value as? [String: Any] {
-                for (k, v) in d { if let p = nullPath(v, path.isEmpty ? k : path + "." + k) { return p } }
-            }
-            if let a = value as? [Any] {
-                for (i, v) in a.enumerated() { if let p = nullPath(v, "\(path)[\(i)]") { return p } }
-            }
-            return nil
-        }
-        if let path = nullPath(dict, "") {
-            throw APIError.badRequest("\(path) cannot be null: leave the field out instead", code: "invalid_json")
+        let fields = Set(Mirror(reflecting: decoded).children.compactMap(\.label))
+        if let field = dict.keys.sorted().first(where: { fields.contains($0) && dict[$0] is NSNull }) {
+            throw APIError.badRequest("\(field) cannot be null: leave the field out instead", code: "invalid_json")
         }
     }
 

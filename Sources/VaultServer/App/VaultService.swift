@@ -99,7 +99,7 @@ extension VaultService {
         do { value = try APIJSON.decoder().decode(type, from: Data(body)) } catch {
             throw APIError.badRequest("\(what) is not valid JSON for this request: \(describe(error))", code: "invalid_json")
         }
-        try requireObjectWithoutNulls(body)
+        try requireObjectWithoutNulls(body, decoded: value)
         return value
     }
 

@@ -10,7 +10,7 @@ enum ByteRanges {
     }
 
     /// The grammar `docs/openapi.yaml` documents for `Content-Range` (the same rule as `parse`).
-    static let contentRangePattern = #"^bytes ([0-9]{1,18}-[0-9]{1,18}|\*)/([0-9]{1,18}|\*)$"#
+    static let contentRangePattern = #"^bytes ([0-9]{1,18}-[0-9]{1,18}/([0-9]{1,18}|\*)|\*/[0-9]{1,18})$"#
 
     /// Parses exactly `bytes a-b/total`, `bytes a-b/*` or `bytes */total` (then start = end = -1);
     /// nil for anything else, including numbers of more than 18 digits (sizes are below 10^18)

@@ -17,6 +17,8 @@ extension VaultService {
             }
             if let m = req.mimeType { try Self.validateMediaType(m) }
             try Self.validateBaseVersion(req.baseVersion)
+            try Self.validateIds(req.parentId, req.fileId)
+            if let name = req.name { try Self.validateName(name) }   // checked even when fileId makes it unused
             let sha = try Self.sha256Hex(req.sha256)
             guard (1...200).contains(req.requestId.unicodeScalars.count) else {
                 throw APIError.badRequest("requestId must be 1–200 characters")

@@ -25,11 +25,12 @@ extension VaultService {
 
     func simpleUpload(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
+        if let name = q["name"] { try Self.validateName(name) }   // checked even when fileId makes it unused
         let target: UploadTarget
-        if let fileId = q["fileId"], !fileId.isEmpty {
+        if let fileId = q["fileId"] {
             target = .existing(fileId: fileId, baseVersion: try requireIfMatch(ctx.request))
         } else {
-            target = .new(name: q["name"] ?? "", parentId: q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root")
+            target = .new(name: q["name"] ?? "", parentId: q["parentId"] ?? "root")
         }
         let expectedSHA = try q["sha256"].flatMap { $0.isEmpty ? nil : try Self.sha256Hex($0) }
         try store.withDB { db in try validate(db, owner: ctx.userId, target: target) }
