@@ -26,6 +26,7 @@ extension VaultService {
     func simpleUpload(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
         if let name = q["name"] { try Self.validateName(name) }   // checked even when fileId makes it unused
+        let mime = try Self.mediaType(fromHeader: ctx.request.header("content-type"))
         let target: UploadTarget
         if let fileId = q["fileId"] {
             target = .existing(fileId: fileId, baseVersion: try requireIfMatch(ctx.request))
@@ -35,7 +36,6 @@ extension VaultService {
         let expectedSHA = try q["sha256"].flatMap { $0.isEmpty ? nil : try Self.sha256Hex($0) }
         try store.withDB { db in try validate(db, owner: ctx.userId, target: target) }
         try checkBodyAllowed(ctx)
-        let mime = try Self.mediaType(fromHeader: ctx.request.header("content-type"))
         let sink = try ContentUploadSink(writer: ContentWriter(store: content, limit: config.maxBody)) { [self] size, sha, path in
             if let expected = expectedSHA, expected != sha {
                 throw APIError(status: 422, code: "checksum_mismatch",
