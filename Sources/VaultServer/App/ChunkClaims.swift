@@ -44,7 +44,10 @@ final class ChunkClaims: @unchecked Sendable {
     let graceWait: TimeInterval
     private let now: @Sendable () -> Date
 
-    init(stallAfter: TimeInterval, graceWait: TimeInterval, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// `now` defaults to a monotonic clock (a wall-clock jump must not make a live writer look
+    /// stalled); tests pass a clock they move by hand.
+    init(stallAfter: TimeInterval, graceWait: TimeInterval,
+         now: @escaping @Sendable () -> Date = { Date(timeIntervalSinceReferenceDate: Double(DispatchTime.now().uptimeNanoseconds) / 1e9) }) {
         self.stallAfter = stallAfter; self.graceWait = graceWait; self.now = now
     }
 
@@ -79,8 +82,10 @@ final class ChunkClaims: @unchecked Sendable {
                 condition.unlock()
                 return .busy(retryAfter: max(1, Int((stallAfter - idle).rounded(.up))))
             }
+            // `now` need not be the wall clock: wait for the interval, not until a wall-clock date.
+            let wake = min(deadline, entry.lastProgress.addingTimeInterval(stallAfter))
             waiting += 1
-            _ = condition.wait(until: min(deadline, entry.lastProgress.addingTimeInterval(stallAfter)))
+            _ = condition.wait(until: Date().addingTimeInterval(max(0, wake.timeIntervalSince(t))))
             waiting -= 1
         }
     }
