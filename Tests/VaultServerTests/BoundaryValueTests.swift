@@ -75,7 +75,7 @@ final class BoundaryValueTests: XCTestCase {
     /// arithmetic does not overflow, and a chunk at the far end of one is more than any file
     /// system holds (413, not a crash or a 500).
     func testLargestSessionsWithAnUnlimitedQuota() throws {
-        let s = try ServerProcess(args: ["--max-chunk", "1000", "--quota", Self.max])
+        let s = try ServerProcess(args: ["--max-chunk", "1000", "--quota", Self.max, "--test-faults"])
         let u = try APIUser(s, "alice")
         try u.upload("one", [7])
         var ids: [String] = []
@@ -93,6 +93,13 @@ final class BoundaryValueTests: XCTestCase {
         }
         let id = ids[0]
         probe(s, u, "status of a largest session", [200]) { try u.send("GET", "/v1/upload/\(id)") }
+        XCTAssertEqual(try s.client.send("POST", "/v1/test/faults", body: Array(#"{"lieReceivedRanges":true}"#.utf8)).status, 200)
+        probe(s, u, "status claiming all 10^15 chunks of it (a test lie)", [200]) {
+            let r = try u.send("GET", "/v1/upload/\(id)")
+            XCTAssertEqual(r.json["chunksProcessed"] as? Int, 1_000_000_000_000_000)
+            return r
+        }
+        XCTAssertEqual(try s.client.send("POST", "/v1/test/faults", body: Array("{}".utf8)).status, 200)
         probe(s, u, "the last chunk, past what the file system holds", [413]) {
             try u.send("PUT", "/v1/upload/\(id)/chunk", headers: ["Content-Range": "bytes 999999999999999000-999999999999999998/\(Self.max18)"],
                        body: randomBytes(999))

@@ -161,9 +161,10 @@ final class HTTPServer: @unchecked Sendable {
         MHD_destroy_response(resp)
     }
 
-    /// All values of one kind (headers or query arguments) as raw bytes with their real
-    /// lengths (a NUL inside stays visible); `HTTPRequest.init(method:rawPath:…)` decodes them.
-    /// The corresponding C function is `MHD_get_connection_values_n`.
+    /// All values of one kind (headers or query arguments) as raw bytes, with the lengths
+    /// libmicrohttpd reports; `HTTPRequest.init(method:rawPath:…)` decodes them (the query still
+    /// percent-encoded, see the shim's unescape callback). The corresponding C function is
+    /// `MHD_get_connection_values_n`.
     private static func values(_ conn: OpaquePointer, kind: MHD_ValueKind) -> [(key: [UInt8], value: [UInt8])] {
         final class Box { var pairs: [(key: [UInt8], value: [UInt8])] = [] }
         let box = Box()

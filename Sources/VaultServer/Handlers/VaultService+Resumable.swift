@@ -79,13 +79,16 @@ extension VaultService {
     }
 
     func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
-        var chunks = s.state == "complete" ? Array(0..<s.totalChunks) : try db.uploadChunks(s.id)
-        if faults.current.lieReceivedRanges == true { chunks = Array(0..<s.totalChunks) }   // test-only lie
-        let partials = s.state == "complete" ? [:] : try db.uploadPartials(s.id)
+        // Every byte (a complete session, or the test-only lie): one range, never a list of
+        // every chunk index (a session may declare 10^15 chunks).
+        let all = s.state == "complete" || faults.current.lieReceivedRanges == true
+        let chunks = all ? [] : try db.uploadChunks(s.id)
+        let ranges = all ? (s.size > 0 ? [ByteRange(start: 0, end: s.size - 1)] : [])
+                         : s.ranges(chunks: chunks, partials: try db.uploadPartials(s.id))
         let file = try s.resultFileId.flatMap { try db.file(owner: s.owner, id: $0) }
         return UploadStatus(uploadId: s.id, state: s.state, size: s.size, chunkSize: s.chunkSize,
-                            totalChunks: s.totalChunks, chunksProcessed: chunks.count,
-                            receivedRanges: s.ranges(chunks: chunks, partials: partials), bytesReceivedTotal: s.bytesReceived,
+                            totalChunks: s.totalChunks, chunksProcessed: all ? s.totalChunks : chunks.count,
+                            receivedRanges: ranges, bytesReceivedTotal: s.bytesReceived,
                             uploadExpiresAt: s.expiresAt, file: file)
     }
 
