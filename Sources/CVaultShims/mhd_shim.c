@@ -33,6 +33,14 @@ static void rate_limited_log(void *cls, const char *fmt, va_list ap) {
     pthread_mutex_unlock(&log_lock);
 }
 
+/* Leaves the path and query arguments exactly as sent (libmicrohttpd has only turned '+' in
+   arguments into spaces): the server decodes them itself, strictly, so a %00 or a bad escape is
+   refused rather than cutting the C string short. */
+static size_t CVaultShims_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *s) {
+    (void)cls; (void)connection;
+    return strlen(s);
+}
+
 struct MHD_Daemon *CVaultShims_mhd_start(const CVaultShims_mhd_config *c,
                                          MHD_AccessHandlerCallback handler, void *handler_cls,
                                          MHD_RequestCompletedCallback completed, void *completed_cls,
@@ -63,6 +71,7 @@ struct MHD_Daemon *CVaultShims_mhd_start(const CVaultShims_mhd_config *c,
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)c->idle_timeout_seconds, NULL };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)c->connection_limit, NULL };
     ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)c->per_ip_connection_limit, NULL };
+    ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)CVaultShims_mhd_keep_escapes, NULL };
     if (c->thread_pool_size > 1) {
         ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)c->thread_pool_size, NULL };
     }

@@ -28,6 +28,7 @@ enum ServerCommand {
       --revisions-keep N               revisions kept per file [10]
       --changes-keep N                 change-feed entries kept per user [100000]
       --upload-ttl SECONDS             resumable session lifetime [86400]
+      --chunk-stall SECONDS            a chunk writer silent this long may be taken over [10]
       --sweep-interval SECONDS         expiry sweep period [30]
       --keepalive SECONDS              SSE keep-alive comment period [15]
       --max-event-streams N            open event streams per user, 429 beyond [16]
@@ -69,11 +70,15 @@ enum ServerCommand {
                 positional.append(a)
             }
         }
-        func int(_ name: String) throws -> Int? {
+        // Bounded so that no later sum (token expiry, session expiry, MHD's UInt32 cap) can overflow.
+        func int(_ name: String, max: Int = 1 << 53) throws -> Int? {
             guard let v = options[name] else { return nil }
-            guard let i = Int(v), i >= 0 else { throw UsageError(description: "\(name) must be a whole number ≥ 0") }
-            return i
+            guard let i = Digits.parse(v, max: Int64(max)) else {
+                throw UsageError(description: "\(name) must be a whole number from 0 to \(max)")
+            }
+            return Int(i)
         }
+        let tenYears = 10 * 366 * 86_400
         guard let data = options["--data"] else { throw UsageError(description: "--data DIR is required") }
         switch verb {
         case "serve":
@@ -92,21 +97,22 @@ enum ServerCommand {
             }
             c.testFaults = flags.contains("--test-faults")
             c.jwtSecretFile = options["--jwt-secret-file"]
-            if let v = try int("--session-ttl") { c.sessionTTL = max(v, 1) }
-            if let v = try int("--max-chunk") { c.chunkSize = Int64(max(v, 1)) }
-            if let v = try int("--max-body") { c.maxBody = Int64(v) }
-            if let v = try int("--quota") { c.quota = Int64(v) }
+            if let v = try int("--session-ttl", max: tenYears) { c.sessionTTL = max(v, 1) }
+            if let v = try int("--max-chunk", max: 1 << 30) { c.chunkSize = Int64(max(v, 1)) }
+            if let v = try int("--max-body", max: Int.max) { c.maxBody = Int64(v) }
+            if let v = try int("--quota", max: Int.max) { c.quota = Int64(v) }
             if let v = try int("--max-sessions") { c.maxSessions = v }
             if let v = try int("--revisions-keep") { c.revisionsKeep = max(v, 1) }
             if let v = try int("--changes-keep") { c.changesKeep = max(v, 1) }
-            if let v = try int("--upload-ttl") { c.uploadTTL = v }
-            if let v = try int("--sweep-interval") { c.sweepInterval = max(v, 1) }
-            if let v = try int("--keepalive") { c.keepAliveInterval = max(v, 1) }
-            if let v = try int("--max-connections") { c.maxConnections = max(v, 1) }
-            if let v = try int("--max-connections-per-ip") { c.maxConnectionsPerIP = v }
-            if let v = try int("--max-event-streams") { c.maxEventStreams = max(v, 1) }
-            if let v = try int("--header-timeout") { c.headerTimeout = v }
-            if let v = try int("--idle-timeout") { c.idleTimeout = v }
+            if let v = try int("--upload-ttl", max: tenYears) { c.uploadTTL = v }
+            if let v = try int("--chunk-stall", max: 86_400) { c.chunkStallTimeout = max(v, 1) }
+            if let v = try int("--sweep-interval", max: 86_400) { c.sweepInterval = max(v, 1) }
+            if let v = try int("--keepalive", max: 86_400) { c.keepAliveInterval = max(v, 1) }
+            if let v = try int("--max-connections", max: 1_000_000) { c.maxConnections = max(v, 1) }
+            if let v = try int("--max-connections-per-ip", max: 1_000_000) { c.maxConnectionsPerIP = v }
+            if let v = try int("--max-event-streams", max: 1_000_000) { c.maxEventStreams = max(v, 1) }
+            if let v = try int("--header-timeout", max: 86_400) { c.headerTimeout = v }
+            if let v = try int("--idle-timeout", max: 86_400) { c.idleTimeout = v }
             if let v = try int("--threads") { c.threads = min(v, 256) }
             if let v = try int("--workers") { c.workers = min(max(v, 1), 1024) }
             if let v = try int("--connection-memory") {
@@ -119,9 +125,9 @@ enum ServerCommand {
             }
             if let v = try int("--login-user-failures") { c.loginThrottle.userFailures = v }
             if let v = try int("--login-ip-failures") { c.loginThrottle.ipFailures = v }
-            if let v = try int("--login-base-delay") { c.loginThrottle.baseDelay = Double(v) }
-            if let v = try int("--login-max-delay") { c.loginThrottle.maxDelay = Double(v) }
-            if let v = try int("--login-decay") { c.loginThrottle.decay = Double(v) }
+            if let v = try int("--login-base-delay", max: 86_400) { c.loginThrottle.baseDelay = Double(v) }
+            if let v = try int("--login-max-delay", max: tenYears) { c.loginThrottle.maxDelay = Double(v) }
+            if let v = try int("--login-decay", max: tenYears) { c.loginThrottle.decay = Double(v) }
             return .serve(c, logRequests: !flags.contains("--quiet"))
         case "user":
             guard positional.count == 2, positional[0] == "add" else {

@@ -25,6 +25,9 @@ public struct ServerConfig: Sendable {
     public var changesKeep: Int = 100_000
     /// Resumable session lifetime.
     public var uploadTTL: Int = 24 * 3600
+    /// Seconds without a byte after which a chunk's writer may be superseded by a new request
+    /// for the same chunk (its connection may be dead without the server knowing).
+    public var chunkStallTimeout: Int = 10
     /// Seconds between expiry sweeps.
     public var sweepInterval: Int = 30
     /// Seconds between SSE keep-alive comments.

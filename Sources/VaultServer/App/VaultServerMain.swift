@@ -51,6 +51,7 @@ public enum VaultServerMain {
         sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)   // a write past `ulimit -f` fails with EFBIG (413) instead of killing the server
 
         try FS.makeDirectory(config.dataDir)
         let service = try VaultService(config: config)

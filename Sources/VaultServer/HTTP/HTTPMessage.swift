@@ -4,11 +4,14 @@ import VaultAPI
 /// A parsed request as the router sees it: no sockets, no libmicrohttpd.
 struct HTTPRequest {
     var method: String
+    /// The path as sent (still percent-encoded; see `segments`).
     var path: String
     /// Decoded query arguments (last one wins).
     var query: [String: String]
     /// Header values by lowercased name.
     var headers: [String: String]
+    /// The decoded path segments (`RequestDecoding.segments`).
+    var segments: [String] = []
     /// `{name}` segments of the matched route pattern.
     var pathParams: [String: String] = [:]
     /// The client's IPv4 address (dotted), "" when unknown.
@@ -17,8 +20,9 @@ struct HTTPRequest {
     func header(_ name: String) -> String? { headers[name.lowercased()] }
     func param(_ name: String) -> String { pathParams[name] ?? "" }
 
-    /// The declared body length, if any.
-    var contentLength: Int64? { header("content-length").flatMap { Int64($0) } }
+    /// The declared body length, if any (a length past `Int64.max` reads as `Int64.max`, so it is
+    /// refused as too large rather than ignored).
+    var contentLength: Int64? { header("content-length").flatMap { Digits.parseSaturating($0) } }
 }
 
 /// Something that produces a response body piece by piece (SSE, generated content).

@@ -44,23 +44,6 @@ extension HTTPServer {
         MHD_destroy_response(resp)
     }
 
-    /// All values of one kind (headers or query arguments). The corresponding C function is
-    /// `MHD_get_connection_values`.
-    static func values(_ conn: OpaquePointer, kind: MHD_ValueKind, lowercase: Bool) -> [String: String] {
-        final class Box { var dict: [String: String] = [:]; var lower = false }
-        let box = Box(); box.lower = lowercase
-        withExtendedLifetime(box) {
-            _ = MHD_get_connection_values(conn, kind, { cls, _, key, value in
-                let box = Unmanaged<Box>.fromOpaque(cls!).takeUnretainedValue()
-                guard let key else { return .YES }
-                let k = String(cString: key)
-                box.dict[box.lower ? k.lowercased() : k] = value.map { String(cString: $0) } ?? ""
-                return .YES
-            }, Unmanaged.passUnretained(box).toOpaque())
-        }
-        return box.dict
-    }
-
     /// The client's IPv4 address, "" when unknown.
     static func clientAddress(_ conn: OpaquePointer) -> String {
         var buf = [CChar](repeating: 0, count: 48)

@@ -137,10 +137,16 @@ final class HTTPServer: @unchecked Sendable {
                               parking: Parking(connection: conn, suspends: workers != nil, census: census),
                               lane: workers?.lane())
             slot.pointee = Unmanaged.passRetained(ex).toOpaque()
-            var request = HTTPRequest(method: ex.method, path: ex.path,
-                                      query: Self.values(conn, kind: .GET_ARGUMENT_KIND, lowercase: false),
-                                      headers: Self.values(conn, kind: .HEADER_KIND, lowercase: true))
-            request.clientAddress = Self.clientAddress(conn)
+            var request: HTTPRequest?
+            do {
+                // Decoded strictly here (a %00, a bad escape or invalid UTF-8 is a 400), not by libmicrohttpd.
+                request = try HTTPRequest(method: ex.method, rawPath: ex.path,
+                                          rawQuery: Self.rawValues(conn, kind: .GET_ARGUMENT_KIND),
+                                          rawHeaders: Self.rawValues(conn, kind: .HEADER_KIND))
+                request?.clientAddress = Self.clientAddress(conn)
+            } catch {
+                ex.failure = .error(.unexpected(error))
+            }
             if let lane = ex.lane, ex.parking.parkForWork() {
                 // libmicrohttpd calls again (no body yet) once resumed.
                 ex.stage = .starting
@@ -249,8 +255,8 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     /// Routing, auth and faults once the headers are in.
-    private func begin(_ ex: Exchange, _ head: HTTPRequest) {
-        var request = head
+    private func begin(_ ex: Exchange, _ head: HTTPRequest?) {
+        guard var request = head else { return }   // not decodable: ex.failure says why
         ex.request = request
         if service.config.testFaults && !ex.path.hasPrefix("/v1/test/") {
             for action in service.faults.actions() {
@@ -263,7 +269,7 @@ final class HTTPServer: @unchecked Sendable {
                 ex.dropAfter = service.faults.claimDrop()
             }
         }
-        switch router.match(method: ex.method, path: ex.path) {
+        switch router.match(method: ex.method, segments: request.segments) {
         case .notFound:
             ex.failure = .error(APIError(status: 404, code: "route_not_found", message: "no route for \(ex.method) \(ex.path)"))
         case .methodNotAllowed(let allowed):
@@ -283,6 +289,27 @@ final class HTTPServer: @unchecked Sendable {
                 ex.failure = .error(.unexpected(error))
             }
         }
+    }
+
+    /// All values of one kind (headers or query arguments) as raw bytes, with the lengths
+    /// libmicrohttpd reports; `HTTPRequest.init(method:rawPath:…)` decodes them (the query still
+    /// percent-encoded, see the shim's unescape callback). The corresponding C function is
+    /// `MHD_get_connection_values_n`.
+    private static func rawValues(_ conn: OpaquePointer, kind: MHD_ValueKind) -> [(key: [UInt8], value: [UInt8])] {
+        final class Box { var pairs: [(key: [UInt8], value: [UInt8])] = [] }
+        let box = Box()
+        withExtendedLifetime(box) {
+            _ = MHD_get_connection_values_n(conn, kind, { cls, _, key, keySize, value, valueSize in
+                let box = Unmanaged<Box>.fromOpaque(cls!).takeUnretainedValue()
+                guard let key else { return .YES }
+                let bytes = { (p: UnsafePointer<CChar>?, n: Int) -> [UInt8] in
+                    p.map { Array(UnsafeRawBufferPointer(start: $0, count: n)) } ?? []
+                }
+                box.pairs.append((bytes(key, keySize), bytes(value, valueSize)))
+                return .YES
+            }, Unmanaged.passUnretained(box).toOpaque())
+        }
+        return box.pairs
     }
 }
 

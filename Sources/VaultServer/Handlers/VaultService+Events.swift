@@ -6,22 +6,26 @@ import VaultAPI
 /// `--max-event-streams` per user (429 beyond).
 extension VaultService {
     func events(_ ctx: RequestContext) throws -> RequestPlan {
-        let lastRaw = ctx.request.header("last-event-id") ?? ctx.request.query["cursor"]
-        let last: Int64
-        if let lastRaw, !lastRaw.isEmpty {
-            guard let v = Int64(lastRaw.trimmingCharacters(in: .whitespaces)), v >= 0 else {
-                throw APIError.badRequest("Last-Event-ID must be a cursor")
-            }
-            last = v
-        } else {
-            last = try store.withDB { db in try db.latestCursor() }
-        }
+        // Both are checked; a non-empty Last-Event-ID (a browser's reconnect) wins over the query,
+        // an empty one counts as absent.
+        let header = try Self.cursorValue(ctx.request.header("last-event-id"), name: "Last-Event-ID")
+        let query = try Self.cursorValue(ctx.request.query["cursor"], name: "cursor")
+        let last = try header ?? query ?? store.withDB { db in try db.latestCursor() }
         let userLatest = try store.withDB { db in try db.latestCursor(owner: ctx.userId) }
         hub.publish(owner: ctx.userId, cursor: userLatest)
         let stream = try hub.open(owner: ctx.userId, after: last, now: clock())
         return .respond(HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
         ], body: .stream(stream)))
+    }
+
+    /// A cursor given as text: nil when absent or empty, 400 `invalid_cursor` unless digits.
+    static func cursorValue(_ raw: String?, name: String) throws -> Int64? {
+        guard let raw, !raw.isEmpty else { return nil }
+        guard let v = Digits.parse(raw, maxDigits: maxDigits) else {
+            throw APIError.badRequest("\(name) must be a cursor (a whole number from a previous event)", code: "invalid_cursor")
+        }
+        return v
     }
 }
 

@@ -6,9 +6,9 @@ import VaultSQL
 extension VaultService {
     func listFiles(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
-        let parentId = q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root"
-        let pageSize = q["pageSize"].map { Int($0) ?? -1 } ?? 100
-        guard (1...1000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…1000") }
+        let parentId = q["parentId"] ?? "root"
+        let pageSize = q["pageSize"].map { Digits.parse($0, max: 1000).map(Int.init) ?? 0 } ?? 100
+        guard pageSize >= 1 else { throw APIError.badRequest("pageSize must be 1…1000") }
         var after: (String, String)?
         if let token = q["pageToken"], !token.isEmpty {
             guard let bytes = Base64URL.decode(Substring(token)),
@@ -34,6 +34,8 @@ extension VaultService {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(CreateFileRequest.self, body)
             try Self.validateName(req.name)
+            try Self.validateIds(req.parentId)
+            if let m = req.mimeType { try Self.validateMediaType(m) }
             let type = req.type ?? .file
             let now = Date()
             var file = FileResource(
@@ -61,6 +63,10 @@ extension VaultService {
     func updateFile(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UpdateFileRequest.self, body)
+            // The body's own rules first: a malformed body is a 400 whatever the version.
+            if let name = req.name { try Self.validateName(name) }
+            try Self.validateIds(req.parentId)
+            if let m = req.mimeType { try Self.validateMediaType(m) }
             let id = ctx.request.param("id")
             let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
                 var f = try db.requireFile(owner: ctx.userId, id: id)
@@ -71,7 +77,7 @@ extension VaultService {
                 }
                 var kind: ChangeKind = .updated
                 let wasTrashed = f.trashed
-                if let name = req.name, name != f.name { try Self.validateName(name); f.name = name; kind = .moved }
+                if let name = req.name, name != f.name { f.name = name; kind = .moved }
                 if let parent = req.parentId, parent != f.parentId {
                     _ = try db.requireParentFolder(owner: ctx.userId, id: parent)
                     if f.type == .folder, try db.isAncestor(owner: ctx.userId, id, of: parent) {

@@ -31,6 +31,14 @@ struct HTTPTestClient {
         return try Self.parse(readAll(fd, deadline: Date().addingTimeInterval(timeout)))
     }
 
+    /// Sends `bytes` as they are (a request head that no `String` could hold) and reads the answer.
+    func sendRaw(_ bytes: [UInt8], timeout: TimeInterval = 30) throws -> TestResponse {
+        let fd = try connect(timeout: timeout)
+        defer { close(fd) }
+        try writeAll(fd, bytes)
+        return try Self.parse(readAll(fd, deadline: Date().addingTimeInterval(timeout)))
+    }
+
     func requestHead(_ method: String, _ path: String, headers: [String: String], bodyLength: Int?) -> [UInt8] {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
