@@ -44,7 +44,8 @@ extension VaultCommandLine {
             } else {
                 if items.isEmpty { ctx.out.line("No policy rule applies to this vault.") }
                 for i in items {
-                    ctx.out.line("\(i.compliant ? "ok  " : "FAIL") \(i.item): \(i.detail)\(i.fix.map { "\n     fix: \($0)" } ?? "")")
+                    ctx.out.line("\(i.compliant ? "ok  " : "FAIL") \(i.item): \(i.detail)")
+                    if let fix = i.fix { ctx.out.line("     fix: \(fix)") }
                 }
             }
             if !ok { throw VaultError(.policy, "the vault does not comply with the policy (\(items.filter { !$0.compliant }.count) item(s))") }

@@ -66,7 +66,7 @@ extension VaultCommandLine {
         }
         var text = ""
         for c in items {
-            let name = c.isFolder ? c.name + "/" : c.name
+            let name = DisplayText.escaped(c.name) + (c.isFolder ? "/" : "")
             if a.flag("long") {
                 let date = Self.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(c.modifiedAt)))
                 let size = c.isFolder ? "-" : ByteCount.format(c.size)
@@ -75,7 +75,7 @@ extension VaultCommandLine {
                 text += name + "\n"
             }
         }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        ctx.out.raw(text)
     }
 
     static let dateFormatter: DateFormatter = {
@@ -96,18 +96,19 @@ extension VaultCommandLine {
             return j
         }
         if ctx.out.json { try ctx.out.emit(try build(root, rootPath)); return }
-        var text = rootPath + "\n"
+        var text = DisplayText.escaped(rootPath) + "\n"
         func walk(_ n: Node, _ prefix: String) throws {
             let kids = try vault.children(of: n.id)
             for (i, c) in kids.enumerated() {
                 let last = i == kids.count - 1
-                let label = c.isFolder ? c.name + "/" : "\(c.name)  \(ctx.out.dim("[\(stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))"
+                let name = DisplayText.escaped(c.name)
+                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))"
                 text += prefix + (last ? "└── " : "├── ") + label + "\n"
                 if c.isFolder { try walk(c, prefix + (last ? "    " : "│   ")) }
             }
         }
         try walk(root, "")
-        FileHandle.standardOutput.write(Data(text.utf8))
+        ctx.out.raw(text)
     }
 
     static func runMkdir(_ ctx: CommandContext, _ a: Arguments) throws {

@@ -58,7 +58,7 @@ public final class Vault {
         let vaultIdBytes = SecureRandom.bytes(16)
         let vaultId = Hex.encode(vaultIdBytes)
         let master = SecureBytes.random(count: 32)
-        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
                                             masterKey: master, vaultId: vaultId)
         let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot]))
@@ -123,5 +123,5 @@ public final class Vault {
     public var isBesideSync: Bool { lock.mode == .beside }
 
     /// Seconds since the epoch, for timestamps.
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    static var now: Int64 { TestHooks.clock ?? Int64(Date().timeIntervalSince1970) }
 }
