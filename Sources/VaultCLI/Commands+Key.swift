@@ -67,11 +67,20 @@ extension VaultCommandLine {
             try vault.removeSlot(id)
             if ctx.out.json { try ctx.out.emit(OKResult(message: "removed \(id)")) } else { ctx.out.line("Removed keyslot \(id).") }
         case "passwd":
-            let vault = try ctx.openVault()
+            // Both passwords are read before the vault is locked; the slot keeps its KDF and costs
+            // unless --kdf… asks otherwise (raised to the policy's floor when below it).
             let current = try ctx.password.read("Current password: ")
             let new = try newPassword(ctx, a)
-            let params = try kdfParameters(a, policy: ctx.policy)
-            try vault.changePassword(current: current, new: new, kdf: params)
+            let asked = kdfAsked(a) ? try kdfParameters(a, policy: ctx.policy) : nil
+            let vault = try ctx.openVault()
+            let params = try vault.changePassword(current: current, new: new) { slot in
+                if let asked { return asked }
+                let kept = slot.withFreshSalt
+                do { try ctx.policy.checkKDF(kept) } catch {
+                    return try kdfParameters(a, policy: ctx.policy, algorithm: kept.algorithmName)
+                }
+                return kept
+            }
             if ctx.out.json { try ctx.out.emit(OKResult(message: "password changed")) } else { ctx.out.line("Password changed (KDF \(describe(params))). The master key is unchanged.") }
         case "rotate":
             let vault = try ctx.openVault()

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultSync
 
 extension VaultCommandLine {
     static let policyCommands: [Command] = [
@@ -34,9 +35,12 @@ extension VaultCommandLine {
             row("allowedServers", p.allowedServers) { $0.joined(separator: ", ") }
             row("pinnedPublicKeys", p.pinnedPublicKeys) { "\($0.count) key(s)" }
             row("backupExclusion", p.backupExclusion) { $0 }
+            row("memoryLockRequired", p.memoryLockRequired) { "\($0)" }
+            row("allowInsecureHTTP", p.allowInsecureHTTP) { "\($0)" }
         case "check":
             let vault = try ctx.openVault()
             let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)
+                + SyncClient.compliance(vault: vault, policy: p)
             let ok = items.allSatisfy(\.compliant)
             if ctx.out.json {
                 struct Report: Encodable { var compliant: Bool; var items: [ComplianceItem] }

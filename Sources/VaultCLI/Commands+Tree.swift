@@ -119,17 +119,30 @@ extension VaultCommandLine {
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else { ctx.out.line("Created \(p)/") }
     }
 
+    /// The source is opened (a file) or scanned (a folder) before the vault is, so a source that
+    /// cannot be read never holds the vault lock.
     static func runPut(_ ctx: CommandContext, _ a: Arguments) throws {
         let local = try a.positional(0, "LOCAL file"); try a.expectPositionals(max: 2)
-        let vault = try ctx.openVault()
+        let dest = a.positionals.count > 1 ? a.positionals[1] : nil
         if a.flag("recursive") {
-            let r = try vault.importFolder(local, to: a.positionals.count > 1 ? a.positionals[1] : "/")
+            let tree = try LocalTree.scan(local)
+            let r = try ctx.openVault().importFolder(tree, to: dest ?? "/")
             if ctx.out.json { try ctx.out.emit(r) } else {
                 ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s), \(ByteCount.format(r.bytes)), sealed; awaiting upload")
+                for s in r.skipped { s.failure == nil ? ctx.out.note("skipped \(s.path): \(s.reason)") : ctx.out.warn("not imported: \(s.path): \(s.reason)") }
+            }
+            if let first = r.firstFailure {
+                let n = r.skipped.filter { $0.failure != nil }.count
+                let e = VaultError(VaultError.Kind(rawValue: first.failure ?? "") ?? .io,
+                                   "\(n) entr\(n == 1 ? "y" : "ies") could not be imported (listed above); everything else was",
+                                   hint: "fix or rename them, then import them on their own")
+                throw ctx.out.json ? ReportedFailure(exitCode: e.exitCode) : e
             }
             return
         }
-        let n = try vault.put(localFile: local, to: a.positionals.count > 1 ? a.positionals[1] : nil, replace: a.flag("replace"))
+        let source = try SourceFile(local, accepting: .regular, folderHint: "use `vault put -r` to import a folder")
+        let vault = try ctx.openVault()
+        let n = try vault.put(source, to: dest, replace: a.flag("replace"))
         let p = try vault.path(of: n)
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else {
             ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; awaiting upload)")

@@ -65,7 +65,8 @@ enum PasswordInput {
 
     static func fromFile(_ path: String) throws -> SecureBytes {
         let file = try SourceFile(path, accepting: [.regular, .pipe], what: "the password file")
-        return try checkNonEmpty(try readFirstLine(fd: file.fd, from: "--password-file").line, "--password-file")
+        return try checkNonEmpty(try readFirstLine(fd: file.fd, from: "--password-file").line,
+                                 file.isRegular ? "--password-file" : "--password-file (a pipe that nothing was written to)")
     }
 
     static func fromCommand(_ cmd: String) throws -> SecureBytes {
@@ -86,11 +87,13 @@ enum PasswordInput {
         }
         close(fd)   // a command that goes on writing gets EPIPE (or SIGPIPE) from here on
         let status = endCommand(pid)
-        // A complete line counts even when the command was ended afterwards; a non-zero exit
-        // of its own says the line is not a password.
-        let exited = status & 0x7f == 0
-        if (exited && (status >> 8) & 0xff != 0) || (!exited && !read.ended) {
-            throw VaultError(.usage, "VAULT_PASSWORD_COMMAND failed (\(exited ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"))")
+        // A complete line counts even when the command was ended afterwards (by a signal, or a
+        // shell reporting its child's: 128 + SIGPIPE, SIGTERM or SIGKILL); a failure of its own
+        // says the line is not a password.
+        let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
+        let ended = !exited || [SIGPIPE, SIGTERM, SIGKILL].contains(code - 128)
+        if exited ? (code != 0 && !(ended && read.ended)) : !read.ended {
+            throw VaultError(.usage, "VAULT_PASSWORD_COMMAND failed (\(exited ? "exit \(code)" : "signal \(status & 0x7f)"))")
         }
         return try checkNonEmpty(read.line, "VAULT_PASSWORD_COMMAND")
     }

@@ -54,6 +54,8 @@ public enum VaultCommandLine {
                                      policy: command.obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none)
             try command.run(ctx, args)
             return finish(0)
+        } catch let e as ReportedFailure {
+            return finish(e.exitCode)
         } catch let e as VaultError {
             report(e, out: out)
             return finish(e.exitCode)
@@ -100,4 +102,10 @@ public enum VaultCommandLine {
     static func printHelp(_ c: Command) {
         StandardStream.output.write("\(c.usage)\n\n  \(c.summary)\n\nCommon options: --json, --password-file FILE, --help\n")
     }
+}
+
+/// A failure the command has already reported in its own output (a `--json` result that lists
+/// what went wrong): only its exit code is left to give.
+struct ReportedFailure: Error {
+    let exitCode: Int32
 }

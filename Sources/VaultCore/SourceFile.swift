@@ -138,3 +138,10 @@ public final class SourceFile {
         }
     }
 }
+
+/// A failure of the file being read (unreadable, changed while reading), as opposed to one of
+/// the vault: a folder import skips the file and goes on.
+public struct SourceProblem: Error, Sendable {
+    public let error: VaultError
+    public init(_ error: VaultError) { self.error = error }
+}

@@ -91,7 +91,11 @@ public final class Vault {
         }
         try removeStaleRotationJournal(layout)
         let db = try openDatabase(layout: layout, keys: keys)
-        return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        let vault = Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        if [.exclusive, .sync].contains(lock.mode) {
+            try vault.removeInterruptedWrites()   // the vault is ours alone: no write of another command is in flight
+        }
+        return vault
     }
 
     static func openDatabase(layout: VaultLayout, keys: KeyHierarchy, migrate: Bool = true) throws -> SQLDatabase {
