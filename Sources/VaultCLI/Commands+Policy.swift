@@ -42,9 +42,11 @@ extension VaultCommandLine {
             let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)
                 + SyncClient.compliance(vault: vault, policy: p)
             let ok = items.allSatisfy(\.compliant)
+            let failure = VaultError(.policy, "the vault does not comply with the policy (\(items.filter { !$0.compliant }.count) item(s))")
             if ctx.out.json {
                 struct Report: Encodable { var compliant: Bool; var items: [ComplianceItem] }
                 try ctx.out.emit(Report(compliant: ok, items: items))
+                if !ok { throw ReportedFailure(exitCode: failure.exitCode) }   // one JSON document
             } else {
                 if items.isEmpty { ctx.out.line("No policy rule applies to this vault.") }
                 for i in items {
@@ -52,7 +54,7 @@ extension VaultCommandLine {
                     if let fix = i.fix { ctx.out.line("     fix: \(fix)") }
                 }
             }
-            if !ok { throw VaultError(.policy, "the vault does not comply with the policy (\(items.filter { !$0.compliant }.count) item(s))") }
+            if !ok { throw failure }
         default:
             throw VaultError(.usage, "unknown policy subcommand '\(sub)'", hint: "vault policy show | check")
         }
