@@ -60,30 +60,35 @@ final class InputTests: XCTestCase {
     }
 
     /// A password source that is slow to deliver is read before the vault is locked: other
-    /// commands run meanwhile.
+    /// commands run meanwhile (`key passwd` and `login` used to ask while holding the vault).
     func testWaitingForAPasswordDoesNotHoldTheVault() throws {
         let h = try CLIHarness(keyring: false)
         try h.initVault()
+        let server = try ServerHarness(root: h.root)
         let fifo = h.root.appendingPathComponent("pw.fifo").path
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        let writer = open(fifo, O_RDWR)   // a writer that has not written yet
-        XCTAssertGreaterThanOrEqual(writer, 0)
-        let waiting = DispatchGroup()
-        let late = Box<CLIHarness.BoundedResult?>(nil)
-        let latePid = Box<pid_t>(0)
-        waiting.enter()
-        DispatchQueue.global().async {
-            late.set(try? h.runBounded(["mkdir", "/late", "--password-file", fifo], onStart: { latePid.set($0) }))
-            waiting.leave()
+        for (i, args) in [["key", "passwd", "--new-password-file", fifo, "--kdf-ops", "1", "--kdf-mem", "8M"] + h.pw,
+                          ["login", "--server", server.url, "--user", server.user, "--server-password-file", fifo] + h.pw].enumerated() {
+            let writer = open(fifo, O_RDWR)   // a writer that has not written yet
+            XCTAssertGreaterThanOrEqual(writer, 0)
+            let waiting = DispatchGroup()
+            let late = Box<CLIHarness.BoundedResult?>(nil)
+            let latePid = Box<pid_t>(0)
+            waiting.enter()
+            DispatchQueue.global().async {
+                late.set(try? h.runBounded(args, bound: 30, onStart: { latePid.set($0) }))
+                waiting.leave()
+            }
+            while latePid.get() == 0 { usleep(1000) }
+            XCTAssertTrue(CLIHarness.waitUntil(latePid.get(), hasOpen: fifo), "\(args[0]) never opened the password FIFO")
+            let meanwhile = try h.run(["mkdir", "/meanwhile-\(i)"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "1"])
+            XCTAssertEqual(meanwhile.status, 0, "the vault was held while \(args[0]) awaited a password: \(meanwhile.stderr)")
+            let secret = i == 0 ? CLIHarness.password : server.password
+            _ = (secret + "\n").withCString { write(writer, $0, strlen($0)) }
+            close(writer)
+            waiting.wait()
+            XCTAssertEqual(late.get()?.result.status, 0, late.get()?.result.stderr ?? "")
         }
-        while latePid.get() == 0 { usleep(1000) }
-        XCTAssertTrue(CLIHarness.waitUntil(latePid.get(), hasOpen: fifo), "the command never opened the password FIFO")
-        let meanwhile = try h.run(["mkdir", "/meanwhile"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "1"])
-        XCTAssertEqual(meanwhile.status, 0, "the vault was held while a password was awaited: \(meanwhile.stderr)")
-        _ = (CLIHarness.password + "\n").withCString { write(writer, $0, strlen($0)) }
-        close(writer)
-        waiting.wait()
-        XCTAssertEqual(late.get()?.result.status, 0, late.get()?.result.stderr ?? "")
     }
 
     /// A password piped in pieces (process substitution, a pipe's 4 KiB chunks) is read to its
@@ -123,14 +128,16 @@ final class InputTests: XCTestCase {
             let pid = try XCTUnwrap(pid_t(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
             XCTAssertTrue(CLIHarness.processGone(pid), "\(what): the command's process \(pid) is still running")
         }
-        let endless = try h.runBounded(["mkdir", "/a"], env: ["VAULT_PASSWORD_COMMAND": "echo $$ > '\(pidFile)'; exec yes '\(CLIHarness.password)'"])
+        // Under a memory limit: a vault that read to EOF (the old behaviour) must fail, not eat the machine.
+        let capped = ["/usr/bin/prlimit", "--as=\(4 << 30)"]
+        let endless = try h.runBounded(["mkdir", "/a"], prefix: capped, env: ["VAULT_PASSWORD_COMMAND": "echo $$ > '\(pidFile)'; exec yes '\(CLIHarness.password)'"])
         XCTAssertFalse(endless.timedOut)
         XCTAssertEqual(endless.result.status, 0, endless.result.stderr)
         try gone("yes")
         let lingering = try h.runBounded(["mkdir", "/b"], env: ["VAULT_PASSWORD_COMMAND": "sleep 600 & echo $! > '\(pidFile)'; echo '\(CLIHarness.password)'; wait"])
         XCTAssertEqual(lingering.result.status, 0, lingering.result.stderr)
         try gone("the command's child")
-        let noNewline = try h.runBounded(["mkdir", "/c"], env: ["VAULT_PASSWORD_COMMAND": "echo $$ > '\(pidFile)'; exec tr -d '\\n' < /dev/zero"])
+        let noNewline = try h.runBounded(["mkdir", "/c"], prefix: capped, env: ["VAULT_PASSWORD_COMMAND": "echo $$ > '\(pidFile)'; exec tr -d '\\n' < /dev/zero"])
         XCTAssertFalse(noNewline.timedOut)
         XCTAssertEqual(noNewline.result.status, 2)
         XCTAssertTrue(noNewline.result.stderr.contains("longer than 65536 bytes"), noNewline.result.stderr)
