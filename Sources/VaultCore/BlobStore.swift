@@ -78,9 +78,12 @@ public final class BlobStore {
             let writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
                                               wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
             let hasher = ParallelHasher()
+            var sealed = 0
             try produce { piece in
                 // Two independent reads of the same piece: hash on one core, seal + write on the other.
                 try inParallel({ hasher.update(piece) }, { try writer.write(piece) })
+                sealed += piece.count
+                if sealed >= 4 << 20 { TestHooks.crashPoint("seal-midway") }
             }
             let size = try writer.finish()
             try sink.flush()
@@ -205,7 +208,6 @@ public final class BlobStore {
                 total += UInt64(n)
                 if total > source.size { throw SourceProblem(SourceFile.changed(source.path)) }   // it grew
                 try emit(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
-                if total >= 4 << 20 { TestHooks.crashPoint("import-midway") }
             }
             do { try source.checkUnchanged(bytesRead: total) } catch let e as VaultError { throw SourceProblem(e) }
         }
