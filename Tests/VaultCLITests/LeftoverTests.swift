@@ -18,7 +18,8 @@ final class LeftoverTests: XCTestCase {
     var tmpEntries: [String] { (try? FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)) ?? [] }
 
     /// Starts `vault args`, waits until `ready()` holds, and kills it with SIGKILL.
-    func kill9(_ args: [String], env: [String: String] = [:], when ready: () -> Bool) throws {
+    func kill9(_ args: [String], env: [String: String] = [:], when ready: (_ tmpBefore: Set<String>) -> Bool) throws {
+        let before = Set(tmpEntries)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
         p.arguments = args
@@ -27,17 +28,18 @@ final class LeftoverTests: XCTestCase {
         p.standardError = FileHandle.nullDevice
         try p.run()
         let deadline = Date().addingTimeInterval(60)
-        while !ready() && p.isRunning && Date() < deadline { usleep(2000) }
+        while !ready(before) && p.isRunning && Date() < deadline { usleep(2000) }
         XCTAssertTrue(p.isRunning, "vault \(args[0]) finished before it could be killed")
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         XCTAssertEqual(p.terminationReason, .uncaughtSignal)
     }
 
-    /// A partial in tmp/ at least 1 MiB large (sealing is under way).
-    func sealing() -> Bool {
+    /// A new partial in tmp/ at least 1 MiB large: sealing is under way.
+    func sealing(_ before: Set<String>) -> Bool {
         tmpEntries.contains { name in
-            name.hasSuffix(".partial") && (POSIXSize(h.home.appendingPathComponent("tmp/" + name).path) ?? 0) > 1 << 20
+            !before.contains(name) && name.hasSuffix(".partial")
+                && (POSIXSize(h.home.appendingPathComponent("tmp/" + name).path) ?? 0) > 1 << 20
         }
     }
 
@@ -83,7 +85,7 @@ final class LeftoverTests: XCTestCase {
             ((try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? []).filter { $0.hasPrefix(".vault.import") }
         }
         let env = ["VAULT_HOME": target]
-        try kill9(["backup", "import", bundle, "--passphrase-file", pass], env: env) {
+        try kill9(["backup", "import", bundle, "--passphrase-file", pass], env: env) { _ in
             importFolders().contains { FileManager.default.fileExists(atPath: parent.path + "/" + $0 + "/metadata.db") }
         }
         let left = try XCTUnwrap(importFolders().first, "the kill left no import folder")
