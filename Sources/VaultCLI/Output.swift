@@ -27,11 +27,24 @@ struct Output {
 
     func note(_ s: String) { StandardStream.error.write(DisplayText.escaped(s) + "\n") }
 
-    /// Prints `value` as JSON (sorted keys, one document; control characters as JSON escapes).
+    /// Prints `value` as JSON (sorted keys, one document). Every character `DisplayText` escapes
+    /// is a JSON escape (`\u001b`, `\u009b`, `\u202e`): strings stay exact, and nothing reaches a
+    /// terminal raw (JSONEncoder itself leaves DEL, C1 controls and bidirectional marks as they are).
     func emit<T: Encodable>(_ value: T) throws {
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        StandardStream.output.write(String(decoding: try enc.encode(value), as: UTF8.self) + "\n")
+        let text = String(decoding: try enc.encode(value), as: UTF8.self)
+        var out = ""
+        for u in text.unicodeScalars {
+            // Outside strings JSON is ASCII structure and whitespace, so these occur only inside strings.
+            if u.value >= 0x7F && DisplayText.needsEscape(u) {
+                let hex = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(u)
+            }
+        }
+        StandardStream.output.write(out + "\n")
     }
 
     func dim(_ s: String) -> String { color ? "\u{1b}[2m\(s)\u{1b}[0m" : s }

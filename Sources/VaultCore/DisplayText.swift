@@ -54,7 +54,8 @@ public enum DisplayText {
         return out
     }
 
-    static func needsEscape(_ u: Unicode.Scalar) -> Bool {
+    /// Whether `u` is shown escaped (the table above, but for non-UTF-8 bytes).
+    public static func needsEscape(_ u: Unicode.Scalar) -> Bool {
         switch u.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x200B...0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: return true
         default: return false

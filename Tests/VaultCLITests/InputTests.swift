@@ -219,7 +219,12 @@ final class InputTests: XCTestCase {
         }
         let listing = try h.ok(["ls"] + h.pw).out
         XCTAssertEqual(listing.split(separator: "\n").count, 2, "a line feed in a name makes no extra line: \(listing.debugDescription)")
-        let names = try XCTUnwrap(try h.ok(["ls", "--json"] + h.pw).json as? [[String: Any]]).compactMap { $0["name"] as? String }
+        let json = try h.ok(["ls", "--json"] + h.pw)
+        for raw: [UInt8] in [[0x1b], [0x07], [0x0d], [0xc2, 0x9b], [0xe2, 0x80, 0xae]] {
+            XCTAssertNil(json.stdout.range(of: Data(raw)), "JSON output holds a raw \(raw)")
+        }
+        XCTAssertTrue(json.out.contains("\\u009b") && json.out.contains("\\u202e"), json.out)
+        let names = try XCTUnwrap(json.json as? [[String: Any]]).compactMap { $0["name"] as? String }
         XCTAssertEqual(Set(names), [evil, "dir\u{1b}]0;title\u{7}"], "JSON keeps names exact")
     }
 }
