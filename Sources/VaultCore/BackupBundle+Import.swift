@@ -83,12 +83,19 @@ public enum BackupBundle {
         }
         let fd = bundle.fd
         let trailer = try readTrailer(fd: fd, size: bundle.size)
-        let kek: SecureBytes
+        let bundleKey: SecureBytes
         switch secret {
-        case .passphrase(let p): kek = try trailer.kek(passphrase: p, recoveryKey: nil)
-        case .recoveryKey(let k): kek = try trailer.kek(passphrase: nil, recoveryKey: k)
+        case .passphrase(let p):
+            // Its NFC form; then, for a bundle written before passphrases were normalised, as typed.
+            let candidates = PasswordText.candidates(p)
+            var opened: SecureBytes?
+            for (i, c) in candidates.enumerated() where opened == nil {
+                do { opened = try trailer.unwrap(kek: try trailer.kek(passphrase: c, recoveryKey: nil)) } catch let e as VaultError
+                    where e.kind == .wrongPassword && i < candidates.count - 1 {}
+            }
+            bundleKey = opened!
+        case .recoveryKey(let k): bundleKey = try trailer.unwrap(kek: try trailer.kek(passphrase: nil, recoveryKey: k))
         }
-        let bundleKey = try trailer.unwrap(kek: kek)
 
         let (parent, name) = splitPath(target)
         if !POSIX.exists(parent) { try POSIX.ensurePrivateDirectory(parent) }

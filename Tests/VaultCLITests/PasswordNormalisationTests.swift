@@ -30,6 +30,19 @@ final class PasswordNormalisationTests: XCTestCase {
         try h.ok(["ls"] + (try passwordFile(h, "new-nfc", composed + "!")))
     }
 
+    /// Backup passphrases follow the same rule: exported with one form, imported with the other.
+    func testBackupPassphrasesAreNFCToo() throws {
+        let h = try CLIHarness(keyring: false)
+        try h.initVault()
+        try h.ok(["mkdir", "/in-the-bundle"] + h.pw)
+        let bundle = h.root.appendingPathComponent("nfc.bundle").path
+        let nfd = try h.localFile("pass-nfd", Data((decomposed + "\n").utf8)), nfc = try h.localFile("pass-nfc", Data((composed + "\n").utf8))
+        try h.ok(["backup", "export", bundle, "--passphrase-file", nfd, "--kdf-ops", "1", "--kdf-mem", "8M"] + h.pw)
+        let target = ["VAULT_HOME": h.root.appendingPathComponent("restored").path]
+        try h.ok(["backup", "import", bundle, "--passphrase-file", nfc], env: target)
+        XCTAssertEqual((try h.ok(["ls", "--json"] + h.pw, env: target).json as? [[String: Any]])?.first?["name"] as? String, "in-the-bundle")
+    }
+
     /// A vault made before passwords were normalised, with a decomposed password: its slot's KEK
     /// is of those bytes. It opens with them, and is rewrapped to NFC on that first unlock.
     func testASlotWrittenBeforeNormalisationOpensAndIsRewrapped() throws {
