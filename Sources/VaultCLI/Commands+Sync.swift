@@ -25,6 +25,7 @@ extension VaultCommandLine {
             throw VaultError(.usage, "vault login needs --server URL and --user NAME")
         }
         _ = try ServerAddress(server)   // a malformed address is refused before anything is asked
+        if let ca = a.values["ca-file"] { _ = try SourceFile(ca, accepting: .regular, what: "the CA file") }   // libcurl would block on a FIFO
         let password: SecureBytes   // read before the vault is locked: a slow source never holds it
         if let f = a.values["server-password-file"] {
             password = try PasswordInput.fromFile(f)
