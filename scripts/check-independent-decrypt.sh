@@ -126,6 +126,8 @@ check_vault() { # LABEL INIT-ARGS...
   tamper "$label" "$home" "$pw" "flipped byte in the last segment" flip_tail 6 cat "$big"
   tamper "$label" "$home" "$pw" "blob truncated at a segment boundary" truncate_segment 6 cat "$big"
   tamper "$label" "$home" "$pw" "blob extended by one byte" extend 6 cat "$big"
+  tamper "$label" "$home" "$pw" "blob cut to 128 bytes (header + 16)" cut_to_128 6 cat "$big"
+  tamper "$label" "$home" "$pw" "flipped byte in the tag of an empty file's empty final segment" flip_empty_tag 6 cat "${DEST[empty]}"
   tamper "$label" "$home" "$pw" "two blob files swapped" swap 6 cat "$big"
   tamper "$label" "$home" "$pw" "keyEpoch in a blob header changed" bump_epoch 6 cat "$big"
   tamper "$label" "$home" "$pw" "keyslot KDF parameter changed (sha256 line refreshed)" edit_keyslot 3 ls /
@@ -150,6 +152,8 @@ with open(p, "r+b") as f:
 flip_tail() { local b; b=$(largest_blob "$1"); flip_at "$b" $(( $(stat -c %s "$b") - 5 )); }
 truncate_segment() { local b; b=$(largest_blob "$1"); truncate -s $((112 + 65552)) "$b"; }
 extend() { local b; b=$(largest_blob "$1"); printf 'z' >> "$b"; }
+cut_to_128() { local b; b=$(largest_blob "$1"); truncate -s 128 "$b"; }
+flip_empty_tag() { local b; b=$(find "$1/staging" "$1/cache" -name '*.blob' -size 128c | head -n 1); flip_at "$b" 120; }
 swap() { local a b; a=$(largest_blob "$1"); b=$(find "$1/staging" -name '*.blob' -size -2k | head -n 1)
          mv "$a" "$1/x"; mv "$b" "$a"; mv "$1/x" "$b"; }
 bump_epoch() { local b; b=$(largest_blob "$1"); printf '\x00\x00\x00\x07' | dd of="$b" bs=1 seek=48 conv=notrunc status=none; }

@@ -258,8 +258,12 @@ def read_db_pure_python(db_path, db_key):
 
 # ---------------------------------------------------------------- sealed blobs
 
-def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path):
-    """Verifies and decrypts one sealed blob into out_path; returns (size, sha256 hex, epoch, segments)."""
+def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size, expected_sha256):
+    """Verifies and decrypts one sealed blob into out_path; returns (size, sha256 hex, epoch, segments).
+
+    Every segment is opened, the final one included even when it is empty (its tag authenticates
+    the last flag), and the plaintext must be exactly expected_size bytes (nodes.size) with SHA-256
+    expected_sha256 (nodes.sha256, when recorded) before out_path is published."""
     file_size = os.path.getsize(path)
     with open(path, "rb") as f:
         h = f.read(BLOB_HEADER_SIZE)
@@ -304,13 +308,17 @@ def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path):
                     sha.update(p)
                     total += len(p)
                     out.write(p)
+            if total != body - TAG * count:
+                raise Failure(f"blob {blob_id_hex}: plaintext size mismatch")
+            if total != expected_size:
+                raise Failure(f"blob {blob_id_hex}: decrypted {total} bytes, nodes.size says {expected_size}")
+            if expected_sha256 and not hmac.compare_digest(sha.hexdigest(), expected_sha256.lower()):
+                raise Failure(f"blob {blob_id_hex}: SHA-256 of the plaintext differs from nodes.sha256")
             if tmp:
                 os.replace(tmp, out_path)
         finally:
             if tmp and os.path.exists(tmp):
                 os.unlink(tmp)
-    if total != body - TAG * count:
-        raise Failure(f"blob {blob_id_hex}: plaintext size mismatch")
     return total, sha.hexdigest(), epoch, count
 
 
@@ -439,12 +447,11 @@ def main():
                               if os.path.exists(os.path.join(vault_dir, ar, bid + ".blob"))), None)
             if blob_path is None:
                 raise Failure(f"{path}: blob {bid} is missing from {'/'.join(areas)}")
-            size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, keys["blob-wrap"],
-                                                          (a.out + path) if a.out else None)
-            if size != n["size"]:
-                raise Failure(f"{path}: decrypted {size} bytes, nodes.size says {n['size']}")
-            if n["sha256"] and not hmac.compare_digest(digest, n["sha256"]):
-                raise Failure(f"{path}: SHA-256 of the plaintext differs from nodes.sha256")
+            try:
+                size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, keys["blob-wrap"],
+                                                              (a.out + path) if a.out else None, n["size"], n["sha256"])
+            except Failure as e:
+                raise Failure(f"{path}: {e}")
             if rec and (rec["size"] != size or rec["sealed"] != os.path.getsize(blob_path)):
                 raise Failure(f"{path}: blobs row sizes disagree with the file")
             decrypted += 1

@@ -25,8 +25,9 @@ struct CommandContext {
     }
 
     /// Opens the unlocked vault for this command (holding the vault lock until released).
-    func openVault(lock: VaultLock.Request = .exclusive) throws -> Vault {
-        let vault = try sessions.open(password: password, lock: lock)
+    /// `access: .read` for commands that only read, so they also run on a read-only filesystem.
+    func openVault(lock: VaultLock.Request = .exclusive, access: Vault.Access = .readWrite) throws -> Vault {
+        let vault = try sessions.open(password: password, lock: lock, access: access)
         vault.budgetMax = policy.contentBudgetMax.value
         return vault
     }

@@ -173,7 +173,7 @@ extension VaultCommandLine {
             s.locksAt = min(idleEnd, absEnd) == Int64.max ? nil : min(idleEnd, absEnd)
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
-            let vault = try ctx.openVault()
+            let vault = try ctx.openVault(access: .read)
             s.nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int
             s.pendingChanges = try vault.db.scalar("SELECT count(*) FROM outbox WHERE state='pending'")?.int
             s.storage = try vault.storageReport()

@@ -130,9 +130,10 @@ extension VaultCommandLine {
         for t in list { ctx.out.line(t.summary) }
     }
 
-    /// Downloads `node`'s content first when it is on the server but not here (for `cat`/`get`).
+    /// Downloads `node`'s content first when it is on the server but not here (for `cat`/`get`;
+    /// never on a read-only vault, where `openContent` then says why it cannot).
     static func downloadIfNeeded(_ ctx: CommandContext, _ vault: Vault, _ node: Node) throws -> Node {
-        guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil,
+        guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil, !vault.isReadOnly,
               try SyncAccount.load(from: vault) != nil else { return node }
         let bar = ProgressLine(enabled: true)
         let client = try ctx.syncClient(vault, say: { bar.clear(); ctx.out.note($0) })

@@ -55,7 +55,7 @@ extension VaultCommandLine {
     static func runLs(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 1)
         let path = a.positionals.first ?? "/"
-        let vault = try ctx.openVault(lock: .control)   // also beside a running sync (reads only)
+        let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a running sync, or read-only
         let n = try vault.resolve(path)
         let shownPath = try vault.path(of: n)
         let items = n.isFolder ? try vault.children(of: n.id) : [n]
@@ -87,7 +87,7 @@ extension VaultCommandLine {
 
     static func runTree(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 1)
-        let vault = try ctx.openVault(lock: .control)   // also beside a running sync (reads only)
+        let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a running sync, or read-only
         let root = try vault.resolve(a.positionals.first ?? "/")
         let rootPath = try vault.path(of: root)
         func build(_ n: Node, _ p: String) throws -> NodeJSON {

@@ -13,7 +13,8 @@ public struct DoctorReport: Sendable, Codable {
 
 extension Vault {
     /// Reconciles `content_state` with the sealed blobs on disk and removes leftovers of
-    /// interrupted writes. With `verify`, every blob is also fully authenticated.
+    /// interrupted writes. With `verify`, every blob is also fully authenticated (every segment,
+    /// the final one included) and its plaintext checked against its node's size and SHA-256.
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
@@ -41,7 +42,8 @@ extension Vault {
             else if onDisk != UInt64(row?[1].int64 ?? -1) { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
             else if verify {
                 r.blobsChecked += 1
-                do { try blobs.open(blobId, area: area).stream { _ in } } catch { damage = "\(error)" }
+                // Every segment (the final one included), then the node's size and SHA-256.
+                do { try readWhole(blobs.open(blobId, area: area), of: n) { _ in } } catch { damage = "\(error)" }
             }
             if let damage {
                 if area == .staging && n.remoteId == nil {

@@ -85,9 +85,10 @@ extension Vault {
 
     /// Rewraps password slot `id`, which opened only with the bytes as typed (written before
     /// passwords were normalised), under the NFC form of `password`: same KDF and costs, fresh
-    /// salt. Never while beside a running sync (the keyslot file is not ours to write then).
+    /// salt. Never beside a running sync (the keyslot file is not ours to write then) or on a
+    /// read-only filesystem.
     public func upgradePasswordSlot(_ id: String, password: SecureBytes) throws {
-        guard !isBesideSync, let i = keyslots.body.slots.firstIndex(where: { $0.id == id }),
+        guard !isBesideSync, !isReadOnly, let i = keyslots.body.slots.firstIndex(where: { $0.id == id }),
               let params = try keyslots.body.slots[i].kdf?.parameters() else { return }
         var file = keyslots
         file.body.slots[i] = try KeyslotFile.passwordSlot(id: id, password: password, kdf: params.withFreshSalt,

@@ -250,17 +250,4 @@ extension Vault {
             return all
         }
     }
-
-    /// Opens a file's sealed content for reading and records the access (for LRU eviction).
-    public func openContent(_ n: Node) throws -> BlobHandle {
-        guard !n.isFolder else { throw VaultError(.usage, "\(try path(of: n)) is a folder") }
-        guard n.contentState == .local || n.contentState == .stale, let blobId = n.localPath else {
-            throw VaultError(.notLocal, "the content of \(try path(of: n)) is not on this device (\(n.contentState.rawValue))",
-                             hint: "connect to the server and run `vault get` or `vault pin` to download it")
-        }
-        let area = BlobArea(rawValue: try db.scalar("SELECT area FROM blobs WHERE id = ?", [blobId])?.string ?? "") ?? .cache
-        let handle = try blobs.open(blobId, area: area)
-        try db.run("UPDATE nodes SET last_accessed = ? WHERE id = ?", [Vault.now, n.id])
-        return handle
-    }
 }

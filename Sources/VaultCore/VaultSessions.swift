@@ -78,14 +78,22 @@ public struct VaultSessions {
     }
 
     /// Unlocks a master key from the keyslot file, counting a wrong secret against the policy limit.
+    /// Where that count cannot be written (a read-only filesystem) and the policy limits failed
+    /// unlocks, no secret is tried at all: guesses there could not be counted.
     func unlockMaster<T>(_ file: KeyslotFile, _ attempt: () throws -> T) throws -> T {
+        if let max = policy.maxFailedUnlocks.value, !UnlockFailures.canRecord(layout) {
+            throw VaultError(.policy, "the vault at \(layout.root) is on a read-only filesystem, where failed unlocks cannot be counted, and the policy limits them (maxFailedUnlocks = \(max)): no password or recovery key is tried here",
+                             hint: "unlock it while it is writable (a keyring session then reads it read-only), or remount it read-write")
+        }
         do { return try attempt() } catch let e as VaultError where e.kind == .wrongPassword {
             throw UnlockFailures.recordFailure(layout, policy: policy, vaultId: file.body.vaultId, original: e)
         }
     }
 
     /// Resets the failed-unlock count after a secret was accepted; warns about a tampered counter.
+    /// (Nothing to write, or check against, on a read-only filesystem.)
     func noteSuccess(_ vault: Vault) throws {
+        guard !vault.isReadOnly else { return }
         if let w = try UnlockFailures.recordSuccess(vault) { warn(w) }
     }
 
@@ -129,7 +137,7 @@ public struct VaultSessions {
               opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
-        let vault = try Vault.open(layout: layout, masterKey: masterKey)
+        let vault = try Vault.open(layout: layout, masterKey: masterKey, access: .read)
         try noteSuccess(vault)
         try opened(vault)
         guard avail.available else { warnNoKeyring(avail.reason); return false }
@@ -176,8 +184,9 @@ public struct VaultSessions {
     }
 
     /// Opens the vault for one command: from the keyring session, else with a password when the
-    /// vault has no keyring or the user named a password source; else it is locked.
-    public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive) throws -> Vault {
+    /// vault has no keyring or the user named a password source; else it is locked. `access`
+    /// `.read` lets the command run on a read-only filesystem (see `Vault.open`).
+    public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive, access: Vault.Access = .readWrite) throws -> Vault {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
@@ -192,7 +201,7 @@ public struct VaultSessions {
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
-                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock)
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access)
                 let rotated = vault.keyslots.body.epoch != rec.epoch
                 if rotated {
                     // This command finished an interrupted rotation: keep the new key.
@@ -218,7 +227,7 @@ public struct VaultSessions {
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let opened = try unlockMaster(file) { try file.unlockPassword(pw) }
-        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock)
+        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access)
         try noteSuccess(vault)
         try upgrade(vault, opened.legacySlot, pw)
         return vault

@@ -106,6 +106,9 @@ public final class SyncClient {
         let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
         replay.holdLargeFrom = holdLargeFrom
         replay.onProgress = onProgress
+        // Uploaded content moves from staging to the cache: fit the cache to the budget after the
+        // replay, also when it stopped part-way.
+        defer { if let warning = (try? vault.applyBudget())?.message { say("warning: " + warning) } }
         let summary = try replay.run()
         try vault.db.transaction {
             try vault.db.run("DELETE FROM sync_state WHERE key = 'last_sync_at'")
