@@ -193,5 +193,18 @@ tamper() { # LABEL HOME PW WHAT FUNCTION EXPECTED-VAULT-EXIT VAULT-ARGS...
 check_vault argon2id --kdf-ops 1 --kdf-mem 8M
 check_vault pbkdf2 --kdf pbkdf2 --pbkdf2-iterations 2000
 
+# Passwords are Unicode NFC: a vault made with a decomposed password ("u" + U+0308) opens, for
+# vault and for the decryptor, with the composed form ("ü", U+00FC) and with the decomposed one.
+echo "== NFC password =="
+NFC_HOME="$WORK/nfc/home"; mkdir -p "$WORK/nfc"
+printf 'pa\x75\xcc\x88ssw\x6f\xcc\x88rd nfc\n' > "$WORK/nfc/decomposed"
+printf 'pa\xc3\xbcssw\xc3\xb6rd nfc\n' > "$WORK/nfc/composed"
+check "nfc: vault init with a decomposed password" run_vault "$NFC_HOME" "$WORK/nfc/decomposed" init --kdf-ops 1 --kdf-mem 8M
+check "nfc: vault opens it with the composed form" run_vault "$NFC_HOME" "$WORK/nfc/composed" ls /
+for form in composed decomposed; do
+  check "nfc: independent-decrypt.py opens it with the $form form" \
+    python3 "$DECRYPT" "$NFC_HOME" --password-file "$WORK/nfc/$form" --out "$WORK/nfc/out-$form"
+done
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -102,19 +102,20 @@ extension VaultCommandLine {
         var msg: String
         var missing: (count: Int, bytes: UInt64) = (0, 0)
         var connected = false
+        var refused: VaultError?   // the server may not be used now (policy, transport rules)
         do {
             let vault = try ctx.openVault()
             let nodes = try vault.setPinned(path, pinned)
             msg = pinned ? "Pinned \(path) (\(nodes.count) item(s)): kept offline, never evicted." : "Unpinned \(path) (\(nodes.count) item(s)): its content may be evicted."
             connected = try SyncAccount.load(from: vault) != nil
+            do { try SyncClient.checkServer(vault: vault, policy: ctx.policy) } catch let e as VaultError { refused = e }
             if pinned {   // content on the server but not on this device
                 let absent = nodes.filter { !$0.isFolder && $0.contentState == .notDownloaded && $0.remoteId != nil }
                 missing = (absent.count, absent.reduce(0) { $0 + $1.size })
             }
             if pinned && missing.count > 0 && connected && a.flag("wait") {
                 let bar = ProgressLine(enabled: !ctx.out.json)
-                let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
-                                            say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
+                let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
                 client.onProgress = bar.update
                 let done = try client.downloadPinned().downloaded
                 bar.clear()
@@ -126,6 +127,10 @@ extension VaultCommandLine {
             let what = "\(missing.count) file(s), \(ByteCount.format(missing.bytes))"
             if !connected {
                 msg += " Its content (\(what)) will download once the vault is connected to a server (`vault login`, then `vault sync`)."
+            } else if let refused {
+                msg += " Its content (\(what)) was not downloaded:"
+                if ctx.out.json { try ctx.out.emit(OKResult(ok: false, message: msg + " " + refused.message)) } else { ctx.out.line(msg) }
+                throw ctx.out.json ? ReportedFailure(exitCode: refused.exitCode) : refused
             } else if BackgroundDownload.canStart(ctx) {
                 let pid = try BackgroundDownload.start(ctx)
                 msg += " Downloading \(what) in the background (pid \(pid)); `vault transfers` shows the progress."

@@ -18,12 +18,7 @@ extension Vault {
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
-        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
-            .compactMap { $0[0].string.map { $0 + ".partial" } })
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? [] where !resumable.contains(name) {
-            unlink(layout.tempDirectory + "/" + name)
-            r.repaired.append("removed an interrupted write: tmp/\(name)")
-        }
+        for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: tmp/\(name)") }
         // 2. Each node's claimed content against the disk.
         let nodes = try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
         var referenced = Set<String>()
@@ -77,5 +72,25 @@ extension Vault {
             }
         }
         return r
+    }
+}
+
+extension Vault {
+    /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob, an
+    /// atomic write): everything but the partial blob of a download that has not finished, which
+    /// the next attempt resumes. Called by `doctor` and whenever a command holds the vault alone
+    /// (nobody else can be writing there then), so the space comes back before any free-space
+    /// check. Returns the names removed.
+    @discardableResult
+    func removeInterruptedWrites() throws -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
+        guard !names.isEmpty else { return [] }
+        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
+            .compactMap { $0[0].string.map { $0 + ".partial" } })
+        var removed: [String] = []
+        for name in names where !resumable.contains(name) {
+            if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
     }
 }

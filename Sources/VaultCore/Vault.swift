@@ -66,7 +66,7 @@ public final class Vault {
         let vaultIdBytes = SecureRandom.bytes(16)
         let vaultId = Hex.encode(vaultIdBytes)
         let master = SecureBytes.random(count: 32)
-        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
                                             masterKey: master, vaultId: vaultId)
         let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot]))
@@ -110,7 +110,11 @@ public final class Vault {
         }
         try removeStaleRotationJournal(layout)
         let db = try openDatabase(layout: layout, keys: keys)
-        return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        let vault = Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        if [.exclusive, .sync].contains(lock.mode) {
+            try vault.removeInterruptedWrites()   // the vault is ours alone: no write of another command is in flight
+        }
+        return vault
     }
 
     /// The error for a command that would change a vault on a read-only filesystem.
@@ -160,5 +164,5 @@ public final class Vault {
     public var isReadOnly: Bool { lock.mode == .readOnly }
 
     /// Seconds since the epoch, for timestamps.
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    static var now: Int64 { TestHooks.clock ?? Int64(Date().timeIntervalSince1970) }
 }

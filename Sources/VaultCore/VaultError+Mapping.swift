@@ -4,6 +4,7 @@ extension VaultError {
     /// Any error as a VaultError: database damage becomes `.integrity`, a full disk `.noSpace`.
     public static func wrap(_ error: Error) -> VaultError {
         if let v = error as? VaultError { return v }
+        if let p = error as? SourceProblem { return p.error }
         if let s = error as? SQLError {
             switch s.kind {
             case .corrupt, .notADatabase:

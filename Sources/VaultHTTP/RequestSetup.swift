@@ -23,6 +23,7 @@ struct RequestSetup {
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        if c.bypassProxy { try easy.set(CURLOPT_NOPROXY, "*") }
         // Never follow a redirect from https down to http.
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, isHTTPS ? "https" : "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, c.followRedirects)
