@@ -27,7 +27,9 @@ final class VaultService: @unchecked Sendable {
         hub = EventHub(perUserLimit: config.maxEventStreams, keepAlive: Double(config.keepAliveInterval))
         logins = LoginThrottle(policy: config.loginThrottle, clock: clock)
         let stall = TimeInterval(config.chunkStallTimeout)
-        chunkClaims = ChunkClaims(stallAfter: stall, graceWait: min(2, stall))
+        // A short stall is waited out whole (plus a margin), so a waiter never gives up a hair before
+        // the writer would have counted as stalled.
+        chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
         content = try ContentStore(root: config.dataDir)
         store = try MetadataStore(path: config.dataDir + "/meta.db")
         users = UserDirectory(store: store)
