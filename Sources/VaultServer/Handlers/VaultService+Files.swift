@@ -34,14 +34,17 @@ extension VaultService {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(CreateFileRequest.self, body)
             try Self.validateName(req.name)
+            try Self.validateRecord(req.meta, "meta")
+            if let id = req.id { try Self.validateClientId(id) }
             let type = req.type ?? .file
             let now = Date()
             var file = FileResource(
-                id: Sodium.randomID(), name: req.name, parentId: req.parentId ?? "root", type: type,
+                id: req.id ?? Sodium.randomID(), name: req.name, parentId: req.parentId ?? "root", type: type,
                 mimeType: req.mimeType ?? (type == .folder ? Self.folderMime : "application/octet-stream"),
                 size: 0, version: 1, sha256: type == .folder ? nil : Self.emptySHA256,
-                createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil)
+                createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil, meta: req.meta)
             let cursor = try store.write { db -> Int64 in
+                if req.id != nil { try db.checkIdFree(owner: ctx.userId, id: file.id) }
                 _ = try db.requireParentFolder(owner: ctx.userId, id: file.parentId!)
                 try db.checkNameFree(owner: ctx.userId, parentId: file.parentId!, name: file.name)
                 try db.insertFile(owner: ctx.userId, file)
@@ -80,6 +83,7 @@ extension VaultService {
                     f.parentId = parent; kind = .moved
                 }
                 if let mime = req.mimeType { f.mimeType = mime }
+                if let meta = req.meta { try Self.validateRecord(meta, "meta"); f.meta = meta }
                 if let trashed = req.trashed, trashed != f.trashed {
                     f.trashed = trashed
                     kind = trashed ? .deleted : .restored
