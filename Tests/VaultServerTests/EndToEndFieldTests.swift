@@ -78,4 +78,28 @@ final class EndToEndFieldTests: XCTestCase {
         // Isolation: another user has none.
         XCTAssertEqual(try APIUser(s, "bob").send("GET", "/v1/keys/envelope").status, 404)
     }
+
+    func testFlatListingPagesEveryLiveNodeById() throws {
+        let s = try ServerProcess()
+        let u = try APIUser(s, "alice")
+        var ids: [String] = []
+        var parent = "root"
+        for i in 0..<25 {
+            let r = try u.json("POST", "/v1/files", ["name": "n\(i)", "type": "folder", "parentId": parent])
+            ids.append(r.json["id"] as! String)
+            if i % 5 == 4 { parent = ids.last! }
+        }
+        XCTAssertEqual(try u.send("DELETE", "/v1/files/\(ids[3])", headers: ["If-Match": "1"]).status, 200)
+        var seen: [String] = [], token: String?
+        repeat {
+            let r = try u.send("GET", "/v1/files?scope=all&pageSize=7" + (token.map { "&pageToken=\($0)" } ?? ""))
+            XCTAssertEqual(r.status, 200, r.text)
+            seen += (r.json["files"] as! [[String: Any]]).map { $0["id"] as! String }
+            token = r.json["nextPageToken"] as? String
+        } while token != nil
+        XCTAssertEqual(seen, ids.filter { $0 != ids[3] }.sorted(), "every live node once, in id order, root and trashed left out")
+        XCTAssertEqual(try u.send("GET", "/v1/files?scope=some").errorCode, "invalid_scope")
+        XCTAssertEqual(try u.send("GET", "/v1/files?scope=all&pageToken=@@").errorCode, "invalid_page_token")
+        XCTAssertEqual((try APIUser(s, "bob").send("GET", "/v1/files?scope=all").json["files"] as! [Any]).count, 0)
+    }
 }

@@ -6,6 +6,10 @@ import VaultSQL
 extension VaultService {
     func listFiles(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
+        if let scope = q["scope"] {
+            guard scope == "all" else { throw APIError.badRequest("scope must be 'all'", code: "invalid_scope") }
+            return try listAllFiles(ctx)
+        }
         let parentId = q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root"
         let pageSize = q["pageSize"].map { Int($0) ?? -1 } ?? 100
         guard (1...1000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…1000") }
@@ -27,6 +31,29 @@ extension VaultService {
         if more, let last = files.last, let data = try? JSONEncoder().encode([last.name, last.id]) {
             next = Base64URL.encode([UInt8](data))
         }
+        return Self.respond(FileList(files: files, nextPageToken: next))
+    }
+
+    /// `scope=all`: every live node of the account except the root, in id order, paged by id —
+    /// the flat listing a new device starts from (its cursor comes from `/v1/changes/start` first).
+    func listAllFiles(_ ctx: RequestContext) throws -> RequestPlan {
+        let q = ctx.request.query
+        let pageSize = q["pageSize"].map { Int($0) ?? -1 } ?? 1000
+        guard (1...5000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…5000 with scope=all") }
+        var after = ""
+        if let token = q["pageToken"], !token.isEmpty {
+            guard let bytes = Base64URL.decode(Substring(token)), let id = String(bytes: bytes, encoding: .utf8),
+                  !id.isEmpty, id.utf8.count <= 64 else {
+                throw APIError.badRequest("pageToken is not one this server issued", code: "invalid_page_token")
+            }
+            after = id
+        }
+        let rows = try store.withDB { db in
+            try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
+                         [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
+        }
+        let files = Array(rows.prefix(pageSize))
+        let next = rows.count > pageSize ? files.last.map { Base64URL.encode(Array($0.id.utf8)) } : nil
         return Self.respond(FileList(files: files, nextPageToken: next))
     }
 
