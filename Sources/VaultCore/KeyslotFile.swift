@@ -172,9 +172,9 @@ public struct KeyslotFile: Sendable {
         return slot
     }
 
-    /// A password slot for `password`, with `kdf` parameters.
+    /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf` parameters.
     static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
-        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         return try makeSlot(id: id, type: "password", kdf: .init(kdf), kek: kek, masterKey: masterKey, vaultId: vaultId)
     }
 
@@ -223,15 +223,30 @@ public struct KeyslotFile: Sendable {
 
     /// Tries each password slot with `password`; returns the master key or throws `.wrongPassword`.
     public func unlock(password: SecureBytes) throws -> SecureBytes {
+        try unlockPassword(password).masterKey
+    }
+
+    /// Like `unlock(password:)`, and names the slot that opened only with the bytes as typed (a
+    /// slot written before passwords were normalised to NFC), which the caller should rewrap.
+    public func unlockPassword(_ password: SecureBytes) throws -> (masterKey: SecureBytes, legacySlot: String?) {
         var sawPasswordSlot = false
         for slot in body.slots where slot.type == "password" {
             sawPasswordSlot = true
-            guard let kdf = slot.kdf else { continue }
-            let kek = try KDF.derive(password: password, parameters: try kdf.parameters(), length: 32)
-            if let mk = unwrap(slot: slot, kek: kek) { return mk }
+            if let (mk, legacy) = try unwrapPassword(slot: slot, typed: password) { return (mk, legacy ? slot.id : nil) }
         }
         if !sawPasswordSlot { throw VaultError(.wrongPassword, "this vault has no password slot") }
         throw VaultError(.wrongPassword, "wrong password", hint: "nothing was changed; try again")
+    }
+
+    /// The master key when `typed` opens password `slot`: with its NFC form, else (a slot written
+    /// before normalisation) with the bytes as typed (`legacy`). Nil when it does not open.
+    func unwrapPassword(slot: Slot, typed: SecureBytes) throws -> (SecureBytes, legacy: Bool)? {
+        guard slot.type == "password", let kdf = try slot.kdf?.parameters() else { return nil }
+        for (i, candidate) in PasswordText.candidates(typed).enumerated() {
+            let kek = try KDF.derive(password: candidate, parameters: kdf, length: 32)
+            if let mk = unwrap(slot: slot, kek: kek) { return (mk, i > 0) }
+        }
+        return nil
     }
 
     // MARK: Encoding

@@ -47,8 +47,7 @@ extension Vault {
         for slot in keyslots.body.slots {
             switch slot.type {
             case "password":
-                if let p = try slot.kdf?.parameters(),
-                   keyslots.unwrap(slot: slot, kek: try KDF.derive(password: password, parameters: p, length: 32)) != nil {
+                if let p = try slot.kdf?.parameters(), try keyslots.unwrapPassword(slot: slot, typed: password) != nil {
                     newSlots.append(try KeyslotFile.passwordSlot(id: slot.id, password: password, kdf: p.withFreshSalt,
                                                                  masterKey: newMaster, vaultId: vaultId))
                     matched = true
@@ -231,7 +230,7 @@ final class ErrorBox { var error: Error? }
 
 extension KDFParameters {
     /// The same cost with a new random salt.
-    var withFreshSalt: KDFParameters {
+    public var withFreshSalt: KDFParameters {
         switch self {
         case .argon2id(let o, let m, _): return .argon2id(opsLimit: o, memLimitBytes: m, salt: SecureRandom.bytes(16))
         case .pbkdf2SHA512(let i, _): return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))

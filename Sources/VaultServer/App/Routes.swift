@@ -33,7 +33,10 @@ extension VaultService {
     func makeRouter() -> Router {
         Router(routes: Self.routeSpecs.map { spec in
             let handler = spec.handler
-            return Route(spec.method, spec.path, auth: spec.auth) { [self] ctx in try handler(self)(ctx) }
+            return Route(spec.method, spec.path, auth: spec.auth) { [self] ctx in
+                try Self.checkDeviceId(ctx.request)
+                return try handler(self)(ctx)
+            }
         })
     }
 }

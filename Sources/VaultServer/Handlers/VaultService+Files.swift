@@ -10,9 +10,9 @@ extension VaultService {
             guard scope == "all" else { throw APIError.badRequest("scope must be 'all'", code: "invalid_scope") }
             return try listAllFiles(ctx)
         }
-        let parentId = q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root"
-        let pageSize = q["pageSize"].map { Int($0) ?? -1 } ?? 100
-        guard (1...1000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…1000") }
+        let parentId = q["parentId"] ?? "root"
+        let pageSize = q["pageSize"].map { Digits.parse($0, max: 5000).map(Int.init) ?? 0 } ?? 100
+        guard pageSize >= 1 else { throw APIError.badRequest("pageSize must be 1…5000") }
         var after: (String, String)?
         if let token = q["pageToken"], !token.isEmpty {
             guard let bytes = Base64URL.decode(Substring(token)),
@@ -38,8 +38,8 @@ extension VaultService {
     /// the flat listing a new device starts from (its cursor comes from `/v1/changes/start` first).
     func listAllFiles(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
-        let pageSize = q["pageSize"].map { Int($0) ?? -1 } ?? 1000
-        guard (1...5000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…5000 with scope=all") }
+        let pageSize = q["pageSize"].map { Digits.parse($0, max: 5000).map(Int.init) ?? 0 } ?? 1000
+        guard (1...5000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…5000") }
         var after = ""
         if let token = q["pageToken"], !token.isEmpty {
             guard let bytes = Base64URL.decode(Substring(token)), let id = String(bytes: bytes, encoding: .utf8),
@@ -61,6 +61,8 @@ extension VaultService {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(CreateFileRequest.self, body)
             try Self.validateName(req.name)
+            try Self.validateIds(req.parentId)
+            if let m = req.mimeType { try Self.validateMediaType(m) }
             try Self.validateRecord(req.meta, "meta")
             if let id = req.id { try Self.validateClientId(id) }
             let type = req.type ?? .file
@@ -91,6 +93,11 @@ extension VaultService {
     func updateFile(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UpdateFileRequest.self, body)
+            try Self.validateRecord(req.meta, "meta")
+            // The body's own rules first: a malformed body is a 400 whatever the version.
+            if let name = req.name { try Self.validateName(name) }
+            try Self.validateIds(req.parentId)
+            if let m = req.mimeType { try Self.validateMediaType(m) }
             let id = ctx.request.param("id")
             let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
                 var f = try db.requireFile(owner: ctx.userId, id: id)
@@ -101,7 +108,7 @@ extension VaultService {
                 }
                 var kind: ChangeKind = .updated
                 let wasTrashed = f.trashed
-                if let name = req.name, name != f.name { try Self.validateName(name); f.name = name; kind = .moved }
+                if let name = req.name, name != f.name { f.name = name; kind = .moved }
                 if let parent = req.parentId, parent != f.parentId {
                     _ = try db.requireParentFolder(owner: ctx.userId, id: parent)
                     if f.type == .folder, try db.isAncestor(owner: ctx.userId, id, of: parent) {
@@ -110,7 +117,7 @@ extension VaultService {
                     f.parentId = parent; kind = .moved
                 }
                 if let mime = req.mimeType { f.mimeType = mime }
-                if let meta = req.meta { try Self.validateRecord(meta, "meta"); f.meta = meta }
+                if let meta = req.meta { f.meta = meta }
                 if let trashed = req.trashed, trashed != f.trashed {
                     f.trashed = trashed
                     kind = trashed ? .deleted : .restored

@@ -24,18 +24,24 @@ extension VaultService {
                   req.envelope.utf8.allSatisfy({ $0 == 10 || (32...126).contains($0) }) else {
                 throw APIError.badRequest("envelope must be 1–\(Self.maxEnvelopeBytes) bytes of printable ASCII", code: "invalid_envelope")
             }
-            let create = ctx.request.header("if-none-match")?.trimmingCharacters(in: .whitespaces) == "*"
-            let expected: Int64? = create ? nil : try requireIfMatch(ctx.request)
+            let noneMatch = ctx.request.header("if-none-match")?.trimmingCharacters(in: .whitespaces)
+            guard noneMatch == nil || noneMatch == "*" else {
+                throw APIError.badRequest("If-None-Match takes only \"*\" here (create the envelope)", code: "invalid_precondition")
+            }
+            let create = noneMatch == "*"
+            let ifMatch: Int64? = ctx.request.header("if-match") != nil ? try requireIfMatch(ctx.request) : nil
+            guard create || ifMatch != nil else { throw APIError.preconditionRequired }
             let (saved, created) = try store.write { db -> (KeyEnvelope, Bool) in
                 let current = try db.envelope(owner: ctx.userId)
-                if let current, current.version != expected {
+                if let current, create || current.version != ifMatch {
                     var e = APIError(status: 412, code: "envelope_changed",
-                                     message: "the key envelope changed; current version is \(current.version)")
+                                     message: create ? "the account has a key envelope already (version \(current.version))"
+                                                     : "the key envelope changed; current version is \(current.version)")
                     e.body = (try? APIJSON.encoder().encode(current)).map { [UInt8]($0) }
                     e.headers = [("ETag", "\"\(current.version)\"")]
                     throw e
                 }
-                if current == nil, !create {
+                if current == nil, ifMatch != nil {
                     throw APIError(status: 404, code: "no_envelope", message: "this account has no key envelope yet (create it with If-None-Match: *)")
                 }
                 let next = KeyEnvelope(envelope: req.envelope, version: (current?.version ?? 0) + 1)

@@ -54,10 +54,7 @@ extension VaultService {
         var pruned: [String] = []
         let (file, cursor) = try store.write { db -> (FileResource, Int64) in
             try validate(db, owner: owner, target: target)
-            if checkQuota, try db.usage(owner: owner) + content.size > config.quota {
-                throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
-                                        code: "quota_exceeded")
-            }
+            if checkQuota { try requireQuota(db, owner: owner, adding: content.size) }
             let now = Date()
             var file: FileResource
             var kind: ChangeKind

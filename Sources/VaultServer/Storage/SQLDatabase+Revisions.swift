@@ -42,11 +42,13 @@ extension SQLDatabase {
         return Array(doomed)
     }
 
-    /// Bytes held for `owner`: all revisions plus the sizes of open upload sessions.
+    /// Bytes held for `owner`: all revisions plus the sizes of open upload sessions, saturating
+    /// at `Int64.max` (SQLite's `SUM` would fail on overflow; `TOTAL` is exact below 2^53).
     func usage(owner: String) throws -> Int64 {
-        let stored = try scalar("SELECT COALESCE(SUM(size), 0) FROM revisions WHERE owner = ?", [owner])?.int64 ?? 0
-        let pending = try scalar("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE owner = ? AND state = 'active'",
-                                 [owner])?.int64 ?? 0
-        return stored + pending
+        let stored = try scalar("SELECT TOTAL(size) FROM revisions WHERE owner = ?", [owner])?.double ?? 0
+        let pending = try scalar("SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = 'active'",
+                                 [owner])?.double ?? 0
+        let total = stored + pending
+        return total >= 0x1p63 ? .max : Int64(max(total, 0))
     }
 }

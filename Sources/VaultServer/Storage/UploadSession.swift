@@ -40,8 +40,9 @@ struct UploadSession {
         clientId = row["client_id"].string; meta = row["meta"].string; contentMeta = row["content_meta"].string
     }
 
-    /// An empty file still has one (empty) chunk.
-    var totalChunks: Int { size == 0 ? 1 : Int((size + chunkSize - 1) / chunkSize) }
+    /// An empty file still has one (empty) chunk. (Rounded up without `size + chunkSize - 1`,
+    /// which overflows for a size near `Int64.max`.)
+    var totalChunks: Int { size == 0 ? 1 : Int(size / chunkSize + (size % chunkSize == 0 ? 0 : 1)) }
 
     /// Expected byte length of chunk `index`.
     func chunkLength(_ index: Int) -> Int64 { min(chunkSize, size - Int64(index) * chunkSize) }
