@@ -258,13 +258,17 @@ def read_db_pure_python(db_path, db_key):
 
 # ---------------------------------------------------------------- sealed blobs
 
-def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size, expected_sha256):
+def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size, expected_sha256, length=None):
     """Verifies and decrypts one sealed blob into out_path; returns (size, sha256 hex, epoch, segments).
 
     Every segment is opened, the final one included even when it is empty (its tag authenticates
     the last flag), and the plaintext must be exactly expected_size bytes (nodes.size) with SHA-256
-    expected_sha256 (nodes.sha256, when recorded) before out_path is published."""
-    file_size = os.path.getsize(path)
+    expected_sha256 (nodes.sha256, when recorded) before out_path is published.
+    `length`: the blob is the first `length` bytes of the file (a server copy followed by padding).
+    `wrap_key` may be a function of the header's key epoch."""
+    file_size = os.path.getsize(path) if length is None else length
+    if length is not None and os.path.getsize(path) < length:
+        raise Failure(f"blob {blob_id_hex}: the file is shorter than the sealed size {length}")
     with open(path, "rb") as f:
         h = f.read(BLOB_HEADER_SIZE)
         if len(h) < BLOB_HEADER_SIZE or file_size < BLOB_HEADER_SIZE + TAG:
@@ -279,6 +283,8 @@ def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size,
         if h[32:48] != bytes.fromhex(blob_id_hex):
             raise Failure(f"blob {blob_id_hex}: header names blob {h[32:48].hex()} (swapped file)")
         epoch = int.from_bytes(h[48:52], "big")
+        if callable(wrap_key):
+            wrap_key = wrap_key(epoch)
         try:
             data_key = AESGCM(wrap_key).decrypt(h[52:64], h[64:112], h[0:BLOB_WRAP_AAD_SIZE])
         except InvalidTag:

@@ -73,8 +73,12 @@ extension Vault {
                 .seal(nonce: nonce, plaintext: Array(nm), aad: Self.rotationAAD(vaultId: vaultId, epoch: newEpoch))
         }
         var file = keyslots
-        file.body.pendingRotation = .init(epoch: newEpoch, nonce: Hex.encode(nonce), wrappedNewMaster: Hex.encode(wrapped), slots: newSlots)
-        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+        let entry = try KeyslotFile.historyEntry(oldMaster: masterKey, oldEpoch: keys.epoch,
+                                                 newKeys: try KeyHierarchy(masterKey: newMaster, vaultId: keys.vaultId, epoch: newEpoch),
+                                                 vaultId: vaultId)
+        file.body.pendingRotation = .init(epoch: newEpoch, nonce: Hex.encode(nonce), wrappedNewMaster: Hex.encode(wrapped),
+                                          slots: newSlots, historyEntry: entry)
+        try saveKeyslots(file, macKey: keys.keyslotMacKey, bumpGeneration: false)
         TestHooks.crashPoint("rotate-recorded")
         db.close()
         let (finalFile, newKeys, stats) = try Self.finishRotation(layout: layout, file: file, oldKeys: keys, newMaster: newMaster)
@@ -209,6 +213,10 @@ extension Vault {
         final.body.epoch = pending.epoch
         final.body.slots = pending.slots
         final.body.pendingRotation = nil
+        final.body.generation = (file.body.generation ?? 0) + 1
+        if let entry = pending.historyEntry {
+            final.body.history = (file.body.history ?? []).filter { $0.epoch != entry.epoch } + [entry]
+        }
         try POSIX.writeAtomically(try final.serialized(macKey: newKeys.keyslotMacKey), to: layout.keyslotFile)
         TestHooks.crashPoint("rotate-keyslots-written")
         // Step 6.

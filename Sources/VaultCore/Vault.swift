@@ -69,7 +69,7 @@ public final class Vault {
         let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
                                             masterKey: master, vaultId: vaultId)
-        let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot]))
+        let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot], generation: 1))
         let keys = try KeyHierarchy(masterKey: master, vaultId: vaultIdBytes, epoch: 1)
         // The database first: a crash before the keyslot file is written leaves no vault, not half of one.
         unlink(layout.databaseFile)
