@@ -83,6 +83,7 @@ final class ContentDownload {
                                                   onStart: { if $0 != record.partialBlobId { record.setPartialBlob($0) } }) { resumeAt, emitNow in
           offset = resumeAt
           self.arrived = resumeAt
+          record.progress(Int64(resumeAt), force: true)   // persisted at the start, so a kill never shows less
           if resumeAt > 0 { say("\(path): resuming the download at \(ByteCount.format(resumeAt))") }
           let remaining = Int64(size) - Int64(resumeAt)
           try withoutActuallyEscaping(emitNow) { emit in
@@ -104,6 +105,7 @@ final class ContentDownload {
                     received += Int64(piece.count)
                     self.arrived = resumeAt + UInt64(received)
                     try emit(piece)
+                    record.progress(Int64(self.arrived))   // coalesced: a few writes a second
                     if received >= 4 << 20 { TestHooks.crashPoint("download-midway") }
                 })
             } catch let e as HTTPError {
@@ -186,27 +188,14 @@ final class ContentDownload {
                              "the server sent content for \(path) that does not match its checksum (expected SHA-256 \(node.sha256 ?? "unknown"), \(node.size) bytes; got \(blob.sha256), \(blob.size) bytes); it was discarded",
                              hint: "the server or the network corrupted the file; nothing was stored; report it to the server's administrator")
         }
-        do {
-            try vault.db.transaction {
-                try vault.db.run("""
-                    INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at)
-                    VALUES (?, ?, 'cache', ?, ?, ?, ?, ?)
-                    """, [blob.id, node.id, Int64(blob.size), Int64(blob.sealedSize), blob.sha256, Int64(blob.keyEpoch),
-                          Int64(Date().timeIntervalSince1970)])
-                try vault.db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ? AND content_state = 'NOT_DOWNLOADED'",
-                                 [blob.id, node.id])
-            }
-        } catch {
+        let published: Node?
+        do { published = try vault.publishDownloaded(blob, nodeId: node.id) } catch {
             vault.blobs.delete(blob.id, area: .cache)
             throw error
         }
         record.progress(Int64(blob.size), force: true)
         record.set(.done)
-        guard let updated = try vault.node(id: node.id), updated.localPath == blob.id else {
-            vault.blobs.delete(blob.id, area: .cache)
-            _ = try? vault.db.run("DELETE FROM blobs WHERE id = ?", [blob.id])
-            throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again")
-        }
-        return updated
+        guard let published else { throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again") }
+        return published
     }
 }
