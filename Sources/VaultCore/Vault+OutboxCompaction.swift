@@ -97,6 +97,15 @@ extension Vault {
             tombstoned.insert(top.id)
         }
 
+        // Removed folders that kept entries place something in (their server id is needed then).
+        for e in others where e.op.placesInParent { if let p = e.payload.parentId, ids.contains(p) { tombstoned.insert(p) } }
+        for es in mine.values {
+            for e in es where !drop.contains(e.seq) {
+                let op = rewrite[e.seq]?.op ?? e.op, payload = rewrite[e.seq]?.payload ?? e.payload
+                guard op.placesInParent || payload.replacesMove == true, let p = payload.parentId, ids.contains(p) else { continue }
+                tombstoned.insert(p)
+            }
+        }
         let byId = Dictionary(uniqueKeysWithValues: removed.map { ($0.id, $0) })
         for id in tombstoned {
             guard let x = byId[id] else { continue }

@@ -30,6 +30,7 @@ extension OutboxReplay {
     }
 
     private func complete(_ e: OutboxEntry, _ c: OutboxCompletion, _ message: String?) throws -> Outcome {
+        TestHooks.crashPoint("replay-before-complete")   // the server applied it; the vault has not recorded it
         try vault.completeOutboxEntry(e, c)
         return .done(message)
     }
@@ -146,7 +147,7 @@ extension OutboxReplay {
         if waiting.placedIn.contains(e.nodeId) { return .waits("\(name) waits: a change inside it waits") }
         // D4: something that waits may leave the server's folder holding what must survive it.
         if waiting.any && target?.isFolder == true {
-            if waiting.ofRemovedNode { return .waits("\(name) waits: a change under it waits") }
+            if waiting.placingRemovedNode { return .waits("\(name) waits: a change under it waits") }
             if let keep = try vault.nodes(withRemoteIds: try subtree(of: remote)).first {
                 return .waits("\(name) waits: it still holds \(try vault.path(of: keep)) on the server")
             }

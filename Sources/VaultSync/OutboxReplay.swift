@@ -55,14 +55,15 @@ final class OutboxReplay {
         var placedIn = Set<String>()
         /// D4/D5: whether any entry waits (the server's tree may differ from the outbox's view).
         var any = false
-        /// D4: whether an entry of a node removed locally waits.
-        var ofRemovedNode = false
+        /// D4: whether the creation or a move of a node removed locally waits (it was to end up
+        /// inside a folder whose delete follows).
+        var placingRemovedNode = false
 
         mutating func add(_ e: OutboxEntry, removed: Bool) {
             nodes.insert(e.nodeId)
             if e.op.placesInParent, let p = e.payload.parentId { placedIn.insert(p) }
             any = true
-            if removed { ofRemovedNode = true }
+            if removed && e.op.placesInParent { placingRemovedNode = true }
         }
     }
 

@@ -445,6 +445,10 @@ final class TransferTests: XCTestCase {
         let killed = try h.run(["cat", "/dl.bin"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-midway"])
         XCTAssertEqual(killed.status, 9, killed.stderr)
         XCTAssertEqual(try node("/dl.bin")["contentState"] as? String, "NOT_DOWNLOADED", "nothing published by the killed download")
+        // Its progress was persisted before the kill (issue 9 item 14): shown, interrupted.
+        let row = try XCTUnwrap(try transfers().first { $0["direction"] as? String == "download" })
+        XCTAssertEqual(row["state"] as? String, "interrupted", "\(row)")
+        XCTAssertGreaterThan(row["bytesDone"] as? Int ?? 0, 0, "\(row)")
         let partials = try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)
         XCTAssertEqual(partials.count, 1, "the sealed partial download is kept")
         try h.ok(["doctor"] + h.pw)   // keeps it: an unfinished download still owns it
