@@ -76,12 +76,8 @@ final class ContentDownload {
     private func fetch(_ remoteId: String, path: String, size: UInt64, version: Int64, record: TransferRecord) throws -> BlobRecord {
         var response: HTTPResponse?
         var received: Int64 = 0
-        var offset: UInt64 = 0
-        api.http.onProgress = { _, got in record.progress(Int64(offset) + got); return true }
-        defer { api.http.onProgress = nil }
         let blob = try vault.blobs.writeResumable(area: .cache, resuming: record.partialBlobId,
                                                   onStart: { if $0 != record.partialBlobId { record.setPartialBlob($0) } }) { resumeAt, emitNow in
-          offset = resumeAt
           self.arrived = resumeAt
           record.progress(Int64(resumeAt), force: true)   // persisted at the start, so a kill never shows less
           if resumeAt > 0 { say("\(path): resuming the download at \(ByteCount.format(resumeAt))") }

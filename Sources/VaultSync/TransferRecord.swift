@@ -69,17 +69,18 @@ final class TransferRecord {
         update(.session(uploadId: uploadId, url: url))
     }
 
-    /// Records progress, writing at most every 0.3 s (`force` writes now).
+    /// Records progress, writing at most every 0.3 s; `force` writes now (and does not delay the
+    /// next write, so the first bytes after a forced write at a transfer's start are written too).
     func progress(_ bytesDone: Int64, force: Bool = false) {
         pendingBytes = bytesDone
-        if force || Date().timeIntervalSince(lastProgressWrite) >= 0.3 { flushProgress() }
+        if force { flushProgress(stamp: false) } else if Date().timeIntervalSince(lastProgressWrite) >= 0.3 { flushProgress() }
     }
 
-    func flushProgress() {
+    func flushProgress(stamp: Bool = true) {
         _ = checkHold()
         guard let b = pendingBytes else { return }
         pendingBytes = nil
-        lastProgressWrite = Date()
+        if stamp { lastProgressWrite = Date() }
         update(.progress(b))
         observer?(b)
     }
