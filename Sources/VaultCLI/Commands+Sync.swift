@@ -163,7 +163,7 @@ final class ProgressLine {
         let elapsed = Date().timeIntervalSince(started)
         let rate = elapsed > 0.5 ? Double(p.bytesDone - startBytes) / elapsed : 0
         let percent = p.bytesTotal > 0 ? p.bytesDone * 100 / p.bytesTotal : 100
-        var line = "\(p.direction == "upload" ? "up" : "down") \(p.path)  \(percent)%  "
+        var line = "\(p.direction == .upload ? "up" : "down") \(p.path)  \(percent)%  "
             + "\(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))"
         if rate > 0 {
             line += "  \(ByteCount.format(UInt64(rate)))/s  ETA \(Int((Double(p.bytesTotal - p.bytesDone) / rate).rounded(.up))) s"

@@ -64,6 +64,15 @@ extension Vault {
             """).map(Self.transferRow)
     }
 
+    /// The transfers not finished (not `done`) of files that still exist, newest first: cheap
+    /// enough for a live view to read every second.
+    public func unfinishedTransfers() throws -> [TransferRow] {
+        try db.query("""
+            SELECT \(Self.transferColumns(prefix: "t.")) FROM transfers t JOIN nodes n ON n.id = t.node_id
+            WHERE t.state != 'done' ORDER BY t.id DESC
+            """).map(Self.transferRow)
+    }
+
     /// Uploads of `nodeId` marked running.
     public func runningUploads(nodeId: String) throws -> Int {
         try db.scalar("SELECT count(*) FROM transfers WHERE node_id = ? AND direction = 'upload' AND state = 'running'", [nodeId])?.int ?? 0

@@ -34,7 +34,7 @@ final class ContentDownload {
         let record = try TransferRecord.download(in: vault, nodeId: node.id, total: Int64(node.size))
         if let onProgress {
             let total = Int64(node.size)
-            record.observer = { onProgress(TransferProgress(path: path, direction: "download", bytesDone: $0, bytesTotal: total)) }
+            record.observer = { onProgress(TransferProgress(path: path, direction: .download, bytesDone: $0, bytesTotal: total)) }
         }
         var failures = 0
         while true {

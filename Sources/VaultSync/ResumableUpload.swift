@@ -78,7 +78,7 @@ final class ResumableUpload {
         let record = try TransferRecord.upload(in: vault, nodeId: job.nodeId, requestId: job.requestId,
                                                blobId: job.blobId, total: job.size)
         if let onProgress {
-            record.observer = { onProgress(TransferProgress(path: job.path, direction: "upload", bytesDone: $0, bytesTotal: job.size)) }
+            record.observer = { onProgress(TransferProgress(path: job.path, direction: .upload, bytesDone: $0, bytesTotal: job.size)) }
         }
         let handle: BlobHandle, area: BlobArea
         do { (handle, area) = try vault.openBlob(job.blobId) } catch {

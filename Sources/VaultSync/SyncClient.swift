@@ -152,8 +152,7 @@ public final class SyncClient {
 public struct TransferProgress: Sendable {
     /// The file's vault path.
     public var path: String
-    /// `upload` or `download`.
-    public var direction: String
+    public var direction: TransferDirection
     public var bytesDone: Int64
     public var bytesTotal: Int64
 }

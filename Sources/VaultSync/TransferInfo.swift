@@ -7,8 +7,7 @@ public struct TransferInfo: Sendable, Codable, Equatable {
     public var id: Int64
     /// The vault path of the file.
     public var path: String?
-    /// `upload` or `download`.
-    public var direction: String
+    public var direction: TransferDirection
     /// Where it stands.
     public var state: TransferState
     /// Bytes the other side confirmed (uploads) or that arrived (downloads); persisted a few times a second.
@@ -32,7 +31,7 @@ public struct TransferInfo: Sendable, Codable, Equatable {
     public static func all(in vault: Vault, besideSync: Bool = false) throws -> [TransferInfo] {
         try vault.transfers().map { t in
             TransferInfo(id: t.id, path: try vault.node(id: t.nodeId).map { try vault.path(of: $0) },
-                         direction: t.direction.rawValue, state: t.state == .running && !besideSync ? .interrupted : t.state,
+                         direction: t.direction, state: t.state == .running && !besideSync ? .interrupted : t.state,
                          bytesDone: t.bytesDone, bytesTotal: t.bytesTotal, attempts: t.attempts,
                          nextAttemptAt: t.nextAttemptAt, error: t.error, updatedAt: t.updatedAt)
         }
@@ -55,6 +54,6 @@ public struct TransferInfo: Sendable, Codable, Equatable {
         default: state = self.state.rawValue
         }
         if let error, self.state != .done { state += " (\(error))" }
-        return "\(direction.padding(toLength: 8, withPad: " ", startingAt: 0)) \(path ?? "(removed)")  \(bytes)  \(state)"
+        return "\(direction.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(path ?? "(removed)")  \(bytes)  \(state)"
     }
 }

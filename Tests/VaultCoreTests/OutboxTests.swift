@@ -144,6 +144,7 @@ final class OutboxTests: VaultTestCase {
         XCTAssertEqual(rows.filter { $0.state == .done }.count, Vault.transferHistoryCount - 1, "the 200 newest, minus the old one")
         XCTAssertFalse(rows.contains { $0.id == old })
         XCTAssertTrue(rows.contains { $0.id == running }, "unfinished rows stay")
+        XCTAssertEqual(try vault.unfinishedTransfers().map(\.id), [running])
         try vault.remove("/f")
         XCTAssertEqual(try vault.transfers().count, 0)
         XCTAssertEqual(try vault.db.scalar("SELECT count(*) FROM transfers")?.int, 0)
