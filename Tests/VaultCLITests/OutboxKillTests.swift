@@ -216,8 +216,9 @@ final class OutboxKillTests: XCTestCase {
 
     /// Seeded random operations, then `vault sync` killed 1–3 times in a row at random points
     /// (crash hooks between the server's answer and its record, and between a publish's commit
-    /// and its move, or a SIGKILL after a random delay); after every series the next `vault sync`
-    /// finishes everything, `vault doctor` is clean and the server holds the model.
+    /// and its move, or a SIGKILL after a random delay), sometimes followed by more changes;
+    /// after every series the next `vault sync` finishes everything, `vault doctor` is clean and
+    /// the server holds the model.
     /// `VAULT_KILL_SEEDS` / `VAULT_KILL_FIRST_SEED` / `VAULT_KILL_ROUNDS` scale it.
     func testRandomKillsDuringSyncNeverWedgeTheVault() throws {
         let env = ProcessInfo.processInfo.environment
@@ -239,6 +240,13 @@ final class OutboxKillTests: XCTestCase {
                     for _ in 0..<(1 + Int(g.next() % 3)) {
                         if try killSync(&g) { landed += 1 }
                         kills += 1
+                    }
+                    // Sometimes more changes before the next sync: removals and moves of what a
+                    // killed sync may have half sent (open upload sessions, sent creations, moves).
+                    if g.chance(0.5) {
+                        let more = OpGenerator().generate(seed: g.next(), count: 3 + Int(g.next() % 6), from: model, syncs: false)
+                        for op in more { try cli(op); try model.apply(op); done.append(op) }
+                        ops += more.count
                     }
                     try syncCompletely("seed \(seed) round \(round)")
                     try checkSettled(model, "seed \(seed) round \(round)")
