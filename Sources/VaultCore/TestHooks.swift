@@ -18,6 +18,24 @@ public enum TestHooks {
     /// Hits of the armed crash point so far.
     static let hits = Mutex(0)
 
+    /// With `VAULT_TEST_HOOKS=1` and `VAULT_TEST_NOW=<seconds since the epoch>`, the clock the
+    /// vault reads for sessions and timestamps (`Vault.now`): tests of timeouts set it instead of
+    /// sleeping.
+    static let clock: Int64? = {
+        let env = ProcessInfo.processInfo.environment
+        guard env["VAULT_TEST_HOOKS"] == "1" else { return nil }
+        return env["VAULT_TEST_NOW"].flatMap { Int64($0) }
+    }()
+
+    /// With `VAULT_TEST_HOOKS=1` and `VAULT_TEST_SERVER_URL=<url>`, the server address a logged-in
+    /// vault uses instead of the stored one: stands for a database edited after `vault login`
+    /// (an address `login` would refuse, a host that no longer resolves).
+    public static let serverURLOverride: String? = {
+        let env = ProcessInfo.processInfo.environment
+        guard env["VAULT_TEST_HOOKS"] == "1" else { return nil }
+        return env["VAULT_TEST_SERVER_URL"]
+    }()
+
     public static func crashPoint(_ name: String) {
         guard let at = crashAt, at.name == name else { return }
         if hits.withLock({ $0 += 1; return $0 }) >= at.hit { kill(getpid(), SIGKILL) }

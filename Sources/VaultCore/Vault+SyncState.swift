@@ -7,6 +7,8 @@ public enum SyncStateKey: String, Sendable, CaseIterable {
     case serverUser = "server_user"
     case deviceId = "device_id"
     case serverCAFile = "server_ca_file"
+    /// `1` when the user allowed plain HTTP to a remote server (`vault login --insecure-http`).
+    case serverInsecureHTTP = "server_insecure_http"
     case serverPassword = "server_password"
     case serverToken = "server_token"
     case serverTokenExpires = "server_token_expires"

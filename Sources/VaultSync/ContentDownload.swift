@@ -192,6 +192,9 @@ final class ContentDownload {
         record.progress(Int64(blob.size), force: true)
         record.set(.done)
         guard let published else { throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again") }
+        // New content in the cache: fit the cache to the budget, keeping this file (it is being
+        // read or was asked for). The download stands even if that bookkeeping fails.
+        if let warning = (try? vault.applyBudget(keeping: [node.id]))?.message { say("warning: " + warning) }
         return published
     }
 }

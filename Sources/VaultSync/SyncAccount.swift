@@ -13,16 +13,21 @@ public struct SyncAccount: Sendable {
     public var deviceId: String
     /// A PEM CA bundle to trust for this server instead of the system store, if any.
     public var caFile: String?
+    /// `vault login --insecure-http`: plain http:// to another machine was asked for explicitly.
+    public var insecureHTTP: Bool = false
     var password: String
     var token: String?
     var tokenExpiresAt: Date?
 
     /// The account stored in `vault`, or nil when `vault login` never ran.
     public static func load(from vault: Vault) throws -> SyncAccount? {
-        let v = try vault.syncState([.serverURL, .serverUser, .deviceId, .serverCAFile, .serverPassword, .serverToken, .serverTokenExpires])
+        let v = try vault.syncState([.serverURL, .serverUser, .deviceId, .serverCAFile, .serverInsecureHTTP, .serverPassword,
+                                     .serverToken, .serverTokenExpires])
         guard let url = v[.serverURL], let user = v[.serverUser], let password = v[.serverPassword] else { return nil }
-        return SyncAccount(serverURL: url, user: user, deviceId: v[.deviceId] ?? UUID().uuidString.lowercased(),
-                           caFile: v[.serverCAFile], password: password, token: v[.serverToken],
+        return SyncAccount(serverURL: TestHooks.serverURLOverride ?? url, user: user,
+                           deviceId: v[.deviceId] ?? UUID().uuidString.lowercased(),
+                           caFile: v[.serverCAFile], insecureHTTP: v[.serverInsecureHTTP] == "1",
+                           password: password, token: v[.serverToken],
                            tokenExpiresAt: v[.serverTokenExpires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
     }
 
@@ -39,6 +44,7 @@ public struct SyncAccount: Sendable {
     func save(to vault: Vault) throws {
         try vault.setSyncState([
             (.serverURL, serverURL), (.serverUser, user), (.deviceId, deviceId), (.serverCAFile, caFile),
+            (.serverInsecureHTTP, insecureHTTP ? "1" : nil),
             (.serverPassword, password), (.serverToken, token),
             (.serverTokenExpires, tokenExpiresAt.map { String($0.timeIntervalSince1970) }),
         ])

@@ -97,7 +97,7 @@ final class ModelRun {
             defer { try? FileManager.default.removeItem(at: dir) }
             let client = try SyncClient.login(vault: vault, serverURL: server.url, user: server.user,
                                               password: SecureBytes(copying: Array(server.password.utf8)), caFile: nil,
-                                              allowedServers: nil, pinnedPublicKeys: [])
+                                              policy: .none)
             var model = TreeModel()
             for op in ops {
                 done.append(op)
