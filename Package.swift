@@ -42,7 +42,10 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
+        // Seeded operation generators and models of the expected tree, shared by the sync tests
+        // (and the multi-device simulation); pure Swift, no I/O.
+        .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
     ]

@@ -448,7 +448,8 @@ def main():
                 continue
             bid = n["blob"]
             rec = blobs.get(bid)
-            areas = [rec["area"]] if rec else ["staging", "cache"]
+            # The recorded area first; the other too (a publish killed between commit and move).
+            areas = sorted(["staging", "cache"], key=lambda ar: not rec or ar != rec["area"])
             blob_path = next((os.path.join(vault_dir, ar, bid + ".blob") for ar in areas
                               if os.path.exists(os.path.join(vault_dir, ar, bid + ".blob"))), None)
             if blob_path is None:

@@ -150,9 +150,16 @@ extension VaultCommandLine {
         var unlockedAt: Int64?
         var locksAt: Int64?
         var nodes: Int?
+        /// Outbox entries waiting for the next sync (pending only).
         var pendingChanges: Int?
+        /// Outbox entries by state: pending, conflict, failed, held (paused or cancelled).
+        var changes: OutboxCounts?
+        /// Entries in conflict or failed, with their reasons.
+        var problems: [OutboxProblem]?
         var storage: StorageReport?
         var lastSync: String?
+        var syncHealth: SyncHealth?
+        var warnings: [String] = []
         var reducedProtection: [String]
     }
 
@@ -174,14 +181,21 @@ extension VaultCommandLine {
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
             let vault = try ctx.openVault(access: .read)
-            s.nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int
-            s.pendingChanges = try vault.db.scalar("SELECT count(*) FROM outbox WHERE state='pending'")?.int
+            s.nodes = try vault.nodeCount()
+            let changes = try vault.outboxCounts()
+            s.changes = changes
+            s.pendingChanges = changes.pending
+            s.problems = try vault.outboxProblems(limit: 10)
             s.storage = try vault.storageReport()
-            let state = Dictionary(uniqueKeysWithValues: try vault.db.query(
-                "SELECT key, value FROM sync_state WHERE key IN ('server_url', 'server_user', 'last_sync_at')").map { ($0[0].string ?? "", $0[1].string ?? "") })
-            if let url = state["server_url"] {
-                let when = state["last_sync_at"].flatMap(TimeInterval.init).map { "last successful sync \(Date(timeIntervalSince1970: $0))" } ?? "never synced"
-                s.lastSync = "\(url) as \(state["server_user"] ?? "?"); \(when)"
+            let state = try vault.syncState([.serverURL, .serverUser])
+            if let url = state[.serverURL] {
+                let health = try vault.syncHealth()
+                s.syncHealth = health
+                let when = health.lastSuccessAt.map { "last successful sync \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? "never synced"
+                let failed = health.failuresInRow > 0
+                    ? "; \(health.failuresInRow) failed since" + (health.lastFailure.map { " (last: \($0))" } ?? "") : ""
+                s.lastSync = "\(url) as \(state[.serverUser] ?? "?"); \(when)\(failed)"
+                if let w = health.warning(now: Int64(Date().timeIntervalSince1970), unsynced: changes.total) { s.warnings.append(w) }
             } else {
                 s.lastSync = "no server (vault login --server URL --user NAME)"
             }
@@ -198,10 +212,20 @@ extension VaultCommandLine {
         ctx.out.line("keyring \(s.keyring)")
         for d in s.reducedProtection { ctx.out.line("reduced protection: \(d)") }
         if let n = s.nodes { ctx.out.line("nodes   \(n)") }
-        if let p = s.pendingChanges { ctx.out.line("pending \(p) local change(s) awaiting sync") }
+        if let c = s.changes {
+            var line = "pending \(c.pending) local change(s) awaiting sync"
+            if c.conflict > 0 { line += "; \(c.conflict) in conflict" }
+            if c.failed > 0 { line += "; \(c.failed) failed (retried at the next sync)" }
+            if c.held > 0 { line += "; \(c.held) paused or cancelled (`vault transfers resume`)" }
+            ctx.out.line(line)
+            for p in s.problems ?? [] {
+                ctx.out.line("  \(p.state.rawValue): \(p.op.rawValue.replacingOccurrences(of: "_", with: " ")) \(p.path)" + (p.reason.map { ": \($0)" } ?? ""))
+            }
+        }
         if let st = s.storage {
             ctx.out.line("storage pinned \(ByteCount.format(st.pinnedBytes)), cached \(ByteCount.format(st.cachedBytes)), staged \(ByteCount.format(st.stagedBytes)), free \(ByteCount.format(st.freeBytes))")
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
+        for w in s.warnings { ctx.out.warn(w) }
     }
 }

@@ -1,17 +1,22 @@
 import Foundation
+internal import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Crash points for the crash-safety tests: with `VAULT_TEST_HOOKS=1` and
-/// `VAULT_TEST_CRASH_AT=<name>`, the process kills itself with SIGKILL at that point, exactly as
-/// `kill -9` would. Without both variables this does nothing.
+/// `VAULT_TEST_CRASH_AT=<name>` (or `<name>#<n>`: the n-th time the point is reached), the
+/// process kills itself with SIGKILL at that point, exactly as `kill -9` would. Without both
+/// variables this does nothing.
 public enum TestHooks {
-    static let crashAt: String? = {
+    static let crashAt: (name: String, hit: Int)? = {
         let env = ProcessInfo.processInfo.environment
-        guard env["VAULT_TEST_HOOKS"] == "1" else { return nil }
-        return env["VAULT_TEST_CRASH_AT"]
+        guard env["VAULT_TEST_HOOKS"] == "1", let spec = env["VAULT_TEST_CRASH_AT"] else { return nil }
+        let parts = spec.split(separator: "#", maxSplits: 1)
+        return (String(parts[0]), parts.count > 1 ? Int(parts[1]) ?? 1 : 1)
     }()
+    /// Hits of the armed crash point so far.
+    static let hits = Mutex(0)
 
     /// With `VAULT_TEST_HOOKS=1` and `VAULT_TEST_NOW=<seconds since the epoch>`, the clock the
     /// vault reads for sessions and timestamps (`Vault.now`): tests of timeouts set it instead of
@@ -32,6 +37,7 @@ public enum TestHooks {
     }()
 
     public static func crashPoint(_ name: String) {
-        if let at = crashAt, at == name { kill(getpid(), SIGKILL) }
+        guard let at = crashAt, at.name == name else { return }
+        if hits.withLock({ $0 += 1; return $0 }) >= at.hit { kill(getpid(), SIGKILL) }
     }
 }

@@ -19,7 +19,9 @@ extension Vault {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
         for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: tmp/\(name)") }
-        // 2. Each node's claimed content against the disk.
+        // 2. Blob files where their rows say (a publish interrupted between commit and move).
+        r.repaired += try repairBlobAreas()
+        // 3. Each node's claimed content against the disk.
         let nodes = try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
         var referenced = Set<String>()
         for n in nodes {
@@ -61,9 +63,9 @@ extension Vault {
                 r.repaired.append("\(p): content is on disk; marked LOCAL")
             }
         }
-        // 3. Revision blobs are referenced too.
+        // 4. Revision blobs are referenced too.
         for row in try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL") { if let b = row[0].string { referenced.insert(b) } }
-        // 4. Blob files or records nobody references.
+        // 5. Blob files or records nobody references.
         for area in [BlobArea.cache, .staging] {
             for id in blobs.idsOnDisk(area) where !referenced.contains(id) {
                 blobs.delete(id, area: area)

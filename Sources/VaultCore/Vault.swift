@@ -11,7 +11,9 @@ public final class Vault {
     var keys: KeyHierarchy
     /// The master key, in locked memory, for slot changes and rotation.
     var masterKey: SecureBytes
-    public internal(set) var db: SQLDatabase
+    /// The metadata database: VaultCore's own. Other modules use the typed operations
+    /// (`Vault+Tree`, `Vault+Outbox`, `Vault+Transfers`, `Vault+SyncState`, …).
+    var db: SQLDatabase
     public internal(set) var blobs: BlobStore
     let lock: VaultLock
     /// The policy's content budget maximum, if any (set by the caller that loaded the policy).
