@@ -2,8 +2,9 @@
 import PackageDescription
 
 /// vault: an encrypted offline vault for a cloud drive — library layers, the `vault` CLI and the
-/// reference `vault-server`. C libraries come from Debian as system-library targets; variadic C
-/// calls go through the tiny typed `CVaultShims` target.
+/// reference `vault-server`. C libraries come from Debian as system-library targets; what Swift
+/// cannot call directly (variadic calls, macros, packed structs) goes through one small shim
+/// target per C library, each with its own prefix (`CCurlShims_…`, `CSecretShims_…`).
 let package = Package(
     name: "vault",
     products: [
@@ -19,25 +20,40 @@ let package = Package(
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        .target(name: "CVaultShims", dependencies: ["CSecret", "CCurl", "CMicroHTTPD"]),
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // One shim target per C library, named and prefixed after it.
+        .target(name: "CSecretShims", dependencies: ["CSecret"]),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
+        .target(name: "CGioShims", dependencies: ["CGio"]),
+        // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
+        .target(name: "CLinuxShims"),
+
+        // Layer 1½: what client and server both need, with no C library: hex, base64url, the
+        // EINTR-safe read/write loops and file operations, name rules (VaultPrimitives); the
+        // command-line parser with its help, man-page and completion generators (VaultArguments);
+        // SHA-256 through OpenSSL (VaultDigest, so the server need not depend on VaultCrypto).
+        .target(name: "VaultPrimitives"),
+        .target(name: "VaultArguments"),
+        .target(name: "VaultDigest", dependencies: ["COpenSSL"]),
 
         // Layer 2: crypto.
-        .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL"]),
+        .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL", "VaultDigest", "VaultPrimitives"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
-        .target(name: "VaultSQL", dependencies: ["CSQLCipher"]),
-        .target(name: "VaultHTTP", dependencies: ["CCurl", "CVaultShims"]),
+        .target(name: "VaultSQL", dependencies: ["CSQLCipher", "VaultPrimitives"]),
+        .target(name: "VaultHTTP", dependencies: ["CCurl", "CCurlShims"]),
         // Layer 3: the vault.
-        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
-        .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
+        .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // Layer 6: thin executables.
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
-        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "COpenSSL", "CMicroHTTPD", "CVaultShims"]),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
@@ -48,5 +64,7 @@ let package = Package(
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
+        .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments"]),
+        .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
     ]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import VaultCore
-import CVaultShims
+internal import CLinuxShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,7 +35,7 @@ enum BackgroundDownload {
         let envp = env.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = vault_spawn_detached(path, argv, envp, &pid)
+        let rc = CLinuxShims_spawn_detached(path, argv, envp, &pid)
         guard rc == 0 else {
             throw VaultError(.io, "cannot start the background download: \(String(cString: strerror(rc)))",
                              hint: "run `vault sync` to download pinned content now")

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 
 /// The one seam where remote names and records are sealed and opened (SECURITY.md "End to end").
 /// Everything the server stores about a node passes through here; the sync layer above sees only
@@ -164,26 +165,5 @@ public final class RemoteCodec: @unchecked Sendable {
             throw lie("a \(what) is not in the vault's format")
         }
         return (epoch, bytes)
-    }
-}
-
-/// Base64url without padding (RFC 4648 §5).
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
-        var s = Data(bytes).base64EncodedString()
-        s = s.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while s.hasSuffix("=") { s.removeLast() }
-        return s
-    }
-
-    static func decode(_ s: String) -> [UInt8]? {
-        guard s.utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 45 || $0 == 95 }),
-              s.utf8.count % 4 != 1 else { return nil }
-        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while t.utf8.count % 4 != 0 { t += "=" }
-        guard let d = Data(base64Encoded: t) else { return nil }
-        // Canonical only: re-encoding must give the same text.
-        guard encode([UInt8](d)) == s else { return nil }
-        return [UInt8](d)
     }
 }

@@ -1,0 +1,8 @@
+// Typed wrappers for the Linux and glibc calls Swift cannot make itself: variadic calls
+// (`ioctl`, `prctl`), packed structs (`struct epoll_event`) and headers Swift's Glibc module
+// leaves out (<sys/xattr.h>). One header per concern; every function is prefixed `CLinuxShims_`.
+#pragma once
+#include "hardening_shim.h"
+#include "fsflags_shim.h"
+#include "spawn_shim.h"
+#include "hangup_shim.h"
