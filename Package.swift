@@ -65,6 +65,9 @@ let package = Package(
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments"]),
+        // The command definitions of both executables: help, misplaced options, and the generated
+        // man pages and completions (docs/, completions/) against what the code says.
+        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
     ]
 )

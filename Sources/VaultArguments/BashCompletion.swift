@@ -93,6 +93,13 @@ struct BashCompletion {
             done
             COMPREPLY=()
             if [[ -n "$opt" ]]; then \(f)_value "$path" "$opt"; return 0; fi
+            # `--opt=value` as one word (a COMP_WORDBREAKS without '='): complete the value after '='.
+            if (( ! only )) && [[ "$cur" == --*=* ]]; then
+                opt="${cur%%=*}"; cur="${cur#*=}"
+                \(f)_value "$path" "$opt" || return 0
+                local k; for k in "${!COMPREPLY[@]}"; do COMPREPLY[k]="$opt=${COMPREPLY[k]}"; done
+                return 0
+            fi
             if (( skip )); then \(f)_value "$path" "${COMP_WORDS[cword-1]}"; return 0; fi
             if (( ! only )) && [[ "$cur" == -* ]]; then
                 COMPREPLY=( $(compgen -W "$(\(f)_options "$path")" -- "$cur") )

@@ -38,9 +38,9 @@ public struct CommandLineError: Error, CustomStringConvertible {
         switch kind {
         case .unknownOption(let o, let owners):
             guard !owners.isEmpty else { return "unknown option '\(o)'" }
-            let list = owners.map { "`\($0)`" }
+            let list = owners.prefix(3).map { "`\($0)`" } + (owners.count > 3 ? ["\(owners.count - 3) other commands"] : [])
             let who = list.count == 1 ? list[0] : list.dropLast().joined(separator: ", ") + " and " + list.last!
-            return "unknown option '\(o)' (it is an option of \(who))"
+            return "unknown option '\(o)' here (it is an option of \(who))"
         case .missingValue(let o): return "\(o) needs a value"
         case .invalidValue(let o, let v, let e): return "\(o): '\(v)' is not \(e)"
         case .flagTakesNoValue(let o): return "\(o) takes no value"

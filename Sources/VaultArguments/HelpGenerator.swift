@@ -58,7 +58,7 @@ public enum HelpGenerator {
             out += "\n  See '\(path.names[0]) help \((path.names.dropFirst() + ["<\(path.types.count == 1 ? "command" : "subcommand")>"]).joined(separator: " "))' for detailed help.\n"
         }
         for section in c.sections {
-            out += "\n" + section.title + ":\n"
+            out += "\n" + section.title.uppercased() + ":\n"
             for p in section.paragraphs { out += TextWrap.wrap(p, indent: 2, firstIndent: 2) + "\n" }
             for item in section.items { out += TextWrap.item(item.term, item.text) + "\n" }
         }

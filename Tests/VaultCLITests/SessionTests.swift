@@ -130,8 +130,8 @@ final class SessionTests: XCTestCase {
 
     func testHelpAndUsageErrors() throws {
         let h = try CLIHarness(keyring: false)
-        XCTAssertTrue(try h.ok(["help"]).out.contains("Exit codes"))
-        XCTAssertTrue(try h.ok(["put", "--help"]).out.contains("vault put LOCAL"))
+        XCTAssertTrue(try h.ok(["help"]).out.contains("EXIT STATUS:"))
+        XCTAssertTrue(try h.ok(["put", "--help"]).out.contains("USAGE: vault put [<options>] <local> [<dest>]"))
         XCTAssertEqual(try h.run(["frobnicate"]).status, 2)
         XCTAssertEqual(try h.run(["ls", "--bogus"]).status, 2)
     }
