@@ -27,6 +27,19 @@ public struct CommandParser {
     }
 
     public func parse(_ arguments: [String]) throws(CommandLineError) -> ParseResult {
+        do {
+            return try parseWords(arguments)
+        } catch {
+            // `--help` anywhere before `--` wins over a mistake before it: show the help of the
+            // command the words reached.
+            if arguments.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
+                return .help(error.commandPath)
+            }
+            throw error
+        }
+    }
+
+    private func parseWords(_ arguments: [String]) throws(CommandLineError) -> ParseResult {
         var path = root
         var command: any ParsableCommand = path.leaf.init()
         var defs = command.definitions

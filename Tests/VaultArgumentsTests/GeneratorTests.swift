@@ -20,7 +20,8 @@ final class GeneratorTests: XCTestCase {
           -f, --force             Overwrite.
           --concurrency <n>       Parallel copies (1 to 8). (default: 4)
           --label <value>         A label.
-          -x, --exclude <pattern> Leave out names matching this (repeatable).
+          -x, --exclude <pattern>
+                                  Leave out names matching this (repeatable).
           --colour <value>        The colour. (values: red, green)
           --wait-time <seconds>   Seconds to wait.
           --json                  Print JSON.

@@ -105,7 +105,8 @@ final class CommandTreeTests: XCTestCase {
                                   of calibrating.
           --kdf-mem <size>        Argon2id memory, at least 8K (default 64M with
                                   --kdf-ops).
-          --pbkdf2-iterations <n> PBKDF2-HMAC-SHA512 iterations (at least 1000), instead
+          --pbkdf2-iterations <n>
+                                  PBKDF2-HMAC-SHA512 iterations (at least 1000), instead
                                   of calibrating.
           --apply                 Set the password slot to these costs (asks for the
                                   password).

@@ -83,14 +83,15 @@ struct PutCommand: VaultCommand, ProducesJSON, ReadsPassword {
     /// component of LOCAL); DEST missing: DEST itself (created). `exists` says whether a vault
     /// path is a folder (true), a file (false) or missing (nil).
     static func target(local: String, dest: String?, exists: (String) throws -> Bool?) throws -> String {
-        let dest = dest ?? "/"
+        var dest = dest ?? "/"
+        while dest.count > 1 && dest.hasSuffix("/") { dest.removeLast() }
         var name = local.hasSuffix("/") ? "" : (local as NSString).lastPathComponent
         if name == ".." {   // names no folder of its own: use the real folder's name
             name = (URL(fileURLWithPath: local).standardizedFileURL.resolvingSymlinksInPath().path as NSString).lastPathComponent
         }
         if name.isEmpty || name == "." || name == "/" { return dest }   // the contents, as rsync does with DIR/
         switch try exists(dest) {
-        case true?: return NodeResult.join(dest.count > 1 && dest.hasSuffix("/") ? String(dest.dropLast()) : dest, name)
+        case true?: return NodeResult.join(dest, name)
         case false?: throw VaultError(.conflict, "\(dest) is a file, not a folder", hint: "name a folder to import \(local) into")
         case nil: return dest   // cp -r DIR NEW: NEW becomes the copy of DIR
         }
