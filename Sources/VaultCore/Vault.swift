@@ -74,8 +74,10 @@ public final class Vault {
 
     /// Opens the vault with its master key (from the keyring or a password slot). `lock` says
     /// whether transfer controls may run beside this command (see `VaultLock`); a `.control`
-    /// request may get a vault opened beside a running sync (`isBesideSync`).
-    public static func open(layout: VaultLayout, masterKey: SecureBytes, lock request: VaultLock.Request = .exclusive) throws -> Vault {
+    /// request may get a vault opened beside a running sync (`isBesideSync`). `lockTimeout` bounds
+    /// the wait for the lock (then `.busy`).
+    public static func open(layout: VaultLayout, masterKey: SecureBytes, lock request: VaultLock.Request = .exclusive,
+                            lockTimeout: TimeInterval = lockTimeout) throws -> Vault {
         let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout, request: request)
         let (file, bytes) = try readKeyslots(layout)
         let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)

@@ -154,6 +154,15 @@ public struct VaultSessions {
     /// Opens the vault for one command: from the keyring session, else with a password when the
     /// vault has no keyring or the user named a password source; else it is locked.
     public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive) throws -> Vault {
+        try open(password: password, lock: lock, touch: true, lockTimeout: Vault.lockTimeout).vault
+    }
+
+    /// `open(password:lock:)` for a long-lived command that opens the vault again for each step
+    /// (`vault browse`): `touch` false leaves the session's idle clock alone (a screen refreshing
+    /// by itself is not use), `lockTimeout` bounds the wait for the vault lock (0: fail at once
+    /// with `.busy`). Also returns the keyring session the vault was opened from, if any.
+    public func open(password: PasswordSource, lock: VaultLock.Request, touch: Bool,
+                     lockTimeout: TimeInterval) throws -> (vault: Vault, session: KeyringSession.Record?) {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
@@ -168,19 +177,21 @@ public struct VaultSessions {
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
-                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock)
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, lockTimeout: lockTimeout)
+                var store = false
                 if vault.keyslots.body.epoch != rec.epoch {
                     // This command finished an interrupted rotation: keep the new key.
                     rec.epoch = vault.keyslots.body.epoch
                     rec.masterKey = vault.masterKey
-                    rec.lastUsedAt = Vault.now - Self.touchInterval
+                    store = true
                 }
                 let now = Vault.now
-                if now - rec.lastUsedAt >= Self.touchInterval {
+                if touch && (store || now - rec.lastUsedAt >= Self.touchInterval) {
                     rec.lastUsedAt = now
-                    try ring.store(rec)
+                    store = true
                 }
-                return vault
+                if store { try ring.store(rec) }
+                return (vault, rec)
             }
             if !password.isExplicit {
                 if let expired {
@@ -194,8 +205,8 @@ public struct VaultSessions {
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let master = try unlockMaster(file) { try file.unlock(password: pw) }
-        let vault = try Vault.open(layout: layout, masterKey: master, lock: lock)
+        let vault = try Vault.open(layout: layout, masterKey: master, lock: lock, lockTimeout: lockTimeout)
         try noteSuccess(vault)
-        return vault
+        return (vault, nil)
     }
 }

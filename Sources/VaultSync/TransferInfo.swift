@@ -41,7 +41,7 @@ public struct TransferInfo: Sendable, Codable, Equatable {
         }
     }
 
-    private static func shown(_ stored: String?, besideSync: Bool) -> TransferState {
+    static func shown(_ stored: String?, besideSync: Bool) -> TransferState {
         let state = TransferState(rawValue: stored ?? "") ?? .failed
         return state == .running && !besideSync ? .interrupted : state
     }

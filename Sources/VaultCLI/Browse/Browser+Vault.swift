@@ -1,0 +1,162 @@
+import Foundation
+import VaultBrowseModel
+import VaultCore
+import VaultSync
+
+/// The browser's steps on the vault: each opens it, does one thing and releases it.
+extension Browser {
+    /// Opens the vault for one step and runs `body`; the vault (and its lock) is released when
+    /// this returns. A key pressed since the last step makes this one count as use.
+    func step<T>(lock: VaultLock.Request, timeout: TimeInterval, _ body: (Vault) throws -> T) throws -> T {
+        let touch = userActed
+        let vault = try access.open(lock: lock, touch: touch, lockTimeout: timeout)
+        userActed = false
+        vault.budgetMax = ctx.policy.contentBudgetMax.value
+        return try body(vault)
+    }
+
+    /// Shows `snap`, selecting `select` (else keeping the selection on the same entry).
+    func apply(_ snap: FolderSnapshot, select: String? = nil) {
+        if snap.place.id != folder.id { list.filter = "" }
+        folder = snap.place
+        list.replace(snap.entries, select: select)
+        storage = snap.storage
+        transfers = snap.transfers
+    }
+
+    /// Reads the current folder again (every second, and after each action). Another command
+    /// holding the vault shows as busy; a vault locked meanwhile clears the screen.
+    func refresh() {
+        lastRefresh = Date()
+        do {
+            let snap = try step(lock: .control, timeout: 0) { v -> FolderSnapshot in
+                if let s = try FolderSnapshot.load(v, folderId: folder.id) { return s }
+                message = Message(text: "\(folder.path) no longer exists; showing /", isError: true)
+                return try FolderSnapshot.load(v, folderId: Vault.rootId)!
+            }
+            busy = nil
+            if case .locked = mode {
+                mode = .browsing
+                message = Message(text: "Unlocked again.", isError: false)
+            }
+            apply(snap)
+        } catch {
+            fail(error, quietBusy: true)
+        }
+        for w in warnings.take() { message = Message(text: "warning: " + w, isError: true) }
+    }
+
+    /// Reports a failed step: busy in the status bar (`quietBusy`) or the message line; a
+    /// locked vault clears the screen.
+    func fail(_ error: Error, quietBusy: Bool = false) {
+        let e = error as? VaultError ?? VaultError.wrap(error)
+        switch e.kind {
+        case .locked:
+            lockScreen(e.message)
+        case .busy where quietBusy:
+            busy = e.message
+        default:
+            message = Message(text: e.message + (e.hint.map { " (\($0))" } ?? ""), isError: true)
+        }
+    }
+
+    /// The vault locked: forget everything read from it (names, sizes) and say so.
+    func lockScreen(_ reason: String) {
+        mode = .locked(reason)
+        list.replace([])
+        list.filter = ""
+        storage = nil
+        transfers = []
+        busy = nil
+    }
+
+    /// Opens folder `id`, selecting `select`.
+    func enter(_ id: String, select: String?) {
+        do {
+            let snap = try step(lock: .control, timeout: Self.actionLockTimeout) { v in try FolderSnapshot.load(v, folderId: id) }
+            guard let snap else { message = Message(text: "That folder no longer exists.", isError: true); refresh(); return }
+            apply(snap, select: select)
+            lastRefresh = Date()
+        } catch { fail(error) }
+    }
+
+    /// Runs an action that changes the vault, then shows its message and refreshes.
+    func act(_ body: (Vault) throws -> String) {
+        do {
+            message = Message(text: try step(lock: .exclusive, timeout: Self.actionLockTimeout, body), isError: false)
+        } catch { fail(error) }
+        if case .locked = mode { return }
+        let outcome = message
+        refresh()
+        message = outcome ?? message
+    }
+
+    /// The vault path of `entry` as of now (it may have moved since the last refresh).
+    func currentPath(_ v: Vault, _ entry: BrowseEntry) throws -> String {
+        guard let n = try v.node(id: entry.id) else {
+            throw VaultError(.notFound, "\(TerminalText.escaped(entry.name)) no longer exists")
+        }
+        return try v.path(of: n)
+    }
+
+    func togglePin(_ entry: BrowseEntry) {
+        var missing: (count: Int, bytes: UInt64) = (0, 0)
+        var connected = false
+        act { v in
+            let path = try currentPath(v, entry)
+            let nodes = try v.setPinned(path, !entry.pinned)
+            connected = try SyncAccount.load(from: v) != nil
+            if !entry.pinned {
+                let absent = nodes.filter { !$0.isFolder && $0.contentState == .notDownloaded && $0.remoteId != nil }
+                missing = (absent.count, absent.reduce(0) { $0 + $1.size })
+            }
+            return entry.pinned ? "Unpinned \(TerminalText.escaped(path)): its content may be evicted."
+                                : "Pinned \(TerminalText.escaped(path)): kept offline, never evicted."
+        }
+        guard missing.count > 0, message?.isError == false else { return }
+        // As `vault pin` does: the content downloads in the background, once the vault is free.
+        let what = "\(missing.count) file(s), \(ByteCount.format(missing.bytes))"
+        if !connected {
+            message?.text += " Its content (\(what)) downloads once the vault is connected to a server."
+        } else if BackgroundDownload.canStart(ctx), let pid = try? BackgroundDownload.start(ctx) {
+            message?.text += " Downloading \(what) in the background (pid \(pid))."
+        } else {
+            message?.text += " Its content (\(what)) downloads with `vault sync`."
+        }
+    }
+
+    func evict(_ entry: BrowseEntry) {
+        act { v in
+            let path = try currentPath(v, entry)
+            let r = try v.evict(paths: [path])
+            if r.evicted.isEmpty {
+                return "Nothing to evict in \(TerminalText.escaped(path)) (not on this device, pinned, or awaiting upload)."
+            }
+            return "Evicted \(r.evicted.count) file(s), freed \(ByteCount.format(r.freedBytes)); the content stays on the server."
+        }
+    }
+
+    func delete(_ entry: BrowseEntry) {
+        act { v in
+            let path = try currentPath(v, entry)
+            let removed = try v.remove(path, recursive: true)
+            return "Deleted \(TerminalText.escaped(path))\(removed.count > 1 ? " and \(removed.count - 1) item(s) in it" : "")."
+        }
+    }
+
+    func rename(_ entry: BrowseEntry, to name: String) {
+        guard name != entry.name else { return }
+        act { v in
+            try NameRules.validate(name)
+            let path = try currentPath(v, entry)
+            let parent = (path as NSString).deletingLastPathComponent
+            let target = parent == "/" ? "/" + name : parent + "/" + name
+            // A rename, never a move into a folder that happens to have the new name.
+            if (try? v.resolve(target)) != nil {
+                throw VaultError(.alreadyExists, "'\(TerminalText.escaped(name))' already exists in \(TerminalText.escaped(parent))")
+            }
+            let n = try v.move(path, to: target)
+            return "Renamed to \(TerminalText.escaped(n.name))."
+        }
+    }
+}
