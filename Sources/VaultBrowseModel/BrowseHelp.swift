@@ -11,8 +11,7 @@ public enum BrowseHelp {
         ("r", "rename"),
         ("/", "filter by name (Enter keeps it, Esc clears it)"),
         ("s", "sort by name, size, time"),
-        ("Ctrl-L", "repaint the screen"),
-        ("q", "quit"),
+        ("q", "quit (Ctrl-L repaints the screen)"),
         ("(revisions)", "restoring older versions comes with two-way sync"),
     ]
 
@@ -23,19 +22,17 @@ public enum BrowseHelp {
         ("S", "an older version is on this device (stale)"),
         ("v 12%", "downloading"),
         ("P", "pinned"),
-        ("^", "awaiting upload (folder: something inside)"),
-        ("^ 45%", "uploading"),
+        ("^  ^ 45%", "awaiting upload (a folder: something inside); uploading"),
         ("=", "upload paused (`vault transfers resume`)"),
         ("!", "conflict: the server has a newer version"),
     ]
 
     /// The help as lines of text.
     public static var lines: [String] {
-        var out = ["vault browse: keys", ""]
+        var out = ["vault browse: keys (any key returns)"]
         out += keys.map { pad($0.0, 15) + $0.1 }
         out += ["", "The state column"]
         out += marks.map { "  " + pad($0.0, 13) + $0.1 }
-        out += ["", "Any key returns."]
         return out
     }
 

@@ -6,6 +6,7 @@ public struct RowLayout: Equatable, Sendable {
     public struct Column: Equatable, Sendable {
         public var x: Int
         public var width: Int
+        public init(x: Int, width: Int) { self.x = x; self.width = width }
     }
 
     public static let marksWidth = 7
