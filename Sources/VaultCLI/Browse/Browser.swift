@@ -124,6 +124,7 @@ final class Browser {
     }
 
     func handle(_ key: BrowseKey) {
+        TestHooks.trapPoint("browse-key")
         message = nil
         switch mode {
         case .locked:
