@@ -9,6 +9,9 @@ import Glibc
 /// a bug would. Without these variables this does nothing.
 public enum TestHooks {
     static let crashAt: String? = hook("VAULT_TEST_CRASH_AT")
+    /// `VAULT_TEST_TOUCH_INTERVAL=<seconds>`: how often a session's idle clock is refreshed (30 s
+    /// otherwise), so a test can tell use from a refresh in seconds rather than minutes.
+    static let touchInterval: Int64? = hook("VAULT_TEST_TOUCH_INTERVAL").flatMap { Int64($0) }
     static let trapAt: String? = hook("VAULT_TEST_TRAP_AT")
 
     private static func hook(_ name: String) -> String? {

@@ -26,7 +26,7 @@ public struct VaultSessions {
     public static let defaultIdleTimeout: Int64 = 15 * 60
     public static let defaultAbsoluteTimeout: Int64 = 8 * 3600
     /// How often the idle clock in the keyring item is refreshed.
-    static let touchInterval: Int64 = 30
+    static let touchInterval: Int64 = TestHooks.touchInterval ?? 30
 
     public init(layout: VaultLayout, environment: [String: String] = ProcessInfo.processInfo.environment,
                 policy: EffectivePolicy = .none, warn: @escaping (String) -> Void) {

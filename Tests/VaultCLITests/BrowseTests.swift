@@ -168,6 +168,34 @@ final class BrowseTests: XCTestCase {
         t.assertTerminalSane(stty)
     }
 
+    func testEvictThenOpenDownloadsFirstAndPinDownloadsInTheBackground() throws {
+        let h = try vault()
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        try h.login(to: server)
+        try h.ok(["sync"] + h.pw)
+        let t = try TmuxPane(h, env: ["PAGER": "less"])
+        try t.waitFor("uploaded and local") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("L      ") == true }
+        try t.press("G", "e")
+        try t.waitFor("Evicted 1 file(s)")
+        try t.waitFor("not downloaded") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("-      ") == true }
+        XCTAssertEqual(try h.node("/top.txt")["contentState"] as? String, "NOT_DOWNLOADED")
+        // Enter on content that is not here: it downloads, then shows.
+        try t.press("Enter")
+        try t.waitFor("(END)")
+        XCTAssertTrue(try t.screen().contains(Self.hello))
+        try t.press("q")
+        try t.waitFor("local again") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("L      ") == true }
+        // Pinning content that is not here downloads it in the background, as `vault pin` does.
+        try t.press("e")
+        try t.waitFor("not downloaded") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("-      ") == true }
+        try t.press("p")
+        try t.waitFor("in the background")
+        try t.waitFor("pinned and local") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("LP     ") == true }
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+    }
+
     func testResizesCleanly() throws {
         let h = try vault()
         let t = try TmuxPane(h)
@@ -211,14 +239,28 @@ final class BrowseTests: XCTestCase {
         t.assertTerminalSane(stty)
     }
 
-    func testAutoLockCountsDownAndLocksWhileNobodyTypes() throws {
+    func testAutoLockCountsDownAndLocksWhileNobodyTypesButKeysKeepItOpen() throws {
         let h = try vault(unlock: false)
+        // The session's idle clock is refreshed every second here (30 s normally), so a
+        // browser whose own refreshes counted as use would keep the vault open for ever.
+        let hooks = ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_TOUCH_INTERVAL": "1"]
         try h.ok(["unlock", "--idle", "4s"] + h.pw)
-        let t = try TmuxPane(h)
-        try t.waitFor("locks in")
-        // The browser's own refreshes are not use: the session ends on time.
-        let s = try t.waitFor("The vault is locked.")
+        let typing = try TmuxPane(h, env: hooks)
+        try typing.waitFor("locks in")
+        // Keys are use: pressed for longer than the idle timeout, the vault stays open.
+        let until = Date().addingTimeInterval(7)
+        var down = true
+        while Date() < until {
+            try typing.press(down ? "j" : "k")
+            down.toggle()
+            usleep(400_000)
+        }
+        let open = try typing.screen()
+        XCTAssertFalse(open.contains("The vault is locked."), open)
+        // Nobody types: the browser's refreshes are not use, and the session ends on time.
+        let s = try typing.waitFor("The vault is locked.")
         XCTAssertTrue(s.contains("idle timeout"), s)
+        XCTAssertEqual(try h.run(["ls"]).status, 3, "locked for every command")
     }
 
     func testOtherCommandsRunBesideItAndBusyIsShownNotFatal() throws {

@@ -111,17 +111,17 @@ extension Browser {
                 missing = (absent.count, absent.reduce(0) { $0 + $1.size })
             }
             return entry.pinned ? "Unpinned \(TerminalText.escaped(path)): its content may be evicted."
-                                : "Pinned \(TerminalText.escaped(path)): kept offline, never evicted."
+                                : "Pinned \(TerminalText.escaped(path)): kept offline."
         }
         guard missing.count > 0, message?.isError == false else { return }
         // As `vault pin` does: the content downloads in the background, once the vault is free.
-        let what = "\(missing.count) file(s), \(ByteCount.format(missing.bytes))"
+        let what = "\(missing.count) file(s) (\(ByteCount.format(missing.bytes)))"
         if !connected {
-            message?.text += " Its content (\(what)) downloads once the vault is connected to a server."
-        } else if BackgroundDownload.canStart(ctx), let pid = try? BackgroundDownload.start(ctx) {
-            message?.text += " Downloading \(what) in the background (pid \(pid))."
+            message?.text += " \(what) download once the vault has a server."
+        } else if BackgroundDownload.canStart(ctx), (try? BackgroundDownload.start(ctx)) != nil {
+            message?.text += " Downloading \(what) in the background."
         } else {
-            message?.text += " Its content (\(what)) downloads with `vault sync`."
+            message?.text += " \(what) download with `vault sync`."
         }
     }
 
