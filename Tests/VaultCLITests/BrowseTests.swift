@@ -196,6 +196,40 @@ final class BrowseTests: XCTestCase {
         XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
     }
 
+    func testShowsAnUploadLiveBesideARunningSync() throws {
+        let h = try vault()
+        let server = try ServerHarness(root: h.root, args: ["--max-chunk", "1048576"])
+        h.useFastRetry()
+        try h.login(to: server)
+        try h.ok(["sync"] + h.pw)
+        var bytes = [UInt8](repeating: 0, count: 16 << 20)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try h.ok(["put", try h.localFile("big.bin", Data(bytes)), "/big.bin"] + h.pw)
+        let t = try TmuxPane(h)
+        try t.waitFor("big.bin")
+        try server.faults(#"{"delayMs": 300}"#)   // 1 MiB chunks, 0.3 s each: a few seconds of upload
+        let sync = Process()
+        sync.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        sync.arguments = ["sync"] + h.pw
+        sync.environment = h.env
+        sync.standardOutput = FileHandle.nullDevice
+        sync.standardError = FileHandle.nullDevice
+        try sync.run()
+        // The browser reads beside the sync (the vault is not free) and shows the progress.
+        try t.waitFor("the file uploading with a percentage") { _ in
+            guard let row = try? t.row(containing: "big.bin") else { return false }
+            return row.hasPrefix("L ^") && row.prefix(7).hasSuffix("%")
+        }
+        try t.waitFor("transfers: up 1")
+        sync.waitUntilExit()
+        XCTAssertEqual(sync.terminationStatus, 0)
+        try server.faults("{}")
+        try t.waitFor("uploaded") { _ in (try? t.row(containing: "big.bin"))?.hasPrefix("L      ") == true }
+        try t.waitFor("transfers: no transfers")
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+    }
+
     func testResizesCleanly() throws {
         let h = try vault()
         let t = try TmuxPane(h)
