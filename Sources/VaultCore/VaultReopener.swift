@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a long-lived interactive command (`vault browse`) reaches the vault: it opens the vault
 /// for each step (a refresh, an action) and releases it in between, so the vault lock is never
@@ -77,6 +80,55 @@ public final class VaultReopener {
             deadlines = Deadlines(rec)
         }
         return vault
+    }
+
+    /// Confirms the vault is still unlocked without opening it (cheap enough for every second),
+    /// and updates `deadlines`. `touch`: the user did something (a key press), which counts as
+    /// use for the idle timeout exactly as opening the vault with `touch` does.
+    /// - Throws: `.locked` as `open` does.
+    public func check(touch: Bool) throws {
+        if var rec = held {
+            if let why = rec.expiry(now: Vault.now) {
+                held = nil
+                throw VaultError(.locked, "the vault is locked: \(why)", hint: "run `vault unlock`, or start the command again")
+            }
+            if touch { rec.lastUsedAt = Vault.now; held = rec }
+            deadlines = Deadlines(rec)
+            return
+        }
+        let (file, _) = try Vault.readKeyslots(sessions.layout)
+        guard sessions.keyringAvailability.available else { throw VaultError(.locked, "the vault is locked") }
+        let (session, expired) = try sessions.currentSession()
+        guard var rec = session else {
+            throw VaultError(.locked, expired.map { "the vault is locked: \($0)" } ?? "the vault is locked", hint: "run `vault unlock`")
+        }
+        if rec.epoch != file.body.epoch && file.body.pendingRotation == nil {
+            // Rotated since the unlock: the next opening clears the session and says so.
+            _ = try open(lock: .control, touch: touch, lockTimeout: 0)
+            return
+        }
+        let now = Vault.now
+        if touch && now - rec.lastUsedAt >= VaultSessions.touchInterval {
+            rec.lastUsedAt = now
+            try KeyringSession(vaultId: file.body.vaultId).store(rec)
+        }
+        source = .keyring
+        deadlines = Deadlines(rec)
+    }
+
+    /// What changes whenever the metadata database is written (its file's identity, size and
+    /// modification time): the same stamp twice means nothing in the vault's tree, transfers or
+    /// storage changed in between, so a view need not read it again. Nil when it cannot be read.
+    public var databaseStamp: DatabaseStamp? {
+        var st = stat()
+        guard stat(sessions.layout.databaseFile, &st) == 0 else { return nil }
+        return DatabaseStamp(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+                             seconds: Int64(st.st_mtim.tv_sec), nanoseconds: Int64(st.st_mtim.tv_nsec))
+    }
+
+    /// See `databaseStamp`.
+    public struct DatabaseStamp: Equatable, Sendable {
+        let device: UInt64, inode: UInt64, size: Int64, seconds: Int64, nanoseconds: Int64
     }
 
     private func openHeld(lock: VaultLock.Request, touch: Bool, lockTimeout: TimeInterval) throws -> Vault {

@@ -36,7 +36,7 @@ extension Browser {
         if ctx.policy.plaintextExport.value == false && message == nil {
             message = Message(text: "The policy forbids exporting plaintext: the file was shown in less's secure mode.", isError: false)
         }
-        lastRefresh = .distantPast   // refresh now: the content state changed
+        refresh(full: true)   // the content state and the access time changed
     }
 
     /// Downloads `node`'s content, with a progress line at the bottom of the screen.

@@ -20,30 +20,58 @@ extension Browser {
         if snap.place.id != folder.id { list.filter = "" }
         folder = snap.place
         list.replace(snap.entries, select: select)
-        storage = snap.storage
+        storage = snap.summary.storage
+        summary = snap.summary
         transfers = snap.transfers
     }
 
-    /// Reads the current folder again (every second, and after each action). Another command
-    /// holding the vault shows as busy; a vault locked meanwhile clears the screen.
-    func refresh() {
+    /// Brings the screen up to date (every second, and after each action). Confirms the vault
+    /// is still unlocked (a locked vault clears the screen) without opening it; reads it only
+    /// when its database changed since the last read, or `full` (after an action, or at least
+    /// every `fullInterval`); the whole-table sums at most every `summaryInterval` while it
+    /// keeps changing (a sync writes its progress several times a second). Another command
+    /// holding the vault shows as busy.
+    func refresh(full: Bool = false) {
         lastRefresh = Date()
+        var full = full
         do {
-            let snap = try step(lock: .control, timeout: 0) { v -> FolderSnapshot in
-                if let s = try FolderSnapshot.load(v, folderId: folder.id) { return s }
-                message = Message(text: "\(folder.path) no longer exists; showing /", isError: true)
-                return try FolderSnapshot.load(v, folderId: Vault.rootId)!
-            }
-            busy = nil
+            try access.check(touch: userActed)
+            userActed = false
             if case .locked = mode {
                 mode = .browsing
                 message = Message(text: "Unlocked again.", isError: false)
+                full = true
             }
+            let stamp = access.databaseStamp
+            if stamp == nil || stamp != lastStamp { lastChange = Date() }
+            let upToDate = summary.map { $0.readAt > lastChange } ?? false
+            let age = summary.map { Date().timeIntervalSince($0.readAt) } ?? .infinity
+            if !full && upToDate && stamp == lastStamp && age < Self.fullInterval {
+                // Nothing to read; just say whether another command holds the vault.
+                busy = Self.busyHolder(ctx.layout)
+                return
+            }
+            let reuse = full || age >= Self.summaryInterval ? nil : summary
+            let snap = try step(lock: .control, timeout: 0) { v -> FolderSnapshot in
+                if let s = try FolderSnapshot.load(v, folderId: folder.id, reusing: reuse) { return s }
+                message = Message(text: "\(TerminalText.escaped(folder.path)) no longer exists; showing /", isError: true)
+                return try FolderSnapshot.load(v, folderId: Vault.rootId)!
+            }
+            lastStamp = stamp   // as of before the read: a change during it is read next time
+            busy = nil
             apply(snap)
         } catch {
             fail(error, quietBusy: true)
         }
         for w in warnings.take() { message = Message(text: "warning: " + w, isError: true) }
+    }
+
+    /// Why the vault cannot be opened now (another command holds it), or nil: takes the lock a
+    /// refresh would and lets it go at once, without opening anything.
+    static func busyHolder(_ layout: VaultLayout) -> String? {
+        do { _ = try VaultLock(path: layout.lockFile, timeout: 0, request: .control); return nil } catch let e as VaultError where e.kind == .busy {
+            return e.message
+        } catch { return nil }
     }
 
     /// Reports a failed step: busy in the status bar (`quietBusy`) or the message line; a
@@ -66,6 +94,8 @@ extension Browser {
         list.replace([])
         list.filter = ""
         storage = nil
+        summary = nil
+        lastStamp = nil
         transfers = []
         busy = nil
     }
@@ -73,9 +103,11 @@ extension Browser {
     /// Opens folder `id`, selecting `select`.
     func enter(_ id: String, select: String?) {
         do {
+            let stamp = access.databaseStamp
             let snap = try step(lock: .control, timeout: Self.actionLockTimeout) { v in try FolderSnapshot.load(v, folderId: id) }
-            guard let snap else { message = Message(text: "That folder no longer exists.", isError: true); refresh(); return }
+            guard let snap else { message = Message(text: "That folder no longer exists.", isError: true); refresh(full: true); return }
             apply(snap, select: select)
+            lastStamp = stamp
             lastRefresh = Date()
         } catch { fail(error) }
     }
@@ -87,7 +119,7 @@ extension Browser {
         } catch { fail(error) }
         if case .locked = mode { return }
         let outcome = message
-        refresh()
+        refresh(full: true)
         message = outcome ?? message
     }
 

@@ -29,8 +29,12 @@ final class Browser {
         var isError: Bool
     }
 
-    /// How often the screen refreshes itself from the vault.
+    /// How often the screen refreshes itself (the lock state always; the vault when it changed).
     static let refreshInterval: TimeInterval = 1
+    /// How often, at most, the whole-table sums are read again while the vault keeps changing.
+    static let summaryInterval: TimeInterval = 5
+    /// How often the vault is read even when nothing in it changed (free disk space).
+    static let fullInterval: TimeInterval = 30
     /// How long an action waits for another command's vault lock before saying busy.
     static let actionLockTimeout: TimeInterval = 1
 
@@ -41,6 +45,12 @@ final class Browser {
     var list = BrowseList()
     var folder = FolderSnapshot.Place(id: Vault.rootId, path: "/", parentId: nil)
     var storage: StorageReport?
+    /// The whole-table sums of the last read (see `FolderSnapshot.Summary`).
+    var summary: FolderSnapshot.Summary?
+    /// The database as of the last read: the same stamp means nothing changed since.
+    var lastStamp: VaultReopener.DatabaseStamp?
+    /// When the database was last seen to change.
+    var lastChange = Date()
     var transfers: [TransferSummary] = []
     /// Why the last refresh could not read the vault (another command holds it), if so.
     var busy: String?
@@ -62,6 +72,7 @@ final class Browser {
         let access = VaultReopener(sessions: sessions, password: ctx.password)
         // The first step runs before the screen is taken: it may ask for the password, and
         // its errors (locked, busy, no such path) end the command like any other's.
+        let stamp = access.databaseStamp
         let (first, selectId) = try {
             let vault = try access.open(lock: .control, touch: true, lockTimeout: Vault.lockTimeout)
             vault.budgetMax = ctx.policy.contentBudgetMax.value
@@ -82,6 +93,7 @@ final class Browser {
         let browser = Browser(ctx: ctx, access: access, terminal: terminal, warnings: warnings)
         browser.apply(first, select: selectId)
         browser.lastRefresh = Date()
+        browser.lastStamp = stamp
         browser.loop()
     }
 
@@ -128,7 +140,7 @@ final class Browser {
         message = nil
         switch mode {
         case .locked:
-            if key == .character("q") || key == .character("Q") { done = true } else { refresh() }
+            if key == .character("q") || key == .character("Q") { done = true } else { refresh(full: true) }
         case .help:
             mode = .browsing
         case .confirmDelete(let entry):

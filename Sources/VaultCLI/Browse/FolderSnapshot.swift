@@ -12,21 +12,34 @@ struct FolderSnapshot {
         var parentId: String?
     }
 
+    /// What takes whole-table reads to compute (the sums below each folder, the outbox, the
+    /// storage report): kept between refreshes and read again only now and then (see
+    /// `Browser.summaryInterval`) while the vault keeps changing.
+    struct Summary {
+        var folderId: String
+        var totals: [String: FolderTotals]
+        var marks: [String: OutboxMark]
+        var storage: StorageReport
+        var readAt: Date
+    }
+
     var place: Place
     var entries: [BrowseEntry]
-    var storage: StorageReport
     var transfers: [TransferSummary]
+    var summary: Summary
 
-    /// Reads folder `folderId`; nil when it no longer exists (removed from another terminal).
-    static func load(_ vault: Vault, folderId: String) throws -> FolderSnapshot? {
+    /// Reads folder `folderId`, reusing `summary` when it is of this folder; nil when the folder
+    /// no longer exists (removed from another terminal).
+    static func load(_ vault: Vault, folderId: String, reusing old: Summary? = nil) throws -> FolderSnapshot? {
         guard let folder = try vault.node(id: folderId), folder.isFolder else { return nil }
-        let totals = try vault.folderTotals(in: folder.id)
-        let marks = try vault.outboxMarks(in: folder.id)
+        let summary = try old.flatMap { $0.folderId == folder.id ? $0 : nil }
+            ?? Summary(folderId: folder.id, totals: try vault.folderTotals(in: folder.id), marks: try vault.outboxMarks(in: folder.id),
+                       storage: try vault.storageReport(), readAt: Date())
         let live = try TransferInfo.unfinished(in: vault, besideSync: vault.isBesideSync)
         var byNode: [String: LiveTransfer] = [:]
         for t in live where byNode[t.nodeId] == nil { byNode[t.nodeId] = t }   // newest first
         let entries = try vault.children(of: folder.id).map { n in
-            BrowseEntry(node: n, totals: totals[n.id], outbox: marks[n.id], transfer: byNode[n.id].map {
+            BrowseEntry(node: n, totals: summary.totals[n.id], outbox: summary.marks[n.id], transfer: byNode[n.id].map {
                 (upload: $0.direction == "upload", running: $0.state == .running, done: $0.bytesDone, total: $0.bytesTotal)
             })
         }
@@ -35,6 +48,6 @@ struct FolderSnapshot {
                             failed: $0.state == .failed || $0.state == .conflict, bytesDone: $0.bytesDone, bytesTotal: $0.bytesTotal)
         }
         return FolderSnapshot(place: Place(id: folder.id, path: try vault.path(of: folder), parentId: folder.parentId),
-                              entries: entries, storage: try vault.storageReport(), transfers: summaries)
+                              entries: entries, transfers: summaries, summary: summary)
     }
 }
