@@ -126,6 +126,9 @@ public final class VaultReopener {
                              seconds: Int64(st.st_mtim.tv_sec), nanoseconds: Int64(st.st_mtim.tv_nsec))
     }
 
+    /// Free bytes on the vault's filesystem now (without opening the vault).
+    public var freeBytes: UInt64? { POSIX.freeBytes(at: sessions.layout.root) }
+
     /// See `databaseStamp`.
     public struct DatabaseStamp: Equatable, Sendable {
         let device: UInt64, inode: UInt64, size: Int64, seconds: Int64, nanoseconds: Int64

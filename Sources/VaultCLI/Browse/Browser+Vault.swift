@@ -47,8 +47,9 @@ extension Browser {
             let upToDate = summary.map { $0.readAt > lastChange } ?? false
             let age = summary.map { Date().timeIntervalSince($0.readAt) } ?? .infinity
             if !full && upToDate && stamp == lastStamp && age < Self.fullInterval {
-                // Nothing to read; just say whether another command holds the vault.
+                // Nothing to read; just say whether another command holds the vault, and the free space.
                 busy = Self.busyHolder(ctx.layout)
+                if let free = access.freeBytes { storage?.freeBytes = free }
                 return
             }
             let reuse = full || age >= Self.summaryInterval ? nil : summary

@@ -33,8 +33,9 @@ final class Browser {
     static let refreshInterval: TimeInterval = 1
     /// How often, at most, the whole-table sums are read again while the vault keeps changing.
     static let summaryInterval: TimeInterval = 5
-    /// How often the vault is read even when nothing in it changed (free disk space).
-    static let fullInterval: TimeInterval = 30
+    /// How often the vault is read even when its database seems unchanged (a safety net: the
+    /// stamp catches every write; free space is read every second without the vault).
+    static let fullInterval: TimeInterval = 300
     /// How long an action waits for another command's vault lock before saying busy.
     static let actionLockTimeout: TimeInterval = 1
 
