@@ -230,6 +230,37 @@ final class BrowseTests: XCTestCase {
         XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
     }
 
+    func testWhereThePolicyForbidsExportTheFileIsShownInLessSecureModeWhateverPagerSays() throws {
+        let h = try vault()
+        let cfg = h.home.appendingPathComponent("config")
+        try FileManager.default.createDirectory(at: cfg, withIntermediateDirectories: true)
+        try Data(#"{"plaintextExport": false}"#.utf8).write(to: cfg.appendingPathComponent("settings.json"))
+        let leak = h.root.appendingPathComponent("leaked-by-pager").path
+        let t = try TmuxPane(h, env: ["PAGER": "tee '\(leak)'"])
+        try t.waitFor("top.txt")
+        try t.press("G", "Enter")
+        try t.waitFor("(END)")
+        let less = try XCTUnwrap(TmuxPane.descendant(of: try t.browsePid(), named: "less"), "less, not $PAGER")
+        let environ = try String(contentsOfFile: "/proc/\(less)/environ", encoding: .utf8).split(separator: "\0")
+        XCTAssertTrue(environ.contains("LESSSECURE=1"), "less cannot save, pipe or run a shell")
+        try t.press("q")
+        try t.waitFor("less's secure mode")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: leak), "$PAGER was not used")
+    }
+
+    func testWithoutAKeyringTheBrowserHoldsTheKeyItself() throws {
+        let h = try CLIHarness(keyring: false)
+        try h.initVault()
+        try h.ok(["put", try h.localFile("top.txt", Data((Self.hello + "\n").utf8)), "/top.txt"] + h.pw)
+        let t = try TmuxPane(h, args: h.pw)
+        try t.waitFor("key held by this browser")
+        try t.press("p")   // actions open the vault with the held key: no password asked again
+        try t.waitFor("Pinned /top.txt")
+        XCTAssertEqual(try h.node("/top.txt")["pinned"] as? Bool, true)
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+    }
+
     func testResizesCleanly() throws {
         let h = try vault()
         let t = try TmuxPane(h)

@@ -34,7 +34,7 @@ extension Browser {
             }
         } catch { fail(error) }
         if ctx.policy.plaintextExport.value == false && message == nil {
-            message = Message(text: "The policy forbids exporting plaintext: the file was shown in less's secure mode.", isError: false)
+            message = Message(text: "Shown in less's secure mode: the policy forbids exporting plaintext.", isError: false)
         }
         refresh(full: true)   // the content state and the access time changed
     }
