@@ -92,6 +92,10 @@ final class BrowseTests: XCTestCase {
         let (status, stty) = try t.exitStatusAndTerminalSettings()
         XCTAssertEqual(status, 0)
         t.assertTerminalSane(stty)
+        // A file as PATH: its folder, with it selected.
+        let file = try TmuxPane(h, args: ["/docs/a.txt"])
+        let f = try file.waitFor(" vault  /docs ")
+        XCTAssertTrue(f.contains("2/2"), f)
     }
 
     func testPinRenameDeleteAndEvictAgreeWithTheCommandLine() throws {
@@ -180,9 +184,12 @@ final class BrowseTests: XCTestCase {
         try t.waitFor("Evicted 1 file(s)")
         try t.waitFor("not downloaded") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("-      ") == true }
         XCTAssertEqual(try h.node("/top.txt")["contentState"] as? String, "NOT_DOWNLOADED")
-        // Enter on content that is not here: it downloads, then shows.
+        // Enter on content that is not here: it downloads (saying so), then shows.
+        try server.faults(#"{"delayMs": 1500}"#)
         try t.press("Enter")
+        try t.waitFor("Downloading top.txt")
         try t.waitFor("(END)")
+        try server.faults("{}")
         XCTAssertTrue(try t.screen().contains(Self.hello))
         try t.press("q")
         try t.waitFor("local again") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("L      ") == true }
