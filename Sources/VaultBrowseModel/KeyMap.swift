@@ -15,6 +15,8 @@ public enum BrowseAction: Equatable, Sendable {
     /// Goes to the parent folder.
     case goUp
     case togglePin, evict, delete, rename, filter, cycleSort, help, quit
+    /// Drops the filter (Escape).
+    case clearFilter
     /// Repaints the whole screen (Ctrl-L).
     case redraw
     /// A key with no meaning here.
@@ -44,6 +46,7 @@ public enum KeyMap {
         case .character("?"): return .help
         case .character("q"), .character("Q"): return .quit
         case .control("l"): return .redraw
+        case .escape: return .clearFilter
         default: return .none
         }
     }

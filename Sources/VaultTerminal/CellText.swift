@@ -23,11 +23,14 @@ public enum CellText {
         text.unicodeScalars.reduce(0) { $0 + width(printable($1)) }
     }
 
-    /// `scalar`, or U+FFFD for a C0 or C1 control or DEL, which must never be written raw to a
-    /// terminal (callers escape names before they get here; this is the last line of defence).
+    /// `scalar`, or U+FFFD for what must never reach a terminal raw: a C0 or C1 control or DEL
+    /// (they drive the terminal), a bidirectional control or a line or paragraph separator (they
+    /// reorder or break the line). Callers escape names before they get here (`TerminalText`);
+    /// this is the last line of defence for any other text, such as an error message.
     public static func printable(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
         switch scalar.value {
-        case 0..<0x20, 0x7f..<0xa0: return "\u{FFFD}"
+        case 0..<0x20, 0x7f..<0xa0, 0x061c, 0x200e, 0x200f, 0x202a...0x202e, 0x2066...0x2069, 0x2028, 0x2029:
+            return "\u{FFFD}"
         default: return scalar
         }
     }

@@ -15,7 +15,7 @@ final class KeysAndTextTests: XCTestCase {
             (.character("p"), .togglePin), (.character("e"), .evict), (.character("d"), .delete), (.delete, .delete),
             (.character("r"), .rename), (.character("/"), .filter), (.character("s"), .cycleSort),
             (.character("?"), .help), (.character("q"), .quit), (.control("l"), .redraw),
-            (.character("x"), .none), (.escape, .none), (.control("c"), .none),
+            (.escape, .clearFilter), (.character("x"), .none), (.control("c"), .none),
         ]
         for (key, action) in expected { XCTAssertEqual(KeyMap.action(for: key), action, "\(key)") }
     }

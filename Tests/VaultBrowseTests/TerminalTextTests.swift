@@ -58,6 +58,7 @@ final class TerminalTextTests: XCTestCase {
         XCTAssertEqual(CellText.fit("日本語", width: 4, ellipsis: false), "日本")
         XCTAssertEqual(CellText.fit("日本語", width: 3, ellipsis: false), "日 ", "the second wide character would straddle the edge")
         XCTAssertEqual(CellText.fit("a\u{1b}[31m", width: 10), "a\u{FFFD}[31m    ")
+        XCTAssertEqual(CellText.fit("x\u{202e}y\u{2028}z", width: 5), "x\u{FFFD}y\u{FFFD}z", "no reordering or line break from other text")
         XCTAssertEqual(CellText.fit("anything", width: 0), "")
         // Every fitted string takes exactly the width asked, whatever it holds.
         for text in ["", "a", "日本語のファイル", "e\u{301}e\u{301}e\u{301}", "🎉x🎉", "\u{1b}\u{7}x"] {

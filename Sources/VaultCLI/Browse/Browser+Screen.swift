@@ -9,12 +9,18 @@ extension Browser {
     /// The smallest screen the browser draws on (80×24 shows every column).
     static let minimumSize = Terminal.Size(rows: 7, columns: 30)
 
+    /// Whether the screen is below `minimumSize`.
+    var tooSmall: Bool {
+        let s = terminal.size
+        return s.rows < Self.minimumSize.rows || s.columns < Self.minimumSize.columns
+    }
+
     func render() {
         terminal.clear()
         terminal.placeCursor(nil)
         let size = terminal.size
         list.height = max(1, size.rows - 4)
-        if size.rows < Self.minimumSize.rows || size.columns < Self.minimumSize.columns {
+        if tooSmall {
             terminal.draw("Terminal too small (\(size.columns)×\(size.rows)); make it at least \(Self.minimumSize.columns)×\(Self.minimumSize.rows). q quits.",
                           row: 0, column: 0, width: size.columns)
         } else if case .locked(let reason) = mode {

@@ -138,6 +138,10 @@ final class Browser {
 
     func handle(_ key: BrowseKey) {
         TestHooks.trapPoint("browse-key")
+        if tooSmall {   // nothing to see an action by: only q works
+            if key == .character("q") || key == .character("Q") { done = true }
+            return
+        }
         message = nil
         switch mode {
         case .locked:
@@ -167,11 +171,11 @@ final class Browser {
                 mode = .browsing
             }
         case .browsing:
-            perform(KeyMap.action(for: key), key: key)
+            perform(KeyMap.action(for: key))
         }
     }
 
-    func perform(_ action: BrowseAction, key: BrowseKey) {
+    func perform(_ action: BrowseAction) {
         switch action {
         case .moveUp: list.move(by: -1)
         case .moveDown: list.move(by: 1)
@@ -192,8 +196,8 @@ final class Browser {
         case .help: mode = .help
         case .quit: done = true
         case .redraw: terminal.repaintAll()
-        case .none:
-            if key == .escape && !list.filter.isEmpty { list.filter = "" }
+        case .clearFilter: list.filter = ""
+        case .none: break
         }
     }
 
