@@ -97,8 +97,7 @@ public final class VaultReopener {
             return
         }
         let (file, _) = try Vault.readKeyslots(sessions.layout)
-        guard sessions.keyringAvailability.available else { throw VaultError(.locked, "the vault is locked") }
-        let (session, expired) = try sessions.currentSession()
+        let (session, expired) = try sessions.currentSession()   // none without a keyring
         guard var rec = session else {
             throw VaultError(.locked, expired.map { "the vault is locked: \($0)" } ?? "the vault is locked", hint: "run `vault unlock`")
         }

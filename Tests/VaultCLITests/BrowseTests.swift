@@ -330,8 +330,10 @@ final class BrowseTests: XCTestCase {
         let open = try typing.screen()
         XCTAssertFalse(open.contains("The vault is locked."), open)
         // Nobody types: the browser's refreshes are not use, and the session ends on time.
-        let s = try typing.waitFor("The vault is locked.")
-        XCTAssertTrue(s.contains("idle timeout"), s)
+        try typing.waitFor("The vault is locked.")
+        let s = try typing.waitFor("the reason, kept") { $0.contains("idle timeout") }
+        usleep(2_500_000)   // two more checks find it locked: the reason stays
+        XCTAssertTrue(try typing.screen().contains("idle timeout"), s)
         XCTAssertEqual(try h.run(["ls"]).status, 3, "locked for every command")
     }
 

@@ -89,8 +89,10 @@ extension Browser {
         }
     }
 
-    /// The vault locked: forget everything read from it (names, sizes) and say so.
+    /// The vault locked: forget everything read from it (names, sizes) and say so (keeping the
+    /// first reason: later checks only find it locked).
     func lockScreen(_ reason: String) {
+        if case .locked = mode { return }
         mode = .locked(reason)
         list.replace([])
         list.filter = ""
