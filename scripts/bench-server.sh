@@ -25,8 +25,9 @@ trap cleanup EXIT
 
 printf 'bench-password\n' > "$TMP/pw"
 "$BIN" user add bench --data "$TMP/data" --password-file "$TMP/pw" >/dev/null
+# shellcheck disable=SC2086
 "$BIN" serve --data "$TMP/data" --listen 127.0.0.1:0 --quiet --max-body $(( (SIZE_MB + 1) << 20 )) \
-  --max-chunk $(( CHUNK_MB << 20 )) >"$TMP/out" 2>"$TMP/err" &
+  --max-chunk $(( CHUNK_MB << 20 )) ${SERVER_ARGS:-} >"$TMP/out" 2>"$TMP/err" &
 SERVER_PID=$!
 for _ in $(seq 100); do grep -q listening "$TMP/out" 2>/dev/null && break; sleep 0.1; done
 PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/out")

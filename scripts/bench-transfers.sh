@@ -2,11 +2,15 @@
 # Benchmarks of resumable transfers (issue 4, "Targets"), each side by side with its reference in one run,
 # against a real vault-server on loopback:
 #  1. `vault sync` uploading a SIZE file  vs  `curl -T` of the same file to the same server's simple upload
-#  2. `vault cat` downloading it (after `vault evict`)  vs  `curl` fetching the same file's content
+#  2. `vault sync` downloading it (pinned, after `vault evict`)  vs  `curl` fetching the same file's content
+#     Phases 1-2 run RUNS times on a fresh server each; the contenders alternate which goes first, and
+#     every dirty page is written back (`sync`) before each one starts, so neither pays for the
+#     other's writeback; the medians are reported.
 #  3. peak RSS (GNU time) of `vault sync` and `vault cat` for a BIG file
 #  4. bytes re-sent per interruption, counted by the server (`bytesReceivedTotal`), over 10 connection
-#     drops injected by the server (`--test-faults`) and over 10 `kill -9` of `vault sync`
-# Usage: scripts/bench-transfers.sh [SIZE_MIB=2048] [BIG_GIB=10]
+#     drops injected by the server (`--test-faults`) and over 10 `kill -9` of `vault sync`; a phase
+#     that could not interrupt anything (the upload finished first) says it measured nothing
+# Usage: scripts/bench-transfers.sh [SIZE_MIB=2048] [BIG_GIB=10] [RUNS=3]
 #   INTR_MIB=2048 (file for the interruption runs)  CHUNK_MIB=8 (server chunk size)  DELAY_MS=1000 (pacing, drops only)
 #   BENCH_DIR=… (disk for the temp folder; default /tmp)  SYNC_ARGS="--concurrency N" (default: vault's own)
 # Loopback only; every phase has a time bound; the temp folder and the servers are removed on exit.
@@ -17,11 +21,12 @@ source scripts/install-deps.sh
 for p in time; do dpkg -s "$p" >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; done
 SIZE_MIB=${1:-2048}
 BIG_GIB=${2:-10}
+RUNS=${3:-3}
 INTR_MIB=${INTR_MIB:-2048}
 CHUNK_MIB=${CHUNK_MIB:-8}
 INTERRUPTIONS=10
-[[ "$SIZE_MIB" =~ ^[1-9][0-9]*$ && "$BIG_GIB" =~ ^[1-9][0-9]*$ && "$INTR_MIB" =~ ^[1-9][0-9]*$ ]] \
-  || { echo "usage: $0 [SIZE_MIB] [BIG_GIB]  (positive integers)" >&2; exit 2; }
+[[ "$SIZE_MIB" =~ ^[1-9][0-9]*$ && "$BIG_GIB" =~ ^[1-9][0-9]*$ && "$INTR_MIB" =~ ^[1-9][0-9]*$ && "$RUNS" =~ ^[1-9][0-9]*$ ]] \
+  || { echo "usage: $0 [SIZE_MIB] [BIG_GIB] [RUNS]  (positive integers)" >&2; exit 2; }
 SIZE=$(( SIZE_MIB << 20 )); BIG=$(( BIG_GIB << 30 )); INTR=$(( INTR_MIB << 20 )); CHUNK=$(( CHUNK_MIB << 20 ))
 
 # Disk: phases run one after another and each removes its data before the next. The worst phase
@@ -106,6 +111,11 @@ limit_for() { echo $(( 120 + $1 / (10 << 20) )); }   # seconds: 2 min + 10 MiB/s
 mibs() { python3 -c "print(f'{$1/1048576/$2:.1f}')"; }
 pct() { python3 -c "print(f'{$1/$2*100:.1f} %')"; }
 mib() { python3 -c "print(f'{$1/1024:.1f} MiB')"; }
+# median VALUE…: the median of the numeric values (n/a when there are none).
+median() { python3 -c "import statistics, sys; v = [float(x) for x in sys.argv[1:] if x not in ('', 'n/a')]; print(f'{statistics.median(v):.1f}' if v else 'n/a')" "$@"; }
+# flush: writes back every dirty page (e.g. the server's copy of the last upload) before the next
+# contender starts, so that no contender's time includes another's writeback.
+flush() { sync; }
 # server_file_id NAME: the id of NAME among the live files of the server's root folder.
 server_file_id() {
   curl -sf -H "$AUTH" "$BASE/v1/files?parentId=root&pageSize=1000" \
@@ -113,51 +123,75 @@ server_file_id() {
 }
 declare -A R   # results for the summary
 
-echo "== 1-2. upload and download of a ${SIZE_MIB} MiB file on loopback (server chunk ${CHUNK_MIB} MiB)"
-start_server a --quiet
-new_vault a
+echo "== 1-2. upload and download of a ${SIZE_MIB} MiB file on loopback (server chunk ${CHUNK_MIB} MiB), median of ${RUNS} run(s), contenders alternating"
 gen "$OUT/up.bin" up "$SIZE"
-v put "$OUT/up.bin" / >/dev/null
-cat "$OUT/up.bin" > /dev/null   # every contender reads its source from the page cache
 LIM=$(limit_for "$SIZE")
-timed curl-up "$LIM" curl -sS -f -o "$OUT/curl-up.json" -X POST -T "$OUT/up.bin" -H "$AUTH" -H 'Expect:' \
-  -H 'Content-Type: application/octet-stream' "$BASE/v1/upload?uploadType=media&name=curl-up.bin&parentId=root"
-R[curl_up]=$(mibs "$SIZE" "$SECS"); CURL_UP_S=$SECS
-timed vault-sync "$LIM" "$BIN/vault" sync ${SYNC_ARGS:-} --password-file "$OUT/pw"
-R[vault_up]=$(mibs "$SIZE" "$SECS"); R[vault_up_rss]=$RSS_KB; VAULT_UP_RC=$RC
-printf '%-44s %9s MiB/s  %8s s\n' "curl -T, simple upload, one request" "${R[curl_up]}" "$CURL_UP_S"
-printf '%-44s %9s MiB/s  %8s s  peak RSS %s\n' "vault sync ${SYNC_ARGS:-(defaults: 4 chunks in flight)}" "${R[vault_up]}" "$SECS" "$(mib "$RSS_KB")"
-R[up_ratio]=$(pct "${R[vault_up]}" "${R[curl_up]}")
-echo "upload: vault sync vs curl = ${R[up_ratio]}  (target >= 80 %)"
-
-ID=$(server_file_id up.bin)
-if [ -z "$ID" ] || [ "$VAULT_UP_RC" -ne 0 ]; then
-  echo "  !! the vault's upload is not on the server (file id '$ID'); download skipped"
-  R[curl_down]=n/a; R[vault_down]=n/a; R[down_ratio]=n/a; R[vault_down_rss]=0; R[vault_cat_local]=n/a
-else
-  sync; rm -f "$OUT/up.bin"
-  v evict /up.bin >/dev/null
-  # The reference stores what it fetches, like vault does: curl writes the file to the same disk
-  # and it is made durable (syncfs), as vault fsyncs its sealed blob before publishing it.
+declare -a CURL_UP=() VAULT_UP=() CURL_DOWN=() VAULT_DOWN=() CURL_NULL=() CAT_LOCAL=()
+R[vault_up_rss]=0; R[vault_down_rss]=0
+up_curl() {
+  timed curl-up "$LIM" curl -sS -f -o "$OUT/curl-up.json" -X POST -T "$OUT/up.bin" -H "$AUTH" -H 'Expect:' \
+    -H 'Content-Type: application/octet-stream' "$BASE/v1/upload?uploadType=media&name=curl-up.bin&parentId=root"
+  CURL_UP+=("$(mibs "$SIZE" "$SECS")")
+}
+up_vault() {
+  timed vault-sync "$LIM" "$BIN/vault" sync ${SYNC_ARGS:-} --password-file "$OUT/pw"
+  VAULT_UP+=("$(mibs "$SIZE" "$SECS")"); VAULT_UP_RC=$RC
+  if [ "$RSS_KB" -gt "${R[vault_up_rss]}" ]; then R[vault_up_rss]=$RSS_KB; fi
+}
+# The reference stores what it fetches, like vault does: curl writes the file to the same disk and
+# it is made durable (syncfs), as vault fsyncs its sealed blob before publishing it.
+down_curl() {
   timed curl-down "$LIM" bash -c "curl -sS -f -o '$OUT/curl-down.bin' -H '$AUTH' '$BASE/v1/files/$ID/content' && sync -f '$OUT/curl-down.bin'"
-  R[curl_down]=$(mibs "$SIZE" "$SECS"); CURL_DOWN_S=$SECS
+  CURL_DOWN+=("$(mibs "$SIZE" "$SECS")")
   rm -f "$OUT/curl-down.bin"
-  timed curl-down-null "$LIM" curl -sS -f -o /dev/null -H "$AUTH" "$BASE/v1/files/$ID/content"
-  CURL_NULL=$(mibs "$SIZE" "$SECS")
-  # vault's download alone: the file is pinned, and `vault sync` fetches it into the sealed cache.
+}
+# vault's download alone: the file is pinned, and `vault sync` fetches it into the sealed cache.
+down_vault() {
   v pin /up.bin >/dev/null
-  timed vault-cat "$LIM" "$BIN/vault" sync --password-file "$OUT/pw"
-  R[vault_down]=$(mibs "$SIZE" "$SECS"); R[vault_down_rss]=$RSS_KB
-  printf '%-44s %9s MiB/s  %8s s\n' "curl, GET …/content to a file + syncfs" "${R[curl_down]}" "$CURL_DOWN_S"
-  printf '%-44s %9s MiB/s  (context: nothing stored)\n' "curl, GET …/content to /dev/null" "$CURL_NULL"
-  printf '%-44s %9s MiB/s  %8s s  peak RSS %s\n' "vault sync of the pinned file (download)" "${R[vault_down]}" "$SECS" "$(mib "$RSS_KB")"
-  timed vault-cat-local "$LIM" "$BIN/vault" cat /up.bin --password-file "$OUT/pw"
-  R[vault_cat_local]=$(mibs "$SIZE" "$SECS")
-  printf '%-44s %9s MiB/s  %8s s  (context: no download, unseal only)\n' "vault cat again, content now local" "${R[vault_cat_local]}" "$SECS"
-  R[down_ratio]=$(pct "${R[vault_down]}" "${R[curl_down]}")
-  echo "download: vault vs curl = ${R[down_ratio]}  (target >= 80 %)"
-fi
-stop_server; rm -rf "$OUT"/a-*
+  timed vault-down "$LIM" "$BIN/vault" sync --password-file "$OUT/pw"
+  VAULT_DOWN+=("$(mibs "$SIZE" "$SECS")")
+  if [ "$RSS_KB" -gt "${R[vault_down_rss]}" ]; then R[vault_down_rss]=$RSS_KB; fi
+}
+for run in $(seq 1 "$RUNS"); do
+  start_server "a$run" --quiet
+  new_vault "a$run"
+  v put "$OUT/up.bin" / >/dev/null
+  cat "$OUT/up.bin" > /dev/null   # every contender reads its source from the page cache
+  # Odd runs: curl first; even runs: vault first. A flush before each contender.
+  if (( run % 2 )); then first=curl; flush; up_curl; flush; up_vault; else first=vault; flush; up_vault; flush; up_curl; fi
+  printf '  run %s (%s first), upload:   curl %9s MiB/s   vault sync %9s MiB/s   ratio %s\n' "$run" "$first" \
+    "${CURL_UP[-1]}" "${VAULT_UP[-1]}" "$(pct "${VAULT_UP[-1]}" "${CURL_UP[-1]}")"
+  ID=$(server_file_id up.bin)
+  if [ -z "$ID" ] || [ "$VAULT_UP_RC" -ne 0 ]; then
+    echo "  !! run $run: the vault's upload is not on the server (file id '$ID'); download skipped"
+  else
+    v evict /up.bin >/dev/null
+    if (( run % 2 )); then flush; down_curl; flush; down_vault; else flush; down_vault; flush; down_curl; fi
+    flush
+    timed curl-down-null "$LIM" curl -sS -f -o /dev/null -H "$AUTH" "$BASE/v1/files/$ID/content"
+    CURL_NULL+=("$(mibs "$SIZE" "$SECS")")
+    timed vault-cat-local "$LIM" "$BIN/vault" cat /up.bin --password-file "$OUT/pw"
+    CAT_LOCAL+=("$(mibs "$SIZE" "$SECS")")
+    printf '  run %s (%s first), download: curl %9s MiB/s   vault sync %9s MiB/s   ratio %s\n' "$run" "$first" \
+      "${CURL_DOWN[-1]}" "${VAULT_DOWN[-1]}" "$(pct "${VAULT_DOWN[-1]}" "${CURL_DOWN[-1]}")"
+  fi
+  stop_server; rm -rf "$OUT/a$run-"*
+done
+rm -f "$OUT/up.bin"
+R[curl_up]=$(median "${CURL_UP[@]}"); R[vault_up]=$(median "${VAULT_UP[@]}")
+R[curl_down]=$(median "${CURL_DOWN[@]}"); R[vault_down]=$(median "${VAULT_DOWN[@]}")
+R[vault_cat_local]=$(median "${CAT_LOCAL[@]}"); CURL_NULL_MEDIAN=$(median "${CURL_NULL[@]}")
+ratio() { [ "$1" = n/a ] || [ "$2" = n/a ] && echo n/a || pct "$1" "$2"; }
+R[up_ratio]=$(ratio "${R[vault_up]}" "${R[curl_up]}"); R[down_ratio]=$(ratio "${R[vault_down]}" "${R[curl_down]}")
+echo "medians of ${RUNS} run(s):"
+printf '%-44s %9s MiB/s\n' "curl -T, simple upload, one request" "${R[curl_up]}"
+printf '%-44s %9s MiB/s  peak RSS %s\n' "vault sync ${SYNC_ARGS:-(defaults: 4 chunks in flight)}" "${R[vault_up]}" "$(mib "${R[vault_up_rss]}")"
+echo "upload: vault sync vs curl = ${R[up_ratio]}  (target >= 80 %)"
+printf '%-44s %9s MiB/s\n' "curl, GET …/content to a file + syncfs" "${R[curl_down]}"
+printf '%-44s %9s MiB/s  (context: nothing stored)\n' "curl, GET …/content to /dev/null" "$CURL_NULL_MEDIAN"
+printf '%-44s %9s MiB/s  peak RSS %s\n' "vault sync of the pinned file (download)" "${R[vault_down]}" "$(mib "${R[vault_down_rss]}")"
+printf '%-44s %9s MiB/s  (context: no download, unseal only)\n' "vault cat again, content now local" "${R[vault_cat_local]}"
+echo "download: vault vs curl = ${R[down_ratio]}  (target >= 80 %)"
 
 echo
 echo "== 3. peak RSS for a ${BIG_GIB} GiB file"
@@ -200,111 +234,139 @@ new_upload_id() { chunk_lines | awk '{print $1}' | grep -vxF -f <(printf '%s\n' 
 chunk_counts() { chunk_lines | awk -v id="$1" '$1 == id { if ($2 == 308 || $2 == 201) ok++; else if ($2 == 499) cut++ }
   END { print cut + 0, ok + 0 }'; }
 all_chunk_count() { grep -c '/chunk"' "$OUT/c.log" || true; }
-report_resent() {   # LABEL ID INTERRUPTIONS
-  local received size
-  received=$(upload_status "$2" bytesReceivedTotal); size=$(upload_status "$2" size)
-  local state; state=$(upload_status "$2" state)
-  R[${1}_n]=$3; R[${1}_state]=$state
-  R[${1}_resent]=$(python3 -c "print(f'{($received-$size)/max($3,1)/1048576:.2f} MiB')")
-  R[${1}_chunks]=$(python3 -c "print(f'{($received-$size)/max($3,1)/$CHUNK:.2f}')")
-  printf '%-44s size %s, received %s, state %s\n' "$1: server counted" "$size" "$received" "$state"
+report_resent() {   # LABEL INTERRUPTIONS ID…: bytes re-sent over every upload session of the phase
+  local label=$1 n=$2; shift 2
+  local received=0 size=0 state=complete id
+  for id in "$@"; do
+    received=$(( received + $(upload_status "$id" bytesReceivedTotal) )); size=$(( size + $(upload_status "$id" size) ))
+    [ "$(upload_status "$id" state)" = complete ] || state=incomplete
+  done
+  R[${label}_n]=$n; R[${label}_state]="$state, $# upload(s)"
+  R[${label}_resent]=$(python3 -c "print(f'{($received-$size)/max($n,1)/1048576:.2f} MiB')")
+  R[${label}_chunks]=$(python3 -c "print(f'{($received-$size)/max($n,1)/$CHUNK:.2f}')")
+  printf '%-44s size %s, received %s over %s upload(s), %s\n' "$label: server counted" "$size" "$received" "$#" "$state"
   printf '%-44s %s per interruption over %s = %s chunk  (target <= 1 chunk = %s MiB)\n' \
-    "$1: re-sent" "${R[${1}_resent]}" "$3" "${R[${1}_chunks]}" "$CHUNK_MIB"
+    "$label: re-sent" "${R[${label}_resent]}" "$n" "${R[${label}_chunks]}" "$CHUNK_MIB"
 }
+# no_measure LABEL WHY: the phase could not interrupt anything, so it reports no figure.
+no_measure() {
+  echo "  !! $1: $2: this phase measured nothing"
+  R[${1}_resent]=n/a; R[${1}_chunks]=n/a; R[${1}_n]=0; R[${1}_state]="nothing measured"
+}
+# next_upload LABEL N: puts a fresh INTR-byte file /LABEL-N.bin into the vault (staged, awaiting upload).
+next_upload() {
+  gen "$OUT/$1.bin" "$1$2" "$INTR"
+  v put "$OUT/$1.bin" "/$1-$2.bin" >/dev/null; rm -f "$OUT/$1.bin"
+}
+declare -a SEEN_IDS=()   # upload sessions already accounted for
 
-# 4a. the server cuts the connection mid-chunk (at a random byte) 10 times while `vault sync` runs
-# (re-run if it gives up). Between two cuts 0-1 chunk goes through, so the cuts hit different chunks;
-# each request is held DELAY_MS before its body is read, only so that this loop keeps pace (the
-# cut point is a byte count, so the pacing does not change what is re-sent).
+# 4a. the server cuts the connection mid-chunk (at a random byte) while `vault sync` runs (re-run if
+# it gives up), until 10 cuts have landed: when an upload completes first, another file is uploaded.
+# Between two cuts 0-1 chunk goes through, so the cuts hit different chunks; each request is held
+# DELAY_MS before its body is read, only so that this loop keeps pace (the cut point is a byte
+# count, so the pacing does not change what is re-sent). Cuts are counted from the server's log
+# (status 499 on a chunk request of the session).
 DELAY_MS=${DELAY_MS:-1000}
-gen "$OUT/drop.bin" drop "$INTR"
-v put "$OUT/drop.bin" / >/dev/null; rm -f "$OUT/drop.bin"
 LIM=$(limit_for "$INTR"); T_END=$(( $(date +%s) + 3 * LIM ))
-"$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>"$OUT/drop-sync.err" & BG_PID=$!
-UPID=""
-while [ -z "$UPID" ] && [ "$(date +%s)" -lt "$T_END" ]; do sleep 0.05; UPID=$(new_upload_id); done
-DROPS=0; RERUNS=0
-while [ -n "$UPID" ] && [ "$DROPS" -lt "$INTERRUPTIONS" ] && [ "$(date +%s)" -lt "$T_END" ]; do
-  read -r before ok0 < <(chunk_counts "$UPID")
-  gap=$(( RANDOM % 2 ))
-  faults "{\"delayMs\": $DELAY_MS}"
-  while :; do   # let `gap` chunks through, then arm one cut
-    read -r cuts ok < <(chunk_counts "$UPID")
-    [ "$ok" -ge $(( ok0 + gap )) ] && break
-    [ "$(date +%s)" -lt "$T_END" ] || break
-    if ! kill -0 "$BG_PID" 2>/dev/null; then break; fi
-    sleep 0.02
+DROPS=0; RERUNS=0; FILES=0; declare -a DROP_IDS=()
+while [ "$DROPS" -lt "$INTERRUPTIONS" ] && [ "$(date +%s)" -lt "$T_END" ]; do
+  FILES=$(( FILES + 1 )); next_upload drop "$FILES"
+  "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/drop-sync.err" & BG_PID=$!
+  UPID=""
+  while [ -z "$UPID" ] && [ "$(date +%s)" -lt "$T_END" ]; do sleep 0.05; UPID=$(new_upload_id "${SEEN_IDS[@]}"); done
+  [ -n "$UPID" ] || break
+  SEEN_IDS+=("$UPID"); DROP_IDS+=("$UPID"); BASE_DROPS=$DROPS
+  while [ "$DROPS" -lt "$INTERRUPTIONS" ] && [ "$(date +%s)" -lt "$T_END" ]; do
+    read -r before ok0 < <(chunk_counts "$UPID")
+    gap=$(( RANDOM % 2 ))
+    faults "{\"delayMs\": $DELAY_MS}"
+    while :; do   # let `gap` chunks through, then arm one cut
+      read -r cuts ok < <(chunk_counts "$UPID")
+      [ "$ok" -ge $(( ok0 + gap )) ] && break
+      [ "$(date +%s)" -lt "$T_END" ] || break
+      if ! kill -0 "$BG_PID" 2>/dev/null; then break; fi
+      sleep 0.02
+    done
+    # The cut is armed for the next request. A request that continues a cut-off chunk may be shorter
+    # than the cut point and then ends normally, so re-arm until a cut lands.
+    arm() { faults "{\"dropAfterBytes\": $(( (RANDOM % (CHUNK >> 16)) << 16 | 4096 )), \"dropCount\": 1, \"delayMs\": $DELAY_MS}"; ARMED=$(date +%s); }
+    arm
+    while read -r cuts ok < <(chunk_counts "$UPID"); [ "$cuts" -le "$before" ] && [ "$(date +%s)" -lt "$T_END" ]; do
+      if ! kill -0 "$BG_PID" 2>/dev/null; then   # the sync gave up (or finished): run it again
+        wait "$BG_PID" 2>/dev/null || true
+        [ "$(upload_status "$UPID" state)" = complete ] && break 2
+        RERUNS=$(( RERUNS + 1 )); "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/drop-sync.err" & BG_PID=$!
+      fi
+      [ $(( $(date +%s) - ARMED )) -ge $(( 3 * DELAY_MS / 1000 + 2 )) ] && arm
+      sleep 0.02
+    done
+    DROPS=$(( BASE_DROPS + cuts ))
   done
-  # The cut is armed for the next request. A request that continues a cut-off chunk may be shorter
-  # than the cut point and then ends normally, so re-arm until a cut lands.
-  arm() { faults "{\"dropAfterBytes\": $(( (RANDOM % (CHUNK >> 16)) << 16 | 4096 )), \"dropCount\": 1, \"delayMs\": $DELAY_MS}"; ARMED=$(date +%s); }
-  arm
-  while read -r cuts ok < <(chunk_counts "$UPID"); [ "$cuts" -le "$before" ] && [ "$(date +%s)" -lt "$T_END" ]; do
-    if ! kill -0 "$BG_PID" 2>/dev/null; then   # the sync gave up (or finished): run it again
-      wait "$BG_PID" 2>/dev/null || true
-      [ "$(upload_status "$UPID" state)" = complete ] && break 2
-      RERUNS=$(( RERUNS + 1 )); "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/drop-sync.err" & BG_PID=$!
-    fi
-    [ $(( $(date +%s) - ARMED )) -ge $(( 3 * DELAY_MS / 1000 + 2 )) ] && arm
-    sleep 0.02
+  faults '{}'
+  read -r cuts ok < <(chunk_counts "$UPID"); DROPS=$(( BASE_DROPS + cuts ))   # a cut may land as the loop ends
+  while kill -0 "$BG_PID" 2>/dev/null && [ "$(date +%s)" -lt "$T_END" ]; do sleep 0.2; done
+  kill -9 "$BG_PID" 2>/dev/null || true; wait "$BG_PID" 2>/dev/null || true; BG_PID=""
+  for _ in 1 2 3; do   # finish it if the last sync gave up after the last drop
+    [ "$(upload_status "$UPID" state)" != complete ] || break
+    RERUNS=$(( RERUNS + 1 )); timeout -k 5 "$LIM" "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/drop-sync.err" || true
   done
-  DROPS=$cuts
 done
 faults '{}'
-while kill -0 "$BG_PID" 2>/dev/null && [ "$(date +%s)" -lt "$T_END" ]; do sleep 0.2; done
-kill -9 "$BG_PID" 2>/dev/null || true; wait "$BG_PID" 2>/dev/null || true; BG_PID=""
-for _ in 1 2 3; do   # finish it if the last sync gave up after the last drop
-  [ -n "$UPID" ] && [ "$(upload_status "$UPID" state)" != complete ] || break
-  RERUNS=$(( RERUNS + 1 )); timeout -k 5 "$LIM" "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/drop-sync.err" || true
-done
-if [ -n "$UPID" ]; then
-  echo "server drops: $DROPS connection(s) cut mid-chunk, vault sync re-run $RERUNS time(s)"
-  report_resent drops "$UPID" "$DROPS"
+if [ "$DROPS" -gt 0 ]; then
+  echo "server drops: $DROPS connection(s) cut mid-chunk over $FILES upload(s), vault sync re-run $RERUNS time(s)"
+  report_resent drops "$DROPS" "${DROP_IDS[@]}"
+  [ "$DROPS" -ge "$INTERRUPTIONS" ] || echo "  note: only $DROPS of $INTERRUPTIONS cuts landed before the time ran out"
+elif [ "${#DROP_IDS[@]}" -gt 0 ]; then
+  no_measure drops "no connection was cut mid-chunk before the uploads completed or the time ran out"
 else
-  echo "  !! no upload session seen on the server: $(tail -n 3 "$OUT/drop-sync.err" | tr '\n' ' ')"
-  R[drops_resent]=n/a; R[drops_chunks]=n/a; R[drops_n]=0; R[drops_state]=n/a
+  no_measure drops "no upload session seen on the server ($(tail -n 3 "$OUT/drop-sync.err" | tr '\n' ' '))"
 fi
-DROP_ID=$UPID
 
 # 4b. `kill -9` of `vault sync` 10 times, each at a random moment within one chunk's sending time
-# (from the throughput of phase 1) after that run's first chunk arrived, then one `vault sync` to
-# the end. No pacing here: a kill lands wherever the client is. A kill counts if the upload was
-# still incomplete afterwards.
+# (from the throughput of phase 1) after that run's first chunk arrived; when an upload completes
+# first, another file is uploaded. Each file's upload is finished by one `vault sync`. No pacing
+# here: a kill lands wherever the client is. A kill counts if the upload was still incomplete
+# afterwards.
 CHUNK_S=$(python3 -c "r='${R[vault_up]}'; print(f'{$CHUNK/1048576/float(r):.4f}' if r not in ('','n/a','0.0') else '0.1')")
 CHUNK_MS=$(python3 -c "print(max(1, round($CHUNK_S * 1000)))")
-gen "$OUT/kill.bin" kill "$INTR"
-v put "$OUT/kill.bin" / >/dev/null; rm -f "$OUT/kill.bin"
-KILLS=0; UPID=""; T_END=$(( $(date +%s) + 3 * LIM ))
+KILLS=0; FILES=0; FINAL_RC=0; T_END=$(( $(date +%s) + 3 * LIM )); declare -a KILL_IDS=()
 while [ "$KILLS" -lt "$INTERRUPTIONS" ] && [ "$(date +%s)" -lt "$T_END" ]; do
-  seen=$(all_chunk_count)
-  "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/kill-sync.err" & BG_PID=$!
-  while [ "$(all_chunk_count)" -le "$seen" ] && kill -0 "$BG_PID" 2>/dev/null && [ "$(date +%s)" -lt "$T_END" ]; do sleep 0.005; done
-  sleep "$(( (r = RANDOM % CHUNK_MS) / 1000 )).$(printf %03d $(( r % 1000 )))"
-  kill -9 "$BG_PID" 2>/dev/null || true
-  wait "$BG_PID" 2>/dev/null || true; BG_PID=""
-  [ -z "$UPID" ] && UPID=$(new_upload_id "$DROP_ID")
-  [ -n "$UPID" ] && [ "$(upload_status "$UPID" state)" = complete ] && break
-  KILLS=$(( KILLS + 1 ))
+  FILES=$(( FILES + 1 )); next_upload kill "$FILES"; UPID=""
+  while [ "$KILLS" -lt "$INTERRUPTIONS" ] && [ "$(date +%s)" -lt "$T_END" ]; do
+    seen=$(all_chunk_count)
+    "$BIN/vault" sync --password-file "$OUT/pw" >/dev/null 2>>"$OUT/kill-sync.err" & BG_PID=$!
+    while [ "$(all_chunk_count)" -le "$seen" ] && kill -0 "$BG_PID" 2>/dev/null && [ "$(date +%s)" -lt "$T_END" ]; do sleep 0.005; done
+    sleep "$(( (r = RANDOM % CHUNK_MS) / 1000 )).$(printf %03d $(( r % 1000 )))"
+    kill -9 "$BG_PID" 2>/dev/null || true
+    wait "$BG_PID" 2>/dev/null || true; BG_PID=""
+    if [ -z "$UPID" ]; then UPID=$(new_upload_id "${SEEN_IDS[@]}"); [ -n "$UPID" ] && SEEN_IDS+=("$UPID") && KILL_IDS+=("$UPID"); fi
+    [ -n "$UPID" ] && [ "$(upload_status "$UPID" state)" = complete ] && break
+    KILLS=$(( KILLS + 1 ))
+  done
+  timed kill-final "$LIM" "$BIN/vault" sync --password-file "$OUT/pw"
+  [ "$RC" -eq 0 ] || FINAL_RC=$RC
+  if [ -z "$UPID" ]; then UPID=$(new_upload_id "${SEEN_IDS[@]}"); [ -n "$UPID" ] && SEEN_IDS+=("$UPID") && KILL_IDS+=("$UPID"); fi
+  [ -n "$UPID" ] || break
 done
-timed kill-final "$LIM" "$BIN/vault" sync --password-file "$OUT/pw"
-[ -z "$UPID" ] && UPID=$(new_upload_id "$DROP_ID")
-if [ -n "$UPID" ]; then
-  echo "kill -9 of vault sync: $KILLS time(s) mid-upload (a chunk time is ~${CHUNK_S} s), then one vault sync to the end (${SECS} s, exit $RC)"
-  report_resent kills "$UPID" "$KILLS"
+if [ "$KILLS" -gt 0 ] && [ "${#KILL_IDS[@]}" -gt 0 ]; then
+  echo "kill -9 of vault sync: $KILLS time(s) mid-upload over $FILES upload(s) (a chunk time is ~${CHUNK_S} s), each finished by one vault sync (last exit $FINAL_RC)"
+  report_resent kills "$KILLS" "${KILL_IDS[@]}"
+  [ "$KILLS" -ge "$INTERRUPTIONS" ] || echo "  note: only $KILLS of $INTERRUPTIONS kills landed mid-upload before the time ran out"
+elif [ "${#KILL_IDS[@]}" -gt 0 ]; then
+  no_measure kills "every upload completed before a kill landed mid-upload"
 else
-  echo "  !! no upload session seen on the server"
-  R[kills_resent]=n/a; R[kills_chunks]=n/a; R[kills_n]=0; R[kills_state]=n/a
+  no_measure kills "no upload session seen on the server ($(tail -n 3 "$OUT/kill-sync.err" | tr '\n' ' '))"
 fi
 stop_server
 
 echo
 echo "== summary ($(date -u +%FT%TZ), $(nproc) cores, chunk ${CHUNK_MIB} MiB)"
 printf '%-52s %s\n' \
-  "upload ${SIZE_MIB} MiB: curl simple upload" "${R[curl_up]} MiB/s" \
+  "upload ${SIZE_MIB} MiB: curl simple upload (median of ${RUNS})" "${R[curl_up]} MiB/s" \
   "upload ${SIZE_MIB} MiB: vault sync" "${R[vault_up]} MiB/s  (peak RSS $(mib "${R[vault_up_rss]}"))" \
   "upload ratio vault/curl (target >= 80 %)" "${R[up_ratio]}" \
   "download ${SIZE_MIB} MiB: curl" "${R[curl_down]} MiB/s" \
-  "download ${SIZE_MIB} MiB: vault cat" "${R[vault_down]} MiB/s  (peak RSS $(mib "${R[vault_down_rss]}"))" \
+  "download ${SIZE_MIB} MiB: vault sync (pinned)" "${R[vault_down]} MiB/s  (peak RSS $(mib "${R[vault_down_rss]}"))" \
   "download ratio vault/curl (target >= 80 %)" "${R[down_ratio]}" \
   "(context) vault cat, content already local" "${R[vault_cat_local]} MiB/s" \
   "peak RSS vault sync, ${BIG_GIB} GiB (target <= 64 MiB)" "$(mib "${R[big_up_rss]}")  (${R[big_up]} MiB/s)" \

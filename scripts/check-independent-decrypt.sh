@@ -126,6 +126,8 @@ check_vault() { # LABEL INIT-ARGS...
   tamper "$label" "$home" "$pw" "flipped byte in the last segment" flip_tail 6 cat "$big"
   tamper "$label" "$home" "$pw" "blob truncated at a segment boundary" truncate_segment 6 cat "$big"
   tamper "$label" "$home" "$pw" "blob extended by one byte" extend 6 cat "$big"
+  tamper "$label" "$home" "$pw" "blob cut to 128 bytes (header + 16)" cut_to_128 6 cat "$big"
+  tamper "$label" "$home" "$pw" "flipped byte in the tag of an empty file's empty final segment" flip_empty_tag 6 cat "${DEST[empty]}"
   tamper "$label" "$home" "$pw" "two blob files swapped" swap 6 cat "$big"
   tamper "$label" "$home" "$pw" "keyEpoch in a blob header changed" bump_epoch 6 cat "$big"
   tamper "$label" "$home" "$pw" "keyslot KDF parameter changed (sha256 line refreshed)" edit_keyslot 3 ls /
@@ -150,6 +152,8 @@ with open(p, "r+b") as f:
 flip_tail() { local b; b=$(largest_blob "$1"); flip_at "$b" $(( $(stat -c %s "$b") - 5 )); }
 truncate_segment() { local b; b=$(largest_blob "$1"); truncate -s $((112 + 65552)) "$b"; }
 extend() { local b; b=$(largest_blob "$1"); printf 'z' >> "$b"; }
+cut_to_128() { local b; b=$(largest_blob "$1"); truncate -s 128 "$b"; }
+flip_empty_tag() { local b; b=$(find "$1/staging" "$1/cache" -name '*.blob' -size 128c | head -n 1); flip_at "$b" 120; }
 swap() { local a b; a=$(largest_blob "$1"); b=$(find "$1/staging" -name '*.blob' -size -2k | head -n 1)
          mv "$a" "$1/x"; mv "$b" "$a"; mv "$1/x" "$b"; }
 bump_epoch() { local b; b=$(largest_blob "$1"); printf '\x00\x00\x00\x07' | dd of="$b" bs=1 seek=48 conv=notrunc status=none; }
@@ -188,6 +192,19 @@ tamper() { # LABEL HOME PW WHAT FUNCTION EXPECTED-VAULT-EXIT VAULT-ARGS...
 
 check_vault argon2id --kdf-ops 1 --kdf-mem 8M
 check_vault pbkdf2 --kdf pbkdf2 --pbkdf2-iterations 2000
+
+# Passwords are Unicode NFC: a vault made with a decomposed password ("u" + U+0308) opens, for
+# vault and for the decryptor, with the composed form ("ü", U+00FC) and with the decomposed one.
+echo "== NFC password =="
+NFC_HOME="$WORK/nfc/home"; mkdir -p "$WORK/nfc"
+printf 'pa\x75\xcc\x88ssw\x6f\xcc\x88rd nfc\n' > "$WORK/nfc/decomposed"
+printf 'pa\xc3\xbcssw\xc3\xb6rd nfc\n' > "$WORK/nfc/composed"
+check "nfc: vault init with a decomposed password" run_vault "$NFC_HOME" "$WORK/nfc/decomposed" init --kdf-ops 1 --kdf-mem 8M
+check "nfc: vault opens it with the composed form" run_vault "$NFC_HOME" "$WORK/nfc/composed" ls /
+for form in composed decomposed; do
+  check "nfc: independent-decrypt.py opens it with the $form form" \
+    python3 "$DECRYPT" "$NFC_HOME" --password-file "$WORK/nfc/$form" --out "$WORK/nfc/out-$form"
+done
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

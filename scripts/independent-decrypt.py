@@ -5,8 +5,9 @@ It shares no code with vault (no Swift, no `vault` binary). Given the vault fold
 password it:
 
   1. parses the keyslot file and checks its SHA-256 line,
-  2. derives each password slot's KEK (Argon2id via argon2-cffi, or PBKDF2-HMAC-SHA512) and
-     unwraps the master key (AES-256-GCM, AAD "vault-keyslot-v1|…"),
+  2. derives each password slot's KEK from the password's Unicode NFC form (Argon2id via
+     argon2-cffi, or PBKDF2-HMAC-SHA512) and unwraps the master key (AES-256-GCM, AAD
+     "vault-keyslot-v1|…"),
   3. derives the subkeys with HKDF-SHA256 (salt = vault id, info "vault/v1/…") and verifies the
      keyslot file's HMAC line,
   4. opens metadata.db with the `sqlcipher` command-line tool and the raw key x'<database key>'
@@ -30,6 +31,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import unicodedata
 
 try:
     from cryptography.exceptions import InvalidTag
@@ -50,6 +52,7 @@ class Failure(Exception):
 # ---------------------------------------------------------------- constants from SECURITY.md
 
 KEYSLOT_AAD_PREFIX = "vault-keyslot-v1"
+PASSWORD_MAX_BYTES = 65536          # the longest password line (without its line ending)
 HKDF_INFO_DATABASE = b"vault/v1/database"
 HKDF_INFO_BLOB_WRAP = b"vault/v1/blob-wrap"
 HKDF_INFO_KEYSLOT_MAC = b"vault/v1/keyslot-mac"
@@ -126,6 +129,17 @@ def hkdf32(master, vault_id, info):
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=vault_id, info=info).derive(master)
 
 
+def password_candidates(line):
+    """The password bytes to try, in order (SECURITY.md "Key hierarchy"): the UTF-8 of the line's
+    Unicode NFC form; then, when that differs, the bytes as given (a slot written before vault
+    normalised). A line that is not UTF-8 is used as given."""
+    try:
+        nfc = unicodedata.normalize("NFC", line.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError:
+        return [line]
+    return [nfc] if nfc == line else [nfc, line]
+
+
 def unlock(vault_dir, password):
     data = open(os.path.join(vault_dir, "keyslots"), "rb").read()
     body, doc, mac_hex = parse_keyslot_file(data)
@@ -137,19 +151,23 @@ def unlock(vault_dir, password):
         if slot["type"] != "password" or not slot.get("kdf"):
             continue
         kdf = slot["kdf"]
-        t0 = time.monotonic()
-        kek = derive_kek(password, kdf)
         nonce, wrapped = bytes.fromhex(slot["nonce"]), bytes.fromhex(slot["wrappedKey"])
         if len(nonce) != 12 or len(wrapped) != 48:
             raise Failure(f"slot {slot['id']}: nonce/wrappedKey have the wrong size")
-        try:
-            master = AESGCM(kek).decrypt(nonce, wrapped, slot_aad(vid_hex, slot))
-        except InvalidTag:
-            log(f"slot {slot['id']}: {kdf_canonical(kdf).split(':salt=')[0]} -> does not open (wrong password?)")
-            continue
-        log(f"slot {slot['id']}: {kdf_canonical(kdf).split(':salt=')[0]} "
-            f"({time.monotonic() - t0:.2f} s) -> master key unwrapped")
-        break
+        for i, candidate in enumerate(password_candidates(password)):
+            t0 = time.monotonic()
+            kek = derive_kek(candidate, kdf)
+            try:
+                master = AESGCM(kek).decrypt(nonce, wrapped, slot_aad(vid_hex, slot))
+            except InvalidTag:
+                continue
+            log(f"slot {slot['id']}: {kdf_canonical(kdf).split(':salt=')[0]} "
+                f"({time.monotonic() - t0:.2f} s) -> master key unwrapped"
+                + (" (with the bytes as given: a slot written before NFC normalisation)" if i else ""))
+            break
+        if master is not None:
+            break
+        log(f"slot {slot['id']}: {kdf_canonical(kdf).split(':salt=')[0]} -> does not open (wrong password?)")
     if master is None:
         raise Failure("no password slot opens with this password")
     keys = {
@@ -240,9 +258,17 @@ def read_db_pure_python(db_path, db_key):
 
 # ---------------------------------------------------------------- sealed blobs
 
-def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path):
-    """Verifies and decrypts one sealed blob into out_path; returns (size, sha256 hex, epoch, segments)."""
-    file_size = os.path.getsize(path)
+def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size, expected_sha256, length=None):
+    """Verifies and decrypts one sealed blob into out_path; returns (size, sha256 hex, epoch, segments).
+
+    Every segment is opened, the final one included even when it is empty (its tag authenticates
+    the last flag), and the plaintext must be exactly expected_size bytes (nodes.size) with SHA-256
+    expected_sha256 (nodes.sha256, when recorded) before out_path is published.
+    `length`: the blob is the first `length` bytes of the file (a server copy followed by padding).
+    `wrap_key` may be a function of the header's key epoch."""
+    file_size = os.path.getsize(path) if length is None else length
+    if length is not None and os.path.getsize(path) < length:
+        raise Failure(f"blob {blob_id_hex}: the file is shorter than the sealed size {length}")
     with open(path, "rb") as f:
         h = f.read(BLOB_HEADER_SIZE)
         if len(h) < BLOB_HEADER_SIZE or file_size < BLOB_HEADER_SIZE + TAG:
@@ -257,6 +283,8 @@ def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path):
         if h[32:48] != bytes.fromhex(blob_id_hex):
             raise Failure(f"blob {blob_id_hex}: header names blob {h[32:48].hex()} (swapped file)")
         epoch = int.from_bytes(h[48:52], "big")
+        if callable(wrap_key):
+            wrap_key = wrap_key(epoch)
         try:
             data_key = AESGCM(wrap_key).decrypt(h[52:64], h[64:112], h[0:BLOB_WRAP_AAD_SIZE])
         except InvalidTag:
@@ -286,13 +314,17 @@ def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path):
                     sha.update(p)
                     total += len(p)
                     out.write(p)
+            if total != body - TAG * count:
+                raise Failure(f"blob {blob_id_hex}: plaintext size mismatch")
+            if total != expected_size:
+                raise Failure(f"blob {blob_id_hex}: decrypted {total} bytes, nodes.size says {expected_size}")
+            if expected_sha256 and not hmac.compare_digest(sha.hexdigest(), expected_sha256.lower()):
+                raise Failure(f"blob {blob_id_hex}: SHA-256 of the plaintext differs from nodes.sha256")
             if tmp:
                 os.replace(tmp, out_path)
         finally:
             if tmp and os.path.exists(tmp):
                 os.unlink(tmp)
-    if total != body - TAG * count:
-        raise Failure(f"blob {blob_id_hex}: plaintext size mismatch")
     return total, sha.hexdigest(), epoch, count
 
 
@@ -363,6 +395,9 @@ def main():
     if not password:
         print("independent-decrypt: the password is empty", file=sys.stderr)
         return 2
+    if len(password) > PASSWORD_MAX_BYTES:
+        print(f"independent-decrypt: the password is longer than {PASSWORD_MAX_BYTES} bytes", file=sys.stderr)
+        return 2
     if a.out and os.path.exists(a.out) and os.listdir(a.out):
         print(f"independent-decrypt: {a.out} is not empty", file=sys.stderr)
         return 2
@@ -418,12 +453,11 @@ def main():
                               if os.path.exists(os.path.join(vault_dir, ar, bid + ".blob"))), None)
             if blob_path is None:
                 raise Failure(f"{path}: blob {bid} is missing from {'/'.join(areas)}")
-            size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, keys["blob-wrap"],
-                                                          (a.out + path) if a.out else None)
-            if size != n["size"]:
-                raise Failure(f"{path}: decrypted {size} bytes, nodes.size says {n['size']}")
-            if n["sha256"] and not hmac.compare_digest(digest, n["sha256"]):
-                raise Failure(f"{path}: SHA-256 of the plaintext differs from nodes.sha256")
+            try:
+                size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, keys["blob-wrap"],
+                                                              (a.out + path) if a.out else None, n["size"], n["sha256"])
+            except Failure as e:
+                raise Failure(f"{path}: {e}")
             if rec and (rec["size"] != size or rec["sealed"] != os.path.getsize(blob_path)):
                 raise Failure(f"{path}: blobs row sizes disagree with the file")
             decrypted += 1

@@ -3,7 +3,7 @@
 # The Swift 6.3 toolchain itself is expected at /opt/swift or on PATH (it cannot be fetched here).
 set -euo pipefail
 PKGS=(pkg-config libsodium-dev libsqlcipher-dev sqlcipher sqlite3 libcurl4-openssl-dev libsecret-1-dev
-      libmicrohttpd-dev libssl-dev openssl gnome-keyring dbus dbus-x11 libsecret-tools curl python3 python3-pip
+      libmicrohttpd-dev libssl-dev openssl gnome-keyring dbus dbus-x11 libsecret-tools curl python3 python3-pip python3-venv
       attr e2fsprogs age restic borgbackup nghttp2-proxy libncurses-dev tmux less)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -22,3 +22,13 @@ if ! command -v swift >/dev/null 2>&1; then
     echo "error: the Swift 6.3 toolchain is not installed (expected swift on PATH or /opt/swift)" >&2; exit 1
   fi
 fi
+# scripts/check-openapi-behaviour.sh runs schemathesis (PyPI, pinned) from a virtual environment of
+# its own, so nothing is installed into the system Python.
+SCHEMATHESIS_VERSION=4.32.5
+VAULT_PY_VENV=${VAULT_PY_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/vault/venv-schemathesis-$SCHEMATHESIS_VERSION}
+if ! "$VAULT_PY_VENV/bin/st" --version 2>/dev/null | grep -qx "st, version $SCHEMATHESIS_VERSION"; then
+  echo "installing schemathesis $SCHEMATHESIS_VERSION into $VAULT_PY_VENV"
+  python3 -m venv "$VAULT_PY_VENV"
+  "$VAULT_PY_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+export SCHEMATHESIS_BIN="$VAULT_PY_VENV/bin/st"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need and runs every test: unit tests, the end-to-end tests through the
 # real `vault` and `vault-server` binaries against a real keyring (a throwaway D-Bus session with
-# gnome-keyring), and the independent-decryptor check of SECURITY.md.
+# gnome-keyring), the independent-decryptor check of SECURITY.md, and the behaviour-parity check
+# of docs/openapi.yaml against a real vault-server (schemathesis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
@@ -12,6 +13,12 @@ indep=0
 VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh >"$INDEP_LOG" 2>&1 || indep=$?
 grep -A 12 "^FAIL" "$INDEP_LOG" || true   # every failure in full, with its details
 tail -n 5 "$INDEP_LOG"; rm -f "$INDEP_LOG"
+# docs/openapi.yaml and the server behave alike (the route-parity test only compares route lists).
+API_LOG=$(mktemp /tmp/vault-api-log.XXXXXX)
+api=0
+VAULT_SERVER_BIN="$(swift build --show-bin-path)/vault-server" scripts/check-openapi-behaviour.sh >"$API_LOG" 2>&1 || api=$?
+if [ "$api" -ne 0 ]; then cat "$API_LOG"; else tail -n 3 "$API_LOG"; fi   # every failure in full
+rm -f "$API_LOG"
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -28,4 +35,5 @@ if runs:
     print(f"xctest: {n - s - f} passed, {f} failed, {s} skipped")
 PY
 [ "$indep" -eq 0 ] || { echo "the independent-decryptor check failed (above)"; exit 1; }
+[ "$api" -eq 0 ] || { echo "the OpenAPI behaviour check failed (above)"; exit 1; }
 exit "$status"

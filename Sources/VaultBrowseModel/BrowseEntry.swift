@@ -81,8 +81,8 @@ public struct BrowseEntry: Equatable, Sendable {
         return content + (pinned ? "P" : " ") + sync + pad + progress
     }
 
-    /// The name as shown: escaped (`TerminalText`), a folder with a trailing `/`.
-    public var displayName: String { TerminalText.escaped(name) + (isFolder ? "/" : "") }
+    /// The name as shown: escaped (`DisplayText`, as every command shows names), a folder with a trailing `/`.
+    public var displayName: String { DisplayText.escaped(name) + (isFolder ? "/" : "") }
 
     /// The size as shown (`1.5 MiB`).
     public var sizeText: String { ByteCount.format(size) }

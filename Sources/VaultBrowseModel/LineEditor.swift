@@ -1,3 +1,5 @@
+import VaultCore
+
 /// A one-line text editor (the filter, a new name): insert at the cursor, Backspace and Delete,
 /// ←/→, Home/End (also Ctrl-A/Ctrl-E), Ctrl-U clears; Enter accepts, Escape cancels.
 public struct LineEditor: Equatable, Sendable {
@@ -41,12 +43,12 @@ public struct LineEditor: Equatable, Sendable {
     }
 
     /// The part of the text to show in `width` cells with the cursor on screen, and the
-    /// cursor's cell within it. Each character is shown escaped (`TerminalText`: a pasted
+    /// cursor's cell within it. Each character is shown escaped (`DisplayText`: a pasted
     /// control or bidirectional override is written out, never acted on); `cells` measures a
     /// piece of text (the terminal's width rules).
     public func window(width: Int, cells: (String) -> Int) -> (text: String, cursorColumn: Int) {
         guard width > 1 else { return ("", 0) }
-        let shown = characters.map { TerminalText.escaped(String($0)) }
+        let shown = characters.map { DisplayText.escaped(String($0)) }
         var start = 0
         // Drop characters from the left until the text up to the cursor fits (one cell is kept for the cursor).
         while start < cursor && cells(shown[start..<cursor].joined()) > width - 1 { start += 1 }

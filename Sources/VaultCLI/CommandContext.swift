@@ -1,6 +1,7 @@
 import Foundation
 import VaultCore
 import VaultCrypto
+import VaultSync
 
 /// What every command has: the layout, the environment, output, and how to get the password.
 struct CommandContext {
@@ -17,9 +18,16 @@ struct CommandContext {
 
     var password: PasswordSource { PasswordInput.source(file: passwordFile, environment: environment) }
 
+    /// The connection to the server `vault` is logged in to, checked against the transport rules
+    /// and the policy before any request (`ServerAddress`); a clear-text warning goes to stderr.
+    func syncClient(_ vault: Vault, say: @escaping (String) -> Void = { _ in }) throws -> SyncClient {
+        try SyncClient(vault: vault, policy: policy, say: say, warn: { out.warn($0) })
+    }
+
     /// Opens the unlocked vault for this command (holding the vault lock until released).
-    func openVault(lock: VaultLock.Request = .exclusive) throws -> Vault {
-        let vault = try sessions.open(password: password, lock: lock)
+    /// `access: .read` for commands that only read, so they also run on a read-only filesystem.
+    func openVault(lock: VaultLock.Request = .exclusive, access: Vault.Access = .readWrite) throws -> Vault {
+        let vault = try sessions.open(password: password, lock: lock, access: access)
         vault.budgetMax = policy.contentBudgetMax.value
         return vault
     }

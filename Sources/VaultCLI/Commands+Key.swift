@@ -49,7 +49,7 @@ extension VaultCommandLine {
             let key = try vault.addRecoverySlot()
             let text = RecoveryKey.format(key)
             if ctx.out.json { try ctx.out.emit(["recoveryKey": text]); return }
-            ctx.out.line("Recovery key (shown once; write it down and keep it apart from this device):\n\n    \(text)\n")
+            for l in ["Recovery key (shown once; write it down and keep it apart from this device):", "", "    \(text)", ""] { ctx.out.line(l) }
             ctx.out.line("Unlock with it: vault unlock --recovery-key")
         case "add-escrow":
             guard let f = a.values["org-key"] else { throw VaultError(.usage, "add-escrow needs --org-key FILE (the organisation's X25519 public key)") }
@@ -67,11 +67,20 @@ extension VaultCommandLine {
             try vault.removeSlot(id)
             if ctx.out.json { try ctx.out.emit(OKResult(message: "removed \(id)")) } else { ctx.out.line("Removed keyslot \(id).") }
         case "passwd":
-            let vault = try ctx.openVault()
+            // Both passwords are read before the vault is locked; the slot keeps its KDF and costs
+            // unless --kdf… asks otherwise (raised to the policy's floor when below it).
             let current = try ctx.password.read("Current password: ")
             let new = try newPassword(ctx, a)
-            let params = try kdfParameters(a, policy: ctx.policy)
-            try vault.changePassword(current: current, new: new, kdf: params)
+            let asked = kdfAsked(a) ? try kdfParameters(a, policy: ctx.policy) : nil
+            let vault = try ctx.openVault()
+            let params = try vault.changePassword(current: current, new: new) { slot in
+                if let asked { return asked }
+                let kept = slot.withFreshSalt
+                do { try ctx.policy.checkKDF(kept) } catch {
+                    return try kdfParameters(a, policy: ctx.policy, algorithm: kept.algorithmName)
+                }
+                return kept
+            }
             if ctx.out.json { try ctx.out.emit(OKResult(message: "password changed")) } else { ctx.out.line("Password changed (KDF \(describe(params))). The master key is unchanged.") }
         case "rotate":
             let vault = try ctx.openVault()
@@ -86,7 +95,7 @@ extension VaultCommandLine {
             }
             ctx.out.line("Rotated the master key (epoch \(r.epoch)): database rekeyed, \(r.rewrappedBlobs) data key(s) rewrapped.")
             for (slot, key) in r.recoveryKeys {
-                ctx.out.line("New recovery key for \(slot) (the old one no longer works; shown once):\n\n    \(RecoveryKey.format(key))\n")
+                for l in ["New recovery key for \(slot) (the old one no longer works; shown once):", "", "    \(RecoveryKey.format(key))", ""] { ctx.out.line(l) }
             }
             if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
             if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
@@ -94,9 +103,9 @@ extension VaultCommandLine {
             let vault = try ctx.openVault()
             let isTTY = isatty(2) == 1
             let r = try vault.reencrypt { done, total in
-                if isTTY { FileHandle.standardError.write(Data("\rre-encrypting \(done)/\(total)".utf8)) }
+                if isTTY { StandardStream.error.write("\rre-encrypting \(done)/\(total)") }
             }
-            if isTTY { FileHandle.standardError.write(Data("\n".utf8)) }
+            if isTTY { StandardStream.error.write("\n") }
             if ctx.out.json { try ctx.out.emit(["reencrypted": r.done]) } else { ctx.out.line("Re-encrypted \(r.done) blob(s) under new data keys.") }
         case "calibrate":
             let params = try kdfParameters(a, policy: ctx.policy)
@@ -130,7 +139,7 @@ extension VaultCommandLine {
 
     /// A key file holding hex (or raw bytes) of the expected length.
     static func readKeyFile(_ path: String, bytes n: Int, what: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw VaultError(.usage, "cannot read \(path)") }
+        let data = try SourceFile(path, accepting: [.regular, .pipe], what: "the key file").readAll(limit: 4096)
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var out: [UInt8] = []
         var it = text.utf8.makeIterator()
@@ -139,7 +148,7 @@ extension VaultCommandLine {
             out.append(b)
         }
         if out.count == n { return out }
-        if data.count == n { return [UInt8](data) }
+        if data.count == n { return data }
         throw VaultError(.usage, "\(path) does not hold a \(what) (\(n) bytes, hex)")
     }
 
@@ -176,8 +185,8 @@ extension VaultCommandLine {
             let policy = try a.positional(1, "POLICY file")
             guard let keyFile = a.values["signing-key"] else { throw VaultError(.usage, "sign-policy needs --signing-key FILE") }
             let sk = SecureBytes(copying: try readKeyFile(keyFile, bytes: 64, what: "Ed25519 private key"))
-            guard let body = FileManager.default.contents(atPath: policy) else { throw VaultError(.notFound, "cannot read \(policy)") }
-            let sig = try Ed25519.sign([UInt8](body), secretKey: sk)
+            let body = try SourceFile(policy, accepting: .regular, what: "the policy").readAll(limit: 1 << 20)
+            let sig = try Ed25519.sign(body, secretKey: sk)
             let sigPath = policy + ".sig"
             try Data(sig).base64EncodedString().appending("\n").write(toFile: sigPath, atomically: true, encoding: .utf8)
             ctx.out.line("Signed \(policy) → \(sigPath)")

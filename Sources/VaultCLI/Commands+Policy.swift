@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultSync
 
 extension VaultCommandLine {
     static let policyCommands: [Command] = [
@@ -34,20 +35,26 @@ extension VaultCommandLine {
             row("allowedServers", p.allowedServers) { $0.joined(separator: ", ") }
             row("pinnedPublicKeys", p.pinnedPublicKeys) { "\($0.count) key(s)" }
             row("backupExclusion", p.backupExclusion) { $0 }
+            row("memoryLockRequired", p.memoryLockRequired) { "\($0)" }
+            row("allowInsecureHTTP", p.allowInsecureHTTP) { "\($0)" }
         case "check":
             let vault = try ctx.openVault()
             let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)
+                + SyncClient.compliance(vault: vault, policy: p)
             let ok = items.allSatisfy(\.compliant)
+            let failure = VaultError(.policy, "the vault does not comply with the policy (\(items.filter { !$0.compliant }.count) item(s))")
             if ctx.out.json {
                 struct Report: Encodable { var compliant: Bool; var items: [ComplianceItem] }
                 try ctx.out.emit(Report(compliant: ok, items: items))
+                if !ok { throw ReportedFailure(exitCode: failure.exitCode) }   // one JSON document
             } else {
                 if items.isEmpty { ctx.out.line("No policy rule applies to this vault.") }
                 for i in items {
-                    ctx.out.line("\(i.compliant ? "ok  " : "FAIL") \(i.item): \(i.detail)\(i.fix.map { "\n     fix: \($0)" } ?? "")")
+                    ctx.out.line("\(i.compliant ? "ok  " : "FAIL") \(i.item): \(i.detail)")
+                    if let fix = i.fix { ctx.out.line("     fix: \(fix)") }
                 }
             }
-            if !ok { throw VaultError(.policy, "the vault does not comply with the policy (\(items.filter { !$0.compliant }.count) item(s))") }
+            if !ok { throw failure }
         default:
             throw VaultError(.usage, "unknown policy subcommand '\(sub)'", hint: "vault policy show | check")
         }

@@ -16,15 +16,22 @@ extension VaultCommandLine {
     ]
 
     /// KDF parameters from the options, calibrated where not given, never below the policy floor.
-    static func kdfParameters(_ a: Arguments, policy: EffectivePolicy = .none) throws -> KDFParameters {
-        let params = try requestedKDF(a, policy: policy)
+    /// `algorithm` is the one to use when `--kdf` does not name one (default: Argon2id, or PBKDF2
+    /// under a `pbkdf2Only` policy).
+    static func kdfParameters(_ a: Arguments, policy: EffectivePolicy = .none, algorithm: String? = nil) throws -> KDFParameters {
+        let params = try requestedKDF(a, policy: policy, algorithm: algorithm)
         try policy.checkKDF(params)
         return params
     }
 
-    static func requestedKDF(_ a: Arguments, policy: EffectivePolicy) throws -> KDFParameters {
+    /// Whether any KDF option was given.
+    static func kdfAsked(_ a: Arguments) -> Bool {
+        ["kdf", "kdf-time", "kdf-ops", "kdf-mem", "pbkdf2-iterations"].contains { a.values[$0] != nil }
+    }
+
+    static func requestedKDF(_ a: Arguments, policy: EffectivePolicy, algorithm: String? = nil) throws -> KDFParameters {
         let argonAsked = a.values["kdf-ops"] != nil || a.values["kdf-mem"] != nil
-        let alg = a.values["kdf"] ?? (policy.pbkdf2Only.value == true && !argonAsked ? "pbkdf2" : "argon2id")
+        let alg = a.values["kdf"] ?? algorithm ?? (policy.pbkdf2Only.value == true && !argonAsked ? "pbkdf2" : "argon2id")
         switch alg {
         case "argon2id":
             if let ops = a.values["kdf-ops"] {
@@ -113,10 +120,19 @@ extension VaultCommandLine {
             held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute)
         }
         if !SecureBytes.memoryLockingAvailable { ctx.out.warn(ctx.sessions.degradations.last ?? "") }
+        // What the session really got: the policy may cap what was asked.
+        let limits = ctx.sessions.effectiveTimeouts(idle: idle, absolute: absolute)
+        func shown(_ got: Int64, _ asked: Int64) -> String {
+            (got > 0 ? Duration.describe(got) : "no") + (got != asked ? " (the policy's maximum; \(asked > 0 ? Duration.describe(asked) : "none") was asked)" : "")
+        }
         let msg = held
-            ? "Unlocked: the key is held in the keyring (locks after \(idle > 0 ? Duration.describe(idle) : "no") idle time, \(absolute > 0 ? Duration.describe(absolute) : "no") absolute limit)."
+            ? "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit)."
             : "Correct, but with no keyring each command will ask for the password again."
-        if ctx.out.json { try ctx.out.emit(["ok": "true", "keyring": held ? "held" : "unavailable", "message": msg]) } else { ctx.out.line(msg) }
+        if ctx.out.json {
+            struct UnlockJSON: Encodable { var ok = true; var keyring: String; var message: String; var idleTimeout: Int64?; var absoluteTimeout: Int64? }
+            try ctx.out.emit(UnlockJSON(keyring: held ? "held" : "unavailable", message: msg,
+                                        idleTimeout: held ? limits.idle : nil, absoluteTimeout: held ? limits.absolute : nil))
+        } else { ctx.out.line(msg) }
     }
 
     static func runLock(_ ctx: CommandContext, _ a: Arguments) throws {
@@ -157,7 +173,7 @@ extension VaultCommandLine {
             s.locksAt = min(idleEnd, absEnd) == Int64.max ? nil : min(idleEnd, absEnd)
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
-            let vault = try ctx.openVault()
+            let vault = try ctx.openVault(access: .read)
             s.nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int
             s.pendingChanges = try vault.db.scalar("SELECT count(*) FROM outbox WHERE state='pending'")?.int
             s.storage = try vault.storageReport()

@@ -13,7 +13,7 @@ extension VaultCommandLine {
 
     static func runStorage(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 0)
-        let vault = try ctx.openVault()
+        let vault = try ctx.openVault(access: a.values["budget"] == nil ? .read : .readWrite)
         if let b = a.values["budget"] {
             if b == "none" { try vault.setContentBudget(nil) } else {
                 guard let bytes = ByteCount.parse(b) else { throw VaultError(.usage, "--budget takes a size like 10G or 512M, or none") }

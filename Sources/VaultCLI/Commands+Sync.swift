@@ -8,9 +8,9 @@ import Glibc
 
 extension VaultCommandLine {
     static let syncCommands: [Command] = [
-        Command(name: "login", usage: "vault login --server URL --user NAME [--server-password-file F] [--ca-file F]",
-                summary: "connect the vault to a server (the token and server password stay in the encrypted database)",
-                valued: ["server", "user", "server-password-file", "ca-file"], run: runLogin),
+        Command(name: "login", usage: "vault login --server URL --user NAME [--server-password-file F] [--ca-file F] [--insecure-http]",
+                summary: "connect the vault to a server over https:// (http:// only on this machine; the token and server password stay in the encrypted database)",
+                valued: ["server", "user", "server-password-file", "ca-file"], flags: ["insecure-http"], run: runLogin),
         Command(name: "sync", usage: "vault sync [--concurrency N] [--allow-metered] [--pinned-only] [--json]",
                 summary: "push local changes to the server (folders, resumable uploads, moves, deletes), then download pinned content (--pinned-only: just that)",
                 valued: ["concurrency"], flags: ["allow-metered", "pinned-only"], run: runSync),
@@ -24,16 +24,18 @@ extension VaultCommandLine {
         guard let server = a.values["server"], let user = a.values["user"], !user.isEmpty else {
             throw VaultError(.usage, "vault login needs --server URL and --user NAME")
         }
-        let vault = try ctx.openVault()
-        let password: SecureBytes
+        _ = try ServerAddress(server)   // a malformed address is refused before anything is asked
+        if let ca = a.values["ca-file"] { _ = try SourceFile(ca, accepting: .regular, what: "the CA file") }   // libcurl would block on a FIFO
+        let password: SecureBytes   // read before the vault is locked: a slow source never holds it
         if let f = a.values["server-password-file"] {
             password = try PasswordInput.fromFile(f)
         } else {
             password = try PasswordInput.fromTerminal("Server password for \(user): ")
         }
+        let vault = try ctx.openVault()
         let client = try SyncClient.login(vault: vault, serverURL: server, user: user, password: password,
-                                          caFile: a.values["ca-file"], allowedServers: ctx.policy.allowedServers.value,
-                                          pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [])
+                                          caFile: a.values["ca-file"], insecureHTTP: a.flag("insecure-http"),
+                                          policy: ctx.policy, warn: { ctx.out.warn($0) })
         let msg = "Logged in to \(client.serverURL) as \(user)."
         if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
     }
@@ -51,8 +53,7 @@ extension VaultCommandLine {
             concurrency = n
         }
         let bar = ProgressLine(enabled: !ctx.out.json)
-        let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
-                                    say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
+        let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
         client.onProgress = bar.update
         // Large uploads wait on a metered network unless allowed (never when the policy forbids it).
         let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
@@ -113,8 +114,7 @@ extension VaultCommandLine {
                         note = " The running `vault sync` has not stopped it yet; it will at its next progress write."
                     }
                 } else {
-                    let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [])
-                    n = try client.hold(nodeId: target.id, cancel: cancel)
+                    n = try ctx.syncClient(vault).hold(nodeId: target.id, cancel: cancel)
                 }
                 guard n > 0 else { throw VaultError(.notFound, "\(p) has no pending upload to \(sub)") }
                 let msg = (sub == "pause" ? "Paused the upload of \(p)." : "Cancelled the upload of \(p) (the server's partial copy is freed; the file stays in the vault).") + note
@@ -130,13 +130,13 @@ extension VaultCommandLine {
         for t in list { ctx.out.line(t.summary) }
     }
 
-    /// Downloads `node`'s content first when it is on the server but not here (for `cat`/`get`).
+    /// Downloads `node`'s content first when it is on the server but not here (for `cat`/`get`;
+    /// never on a read-only vault, where `openContent` then says why it cannot).
     static func downloadIfNeeded(_ ctx: CommandContext, _ vault: Vault, _ node: Node) throws -> Node {
-        guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil,
+        guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil, !vault.isReadOnly,
               try SyncAccount.load(from: vault) != nil else { return node }
         let bar = ProgressLine(enabled: true)
-        let client = try SyncClient(vault: vault, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [],
-                                    say: { bar.clear(); ctx.out.note($0) })
+        let client = try ctx.syncClient(vault, say: { bar.clear(); ctx.out.note($0) })
         client.onProgress = bar.update
         defer { bar.clear() }
         return try client.ensureLocal(node)
@@ -159,17 +159,17 @@ final class ProgressLine {
         let elapsed = Date().timeIntervalSince(started)
         let rate = elapsed > 0.5 ? Double(p.bytesDone - startBytes) / elapsed : 0
         let percent = p.bytesTotal > 0 ? p.bytesDone * 100 / p.bytesTotal : 100
-        var line = "\(p.direction == "upload" ? "up" : "down") \(p.path)  \(percent)%  "
+        var line = "\(p.direction == "upload" ? "up" : "down") \(DisplayText.escaped(p.path))  \(percent)%  "
             + "\(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))"
         if rate > 0 {
             line += "  \(ByteCount.format(UInt64(rate)))/s  ETA \(Int((Double(p.bytesTotal - p.bytesDone) / rate).rounded(.up))) s"
         }
-        FileHandle.standardError.write(Data(("\r\u{1b}[K" + line).utf8))
+        StandardStream.error.write("\r\u{1b}[K" + line)
     }
 
     func clear() {
         guard enabled, path != nil else { return }
-        FileHandle.standardError.write(Data("\r\u{1b}[K".utf8))
+        StandardStream.error.write("\r\u{1b}[K")
         path = nil
     }
 }

@@ -55,7 +55,7 @@ extension VaultCommandLine {
     static func runLs(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 1)
         let path = a.positionals.first ?? "/"
-        let vault = try ctx.openVault(lock: .control)   // also beside a running sync (reads only)
+        let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a running sync, or read-only
         let n = try vault.resolve(path)
         let shownPath = try vault.path(of: n)
         let items = n.isFolder ? try vault.children(of: n.id) : [n]
@@ -66,7 +66,7 @@ extension VaultCommandLine {
         }
         var text = ""
         for c in items {
-            let name = c.isFolder ? c.name + "/" : c.name
+            let name = DisplayText.escaped(c.name) + (c.isFolder ? "/" : "")
             if a.flag("long") {
                 let date = Self.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(c.modifiedAt)))
                 let size = c.isFolder ? "-" : ByteCount.format(c.size)
@@ -75,7 +75,7 @@ extension VaultCommandLine {
                 text += name + "\n"
             }
         }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        ctx.out.raw(text)
     }
 
     static let dateFormatter: DateFormatter = {
@@ -87,7 +87,7 @@ extension VaultCommandLine {
 
     static func runTree(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 1)
-        let vault = try ctx.openVault(lock: .control)   // also beside a running sync (reads only)
+        let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a running sync, or read-only
         let root = try vault.resolve(a.positionals.first ?? "/")
         let rootPath = try vault.path(of: root)
         func build(_ n: Node, _ p: String) throws -> NodeJSON {
@@ -96,18 +96,19 @@ extension VaultCommandLine {
             return j
         }
         if ctx.out.json { try ctx.out.emit(try build(root, rootPath)); return }
-        var text = rootPath + "\n"
+        var text = DisplayText.escaped(rootPath) + "\n"
         func walk(_ n: Node, _ prefix: String) throws {
             let kids = try vault.children(of: n.id)
             for (i, c) in kids.enumerated() {
                 let last = i == kids.count - 1
-                let label = c.isFolder ? c.name + "/" : "\(c.name)  \(ctx.out.dim("[\(stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))"
+                let name = DisplayText.escaped(c.name)
+                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))"
                 text += prefix + (last ? "└── " : "├── ") + label + "\n"
                 if c.isFolder { try walk(c, prefix + (last ? "    " : "│   ")) }
             }
         }
         try walk(root, "")
-        FileHandle.standardOutput.write(Data(text.utf8))
+        ctx.out.raw(text)
     }
 
     static func runMkdir(_ ctx: CommandContext, _ a: Arguments) throws {
@@ -118,17 +119,30 @@ extension VaultCommandLine {
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else { ctx.out.line("Created \(p)/") }
     }
 
+    /// The source is opened (a file) or scanned (a folder) before the vault is, so a source that
+    /// cannot be read never holds the vault lock.
     static func runPut(_ ctx: CommandContext, _ a: Arguments) throws {
         let local = try a.positional(0, "LOCAL file"); try a.expectPositionals(max: 2)
-        let vault = try ctx.openVault()
+        let dest = a.positionals.count > 1 ? a.positionals[1] : nil
         if a.flag("recursive") {
-            let r = try vault.importFolder(local, to: a.positionals.count > 1 ? a.positionals[1] : "/")
+            let tree = try LocalTree.scan(local)
+            let r = try ctx.openVault().importFolder(tree, to: dest ?? "/")
             if ctx.out.json { try ctx.out.emit(r) } else {
                 ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s), \(ByteCount.format(r.bytes)), sealed; awaiting upload")
+                for s in r.skipped { s.failure == nil ? ctx.out.note("skipped \(s.path): \(s.reason)") : ctx.out.warn("not imported: \(s.path): \(s.reason)") }
+            }
+            if let first = r.firstFailure {
+                let n = r.skipped.filter { $0.failure != nil }.count
+                let e = VaultError(VaultError.Kind(rawValue: first.failure ?? "") ?? .io,
+                                   "\(n) entr\(n == 1 ? "y" : "ies") could not be imported (listed above); everything else was",
+                                   hint: "fix or rename them, then import them on their own")
+                throw ctx.out.json ? ReportedFailure(exitCode: e.exitCode) : e
             }
             return
         }
-        let n = try vault.put(localFile: local, to: a.positionals.count > 1 ? a.positionals[1] : nil, replace: a.flag("replace"))
+        let source = try SourceFile(local, accepting: .regular, folderHint: "use `vault put -r` to import a folder")
+        let vault = try ctx.openVault()
+        let n = try vault.put(source, to: dest, replace: a.flag("replace"))
         let p = try vault.path(of: n)
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else {
             ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; awaiting upload)")

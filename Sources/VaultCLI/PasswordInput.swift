@@ -1,13 +1,24 @@
 import Foundation
 import VaultCore
 import VaultCrypto
+import CVaultShims
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Where passwords come from: `--password-file F` (first line), `VAULT_PASSWORD_COMMAND` (its
 /// standard output, first line), or the terminal without echo. Passwords live only in SecureBytes.
+///
+/// Every source is read up to its first line ending (`\n`, or `\r\n`) in a loop over short reads
+/// and EINTR, and no further; a line longer than `maxLineBytes` is refused, never cut. A password
+/// file may be a regular file or a pipe (`--password-file <(pass show vault)`), opened without
+/// blocking (a FIFO nobody writes to reads as empty). The command runs in its own process group,
+/// which is ended once its first line has arrived. Every buffer that held password bytes is zeroed.
 enum PasswordInput {
+    /// The longest password line accepted, in bytes, without its line ending (64 KiB). Far above
+    /// any typed password, low enough that an endless source (`yes`) costs nothing.
+    static let maxLineBytes = 64 * 1024
+
     static func source(file: String?, environment: [String: String]) -> PasswordSource {
         if let file {
             return PasswordSource(isExplicit: true) { _ in try fromFile(file) }
@@ -18,46 +29,96 @@ enum PasswordInput {
         return PasswordSource(isExplicit: false) { prompt in try fromTerminal(prompt) }
     }
 
-    /// The first line of `bytes`, without its line ending, moved into SecureBytes; `bytes` is zeroed.
-    static func firstLine(_ bytes: inout [UInt8]) -> SecureBytes {
-        defer { for i in bytes.indices { bytes[i] = 0 } }
-        var end = bytes.firstIndex(of: 10) ?? bytes.count
-        if end > 0 && bytes[end - 1] == 13 { end -= 1 }
-        return bytes.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<end])) }
-    }
-
     static func checkNonEmpty(_ s: SecureBytes, _ from: String) throws -> SecureBytes {
         if s.count == 0 { throw VaultError(.usage, "the password from \(from) is empty") }
         return s
     }
 
+    static func tooLong(_ from: String) -> VaultError {
+        VaultError(.usage, "the password from \(from) is longer than \(maxLineBytes) bytes (without its line ending); nothing was changed",
+                   hint: "a password is the first line of its source; give a shorter one")
+    }
+
+    /// The first line of `fd`: read until a line ending, the end of input, or more than
+    /// `maxLineBytes` (refused). Returns the line and whether a line ending was seen.
+    static func readFirstLine(fd: Int32, from what: String) throws -> (line: SecureBytes, ended: Bool) {
+        let capacity = maxLineBytes + 2   // the longest line and its "\r\n"
+        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        defer { memset(buf.baseAddress!, 0, capacity); buf.deallocate() }
+        var n = 0
+        var end: Int?
+        while end == nil && n < capacity {
+            let r = read(fd, buf.baseAddress! + n, min(4096, capacity - n))
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw VaultError(.io, "cannot read the password from \(what): \(String(cString: strerror(errno)))")
+            }
+            if r == 0 { break }
+            end = buf[n..<(n + r)].firstIndex(of: 10)
+            n += r
+        }
+        var length = end ?? n
+        if length > 0 && buf[length - 1] == 13 { length -= 1 }
+        guard length <= maxLineBytes, end != nil || n < capacity else { throw tooLong(what) }
+        return (SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buf[0..<length])), end != nil)
+    }
+
     static func fromFile(_ path: String) throws -> SecureBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw VaultError(.usage, "cannot read the password file \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let n = read(fd, &bytes, bytes.count)
-        guard n >= 0 else { throw VaultError(.io, "cannot read the password file \(path)") }
-        var used = Array(bytes[0..<n])
-        for i in bytes.indices { bytes[i] = 0 }
-        return try checkNonEmpty(firstLine(&used), "--password-file")
+        let file = try SourceFile(path, accepting: [.regular, .pipe], what: "the password file")
+        return try checkNonEmpty(try readFirstLine(fd: file.fd, from: "--password-file").line,
+                                 file.isRegular ? "--password-file" : "--password-file (a pipe that nothing was written to)")
     }
 
     static func fromCommand(_ cmd: String) throws -> SecureBytes {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", cmd]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardInput = FileHandle.nullDevice
-        do { try p.run() } catch { throw VaultError(.usage, "VAULT_PASSWORD_COMMAND could not start: \(error)") }
-        var data = [UInt8](pipe.fileHandleForReading.readDataToEndOfFile())
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            for i in data.indices { data[i] = 0 }
-            throw VaultError(.usage, "VAULT_PASSWORD_COMMAND failed (exit \(p.terminationStatus))")
+        let args = ["/bin/sh", "-c", cmd]
+        let argv = args.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        var fd: Int32 = -1
+        let rc = vault_spawn_reader("/bin/sh", argv, &pid, &fd)
+        guard rc == 0 else { throw VaultError(.usage, "VAULT_PASSWORD_COMMAND could not start: \(String(cString: strerror(rc)))") }
+        let read: (line: SecureBytes, ended: Bool)
+        do {
+            read = try readFirstLine(fd: fd, from: "VAULT_PASSWORD_COMMAND")
+        } catch {
+            close(fd)
+            _ = endCommand(pid)
+            throw error
         }
-        return try checkNonEmpty(firstLine(&data), "VAULT_PASSWORD_COMMAND")
+        close(fd)   // a command that goes on writing gets EPIPE (or SIGPIPE) from here on
+        let status = endCommand(pid)
+        // A complete line counts even when the command was ended afterwards (by a signal, or a
+        // shell reporting its child's: 128 + SIGPIPE, SIGTERM or SIGKILL); a failure of its own
+        // says the line is not a password.
+        let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
+        let ended = !exited || [SIGPIPE, SIGTERM, SIGKILL].contains(code - 128)
+        if exited ? (code != 0 && !(ended && read.ended)) : !read.ended {
+            throw VaultError(.usage, "VAULT_PASSWORD_COMMAND failed (\(exited ? "exit \(code)" : "signal \(status & 0x7f)"))")
+        }
+        return try checkNonEmpty(read.line, "VAULT_PASSWORD_COMMAND")
+    }
+
+    /// Waits up to a second for the command to exit, then ends its process group (SIGTERM, a
+    /// second later SIGKILL); returns its wait status.
+    static func endCommand(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        func reaped(within tenths: Int) -> Bool {
+            for _ in 0..<(tenths * 10) {
+                let r = waitpid(pid, &status, WNOHANG)
+                if r == pid || (r < 0 && errno != EINTR) { return true }
+                usleep(10_000)
+            }
+            return false
+        }
+        if !reaped(within: 10) {
+            kill(-pid, SIGTERM)
+            if !reaped(within: 10) {
+                kill(-pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            }
+        }
+        kill(-pid, SIGKILL)   // anything the command left behind in its group
+        return status
     }
 
     /// Reads a line from /dev/tty with echo off.
@@ -74,17 +135,19 @@ enum PasswordInput {
         var quiet = old
         quiet.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(fd, TCSAFLUSH, &quiet)
+        // TCSAFLUSH also discards what was typed and not read (the rest of a too-long line).
         defer { tcsetattr(fd, TCSAFLUSH, &old); _ = write(fd, "\n", 1) }
-        var buf = [UInt8](repeating: 0, count: 1024)
+        var buf = [UInt8](repeating: 0, count: maxLineBytes + 1)
+        defer { for i in buf.indices { buf[i] = 0 } }
         var n = 0
-        while n < buf.count {
+        while true {
             var c: UInt8 = 0
             let r = read(fd, &c, 1)
+            if r < 0 && errno == EINTR { continue }
             if r <= 0 || c == 10 || c == 13 { break }
+            guard n < maxLineBytes else { throw tooLong("the terminal") }
             buf[n] = c; n += 1
         }
-        var used = Array(buf[0..<n])
-        for i in buf.indices { buf[i] = 0 }
-        return try checkNonEmpty(firstLine(&used), "the terminal")
+        return try checkNonEmpty(buf.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }, "the terminal")
     }
 }

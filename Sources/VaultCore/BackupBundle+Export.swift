@@ -96,7 +96,7 @@ extension Vault {
         var trailer = BundleTrailer(kind: kind, opsLimit: ops, memLimitBytes: mem, bundleId: bundleId, streamLength: sink.total)
         let kek: SecureBytes
         switch protection {
-        case .passphrase(let p, _, _): kek = try trailer.kek(passphrase: p, recoveryKey: SecureBytes?.none)
+        case .passphrase(let p, _, _): kek = try trailer.kek(passphrase: PasswordText.normalized(p), recoveryKey: SecureBytes?.none)
         case .recoveryKey(let rk): kek = try trailer.kek(passphrase: SecureBytes?.none, recoveryKey: rk)
         }
         try trailer.wrap(bundleKey: bundleKey, kek: kek)

@@ -22,22 +22,13 @@ public struct BackupImportReport: Codable, Sendable {
 public enum BackupBundle {
     /// `passphrase` or `recovery-key`: what opens the bundle at `path` (read from its key block).
     public static func protection(of path: String) throws -> String {
-        let (fd, size) = try openBundle(path)
-        defer { close(fd) }
-        return try readTrailer(fd: fd, size: size).kindName
+        let file = try openBundle(path)
+        return try readTrailer(fd: file.fd, size: file.size).kindName
     }
 
-    static func openBundle(_ path: String) throws -> (Int32, UInt64) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { throw VaultError(.notFound, "\(path) does not exist") }
-            throw VaultError(.io, "cannot read \(path): \(POSIX.errnoMessage())")
-        }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            close(fd); throw VaultError(.usage, "\(path) is not a regular file")
-        }
-        return (fd, UInt64(st.st_size))
+    /// The bundle, opened without blocking (a FIFO is refused, never waited on).
+    public static func openBundle(_ path: String) throws -> SourceFile {
+        try SourceFile(path, accepting: .regular, what: "the bundle")
     }
 
     static func readTrailer(fd: Int32, size: UInt64) throws -> BundleTrailer {
@@ -64,9 +55,22 @@ public enum BackupBundle {
     /// the keyslot file's MAC and the database open with the bundle's master key; every blob
     /// authenticates (`doctor --verify`). The files are written into a 0700 temp folder beside the
     /// target and renamed into place at the end; on any failure the temp folder is removed.
-    /// With `newPassword`, a password slot is added (the original slots are kept).
+    /// With `newPassword`, a password slot is added (the original slots are kept). The restored
+    /// vault gets a device id of its own (`Vault.forgetDeviceIdentity`): it is a new device to the
+    /// server, not a clone of the one that exported it.
+    ///
+    /// The temp folder is locked (`.import.lock`) while the import runs; a killed import's folder
+    /// is removed by the next `vault` command (`removeAbandonedImports`).
     @discardableResult
     public static func importBundle(from path: String, into layout: VaultLayout, secret: BackupSecret,
+                                     newPassword: (SecureBytes, KDFParameters)? = nil) throws -> BackupImportReport {
+        try importBundle(from: try openBundle(path), into: layout, secret: secret, newPassword: newPassword)
+    }
+
+    /// Like `importBundle(from:into:secret:newPassword:)`, from a bundle already opened (open it
+    /// before anything else is locked).
+    @discardableResult
+    public static func importBundle(from bundle: SourceFile, into layout: VaultLayout, secret: BackupSecret,
                                      newPassword: (SecureBytes, KDFParameters)? = nil) throws -> BackupImportReport {
         let target = layout.root
         var isDir: ObjCBool = false
@@ -77,15 +81,21 @@ public enum BackupBundle {
                                  hint: "set VAULT_HOME to a new folder (or move the existing vault away); nothing was changed")
             }
         }
-        let (fd, size) = try openBundle(path)
-        defer { close(fd) }
-        let trailer = try readTrailer(fd: fd, size: size)
-        let kek: SecureBytes
+        let fd = bundle.fd
+        let trailer = try readTrailer(fd: fd, size: bundle.size)
+        let bundleKey: SecureBytes
         switch secret {
-        case .passphrase(let p): kek = try trailer.kek(passphrase: p, recoveryKey: nil)
-        case .recoveryKey(let k): kek = try trailer.kek(passphrase: nil, recoveryKey: k)
+        case .passphrase(let p):
+            // Its NFC form; then, for a bundle written before passphrases were normalised, as typed.
+            let candidates = PasswordText.candidates(p)
+            var opened: SecureBytes?
+            for (i, c) in candidates.enumerated() where opened == nil {
+                do { opened = try trailer.unwrap(kek: try trailer.kek(passphrase: c, recoveryKey: nil)) } catch let e as VaultError
+                    where e.kind == .wrongPassword && i < candidates.count - 1 {}
+            }
+            bundleKey = opened!
+        case .recoveryKey(let k): bundleKey = try trailer.unwrap(kek: try trailer.kek(passphrase: nil, recoveryKey: k))
         }
-        let bundleKey = try trailer.unwrap(kek: kek)
 
         let (parent, name) = splitPath(target)
         if !POSIX.exists(parent) { try POSIX.ensurePrivateDirectory(parent) }
@@ -93,10 +103,13 @@ public enum BackupBundle {
             throw VaultError(.noSpace, "not enough free space to import: needs about \(ByteCount.format(trailer.streamLength)), \(ByteCount.format(free)) free",
                              hint: "free some space and try again; nothing was changed")
         }
-        let temp = parent + "/." + name + ".import-" + Hex.encode(SecureRandom.bytes(6))
+        let (temp, claim) = try claimImportFolder(in: parent, for: name)
         let staging = VaultLayout(root: temp)
         var published = false
-        defer { if !published { try? FileManager.default.removeItem(atPath: temp) } }
+        defer {
+            if !published { removeImportFolder(temp) }
+            close(claim)
+        }
         for d in staging.directories { try POSIX.ensurePrivateDirectory(d) }
 
         let parser = BundleBodyParser(directory: temp)
@@ -124,16 +137,19 @@ public enum BackupBundle {
             }
             let vault = try Vault.open(layout: staging, masterKey: master)
             report.problems = try vault.doctor(verify: true).problems
+            try vault.forgetDeviceIdentity()
             if let (pw, kdf) = newPassword {
                 try vault.setPassword(pw, kdf: kdf, replacingAll: false)
                 report.passwordAdded = true
             }
         }
+        TestHooks.crashPoint("backup-import-restored")
         try POSIX.fsyncDirectory(temp)
         if rename(temp, target) != 0 {
             throw VaultError(.io, "cannot move the restored vault into \(target): \(POSIX.errnoMessage())", hint: "nothing was changed")
         }
         published = true
+        unlink(target + "/" + importLockName)   // after the rename: the claim held until the folder left its temp name
         try POSIX.fsyncDirectory(parent)
         return report
     }

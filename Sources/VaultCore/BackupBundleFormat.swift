@@ -94,6 +94,7 @@ struct BundleTrailer {
     }
 
     /// The key-encryption key: Argon2id(passphrase, salt) or HKDF-SHA256(recovery key, salt, "vault/v1/backup-kek").
+    /// `passphrase` is the bytes to derive from (the caller normalises, see `PasswordText`).
     func kek(passphrase: SecureBytes?, recoveryKey: SecureBytes?) throws -> SecureBytes {
         if kind == Self.kindPassphrase {
             guard let passphrase else {

@@ -78,9 +78,12 @@ public final class BlobStore {
             let writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
                                               wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
             let hasher = ParallelHasher()
+            var sealed = 0
             try produce { piece in
                 // Two independent reads of the same piece: hash on one core, seal + write on the other.
                 try inParallel({ hasher.update(piece) }, { try writer.write(piece) })
+                sealed += piece.count
+                if sealed >= 4 << 20 { TestHooks.crashPoint("seal-midway") }
             }
             let size = try writer.finish()
             try sink.flush()
@@ -182,32 +185,31 @@ public final class BlobStore {
 
     /// Imports the file at `sourcePath` into a new sealed blob, reading it once in 1 MiB pieces.
     public func importFile(_ sourcePath: String, area: BlobArea, durable: Bool = true, checkSpace: Bool = true) throws -> BlobRecord {
-        let src = Glibc.open(sourcePath, O_RDONLY | O_CLOEXEC)
-        guard src >= 0 else {
-            if errno == ENOENT { throw VaultError(.notFound, "\(sourcePath) does not exist") }
-            throw VaultError(.io, "cannot read \(sourcePath): \(POSIX.errnoMessage())")
-        }
-        defer { close(src) }
-        var st = stat()
-        guard fstat(src, &st) == 0 else { throw VaultError(.io, "cannot stat \(sourcePath)") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else {
-            throw VaultError(.usage, "\(sourcePath) is not a regular file")
-        }
-        if checkSpace { try checkFreeSpace(for: Self.sealedSize(plaintextSize: UInt64(st.st_size)), doing: "import \(sourcePath)") }
-        _ = posix_fadvise(src, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        try importFile(try SourceFile(sourcePath, accepting: .regular), area: area, durable: durable, checkSpace: checkSpace)
+    }
+
+    /// Imports an opened regular file into a new sealed blob, reading it once in 1 MiB pieces.
+    /// A file that changes while it is read (its size or modification time, or more or fewer bytes
+    /// than its size) is refused and nothing is kept. Failures of the source (reading, changing)
+    /// throw `SourceProblem`; failures of the vault throw `VaultError`.
+    public func importFile(_ source: SourceFile, area: BlobArea, durable: Bool = true, checkSpace: Bool = true) throws -> BlobRecord {
+        guard source.isRegular else { throw SourceProblem(VaultError(.usage, "\(DisplayText.escaped(source.path)) is not a regular file")) }
+        if checkSpace { try checkFreeSpace(for: Self.sealedSize(plaintextSize: source.size), doing: "import \(DisplayText.escaped(source.path))") }
+        _ = posix_fadvise(source.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
         let bufSize = 1 << 20
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bufSize, alignment: 16)
         defer { memset(buf.baseAddress!, 0, bufSize); buf.deallocate() }   // it held plaintext
         return try write(area: area, durable: durable) { emit in
+            var total: UInt64 = 0
             while true {
-                let n = read(src, buf.baseAddress, bufSize)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw VaultError(.io, "read of \(sourcePath) failed: \(POSIX.errnoMessage())")
-                }
+                let n: Int
+                do { n = try source.read(into: buf) } catch let e as VaultError { throw SourceProblem(e) }
                 if n == 0 { break }
+                total += UInt64(n)
+                if total > source.size { throw SourceProblem(SourceFile.changed(source.path)) }   // it grew
                 try emit(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
             }
+            do { try source.checkUnchanged(bytesRead: total) } catch let e as VaultError { throw SourceProblem(e) }
         }
     }
 

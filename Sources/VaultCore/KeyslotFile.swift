@@ -85,6 +85,18 @@ public struct KeyslotFile: Sendable {
         public var nonce: String
         public var wrappedNewMaster: String
         public var slots: [Slot]
+        /// The history entry of the epoch being replaced, wrapped under the new epoch's history key.
+        public var historyEntry: HistoryEntry?
+    }
+
+    /// The master key of an earlier epoch, wrapped under the next epoch's history key, so a device
+    /// holding the current key reaches every older one (and never the reverse).
+    public struct HistoryEntry: Codable, Equatable, Sendable {
+        public var epoch: UInt32
+        /// hex, 12 bytes
+        public var nonce: String
+        /// hex, 48 bytes: GCM(historyKey of epoch + 1, nonce, master key of `epoch`, historyAAD)
+        public var wrappedKey: String
     }
 
     public struct Body: Codable, Equatable, Sendable {
@@ -93,11 +105,55 @@ public struct KeyslotFile: Sendable {
         public var epoch: UInt32
         public var slots: [Slot]
         public var pendingRotation: PendingRotation?
+        /// +1 at every change of the slots or the epoch, so a device can refuse an older envelope.
+        /// Absent in files written before end-to-end encryption (read as 0).
+        public var generation: UInt64?
+        /// One entry per earlier epoch (absent: none).
+        public var history: [HistoryEntry]?
     }
 
     public var body: Body
 
     public var vaultId: [UInt8] { Hex.decode(body.vaultId) ?? [] }
+
+    /// The AAD of a history entry: `vault-history-v1|<vaultId>|<epoch>`.
+    static func historyAAD(vaultId: String, epoch: UInt32) -> [UInt8] {
+        Array("vault-history-v1|\(vaultId)|\(epoch)".utf8)
+    }
+
+    /// Wraps `oldMaster` (of `oldEpoch`) under `newKeys`' history key.
+    static func historyEntry(oldMaster: SecureBytes, oldEpoch: UInt32, newKeys: KeyHierarchy, vaultId: String) throws -> HistoryEntry {
+        let nonce = SecureRandom.bytes(12)
+        let wrapped = try oldMaster.withUnsafeBytes { mk in
+            try AESGCMKey(newKeys.historyKey).seal(nonce: nonce, plaintext: Array(mk), aad: historyAAD(vaultId: vaultId, epoch: oldEpoch))
+        }
+        return HistoryEntry(epoch: oldEpoch, nonce: Hex.encode(nonce), wrappedKey: Hex.encode(wrapped))
+    }
+
+    /// The master key of `epoch`, walking the history down from `current` (the master key of
+    /// `body.epoch`). Throws `.integrity` when the chain is broken or does not authenticate.
+    public func masterKey(ofEpoch epoch: UInt32, current: SecureBytes) throws -> SecureBytes {
+        guard epoch <= body.epoch else {
+            throw VaultError(.integrity, "content sealed under key epoch \(epoch), newer than this vault's \(body.epoch)",
+                             hint: "run `vault sync` (or `vault unlock`) to learn the newer key")
+        }
+        var key = current
+        var e = body.epoch
+        while e > epoch {
+            guard let entry = body.history?.first(where: { $0.epoch == e - 1 }),
+                  let nonce = Hex.decode(entry.nonce), let ct = Hex.decode(entry.wrappedKey) else {
+                throw VaultError(.integrity, "the key history has no entry for epoch \(e - 1)")
+            }
+            let keys = try KeyHierarchy(masterKey: key, vaultId: vaultId, epoch: e)
+            do {
+                key = try AESGCMKey(keys.historyKey).open(nonce: nonce, ciphertextAndTag: ct, aad: Self.historyAAD(vaultId: body.vaultId, epoch: e - 1))
+            } catch {
+                throw VaultError(.integrity, "the key history entry of epoch \(e - 1) does not authenticate")
+            }
+            e -= 1
+        }
+        return key
+    }
 
     static func aad(vaultId: String, slot: Slot) -> [UInt8] {
         Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? "")".utf8)
@@ -116,9 +172,9 @@ public struct KeyslotFile: Sendable {
         return slot
     }
 
-    /// A password slot for `password`, with `kdf` parameters.
+    /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf` parameters.
     static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
-        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         return try makeSlot(id: id, type: "password", kdf: .init(kdf), kek: kek, masterKey: masterKey, vaultId: vaultId)
     }
 
@@ -167,15 +223,30 @@ public struct KeyslotFile: Sendable {
 
     /// Tries each password slot with `password`; returns the master key or throws `.wrongPassword`.
     public func unlock(password: SecureBytes) throws -> SecureBytes {
+        try unlockPassword(password).masterKey
+    }
+
+    /// Like `unlock(password:)`, and names the slot that opened only with the bytes as typed (a
+    /// slot written before passwords were normalised to NFC), which the caller should rewrap.
+    public func unlockPassword(_ password: SecureBytes) throws -> (masterKey: SecureBytes, legacySlot: String?) {
         var sawPasswordSlot = false
         for slot in body.slots where slot.type == "password" {
             sawPasswordSlot = true
-            guard let kdf = slot.kdf else { continue }
-            let kek = try KDF.derive(password: password, parameters: try kdf.parameters(), length: 32)
-            if let mk = unwrap(slot: slot, kek: kek) { return mk }
+            if let (mk, legacy) = try unwrapPassword(slot: slot, typed: password) { return (mk, legacy ? slot.id : nil) }
         }
         if !sawPasswordSlot { throw VaultError(.wrongPassword, "this vault has no password slot") }
         throw VaultError(.wrongPassword, "wrong password", hint: "nothing was changed; try again")
+    }
+
+    /// The master key when `typed` opens password `slot`: with its NFC form, else (a slot written
+    /// before normalisation) with the bytes as typed (`legacy`). Nil when it does not open.
+    func unwrapPassword(slot: Slot, typed: SecureBytes) throws -> (SecureBytes, legacy: Bool)? {
+        guard slot.type == "password", let kdf = try slot.kdf?.parameters() else { return nil }
+        for (i, candidate) in PasswordText.candidates(typed).enumerated() {
+            let kek = try KDF.derive(password: candidate, parameters: kdf, length: 32)
+            if let mk = unwrap(slot: slot, kek: kek) { return (mk, i > 0) }
+        }
+        return nil
     }
 
     // MARK: Encoding

@@ -83,6 +83,11 @@ enum MetadataSchema {
         """,
     ]
 
+    /// True when `db` has the newest schema (nothing to migrate).
+    static func isCurrent(_ db: SQLDatabase) throws -> Bool {
+        try db.userVersion == migrations.count
+    }
+
     /// Brings `db` to the newest schema, one transaction per migration.
     static func migrate(_ db: SQLDatabase) throws {
         let current = try db.userVersion

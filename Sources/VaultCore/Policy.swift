@@ -25,6 +25,9 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     public var backupExclusion: String?
     /// true: refuse to handle keys where memory cannot be locked (keys could reach swap).
     public var memoryLockRequired: Bool?
+    /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
+    /// http:// to this machine (loopback) is always allowed; https:// always.
+    public var allowInsecureHTTP: Bool?
 
     public init() {}
 }
@@ -54,6 +57,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var pinnedPublicKeys: PolicyValue<[String]>
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
+    public var allowInsecureHTTP: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -91,6 +95,7 @@ public struct EffectivePolicy: Sendable, Encodable {
             return (rank[s] ?? 0) >= (rank[u] ?? 0) ? s : u
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
+        allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

@@ -9,9 +9,6 @@ import Glibc
 /// a bug would. Without these variables this does nothing.
 public enum TestHooks {
     static let crashAt: String? = hook("VAULT_TEST_CRASH_AT")
-    /// `VAULT_TEST_TOUCH_INTERVAL=<seconds>`: how often a session's idle clock is refreshed (30 s
-    /// otherwise), so a test can tell use from a refresh in seconds rather than minutes.
-    static let touchInterval: Int64? = hook("VAULT_TEST_TOUCH_INTERVAL").flatMap { Int64($0) }
     static let trapAt: String? = hook("VAULT_TEST_TRAP_AT")
 
     private static func hook(_ name: String) -> String? {
@@ -19,6 +16,16 @@ public enum TestHooks {
         guard env["VAULT_TEST_HOOKS"] == "1" else { return nil }
         return env[name]
     }
+
+    /// With `VAULT_TEST_HOOKS=1` and `VAULT_TEST_NOW=<seconds since the epoch>`, the clock the
+    /// vault reads for sessions and timestamps (`Vault.now`): tests of timeouts set it instead of
+    /// sleeping.
+    static let clock: Int64? = hook("VAULT_TEST_NOW").flatMap { Int64($0) }
+
+    /// With `VAULT_TEST_HOOKS=1` and `VAULT_TEST_SERVER_URL=<url>`, the server address a logged-in
+    /// vault uses instead of the stored one: stands for a database edited after `vault login`
+    /// (an address `login` would refuse, a host that no longer resolves).
+    public static let serverURLOverride: String? = hook("VAULT_TEST_SERVER_URL")
 
     public static func crashPoint(_ name: String) {
         if let at = crashAt, at == name { kill(getpid(), SIGKILL) }

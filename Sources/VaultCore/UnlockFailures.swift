@@ -20,6 +20,11 @@ public enum UnlockFailures {
         return c
     }
 
+    /// False where the counter cannot be written: the vault's folder is on a read-only filesystem.
+    static func canRecord(_ layout: VaultLayout) -> Bool {
+        access(layout.root, W_OK) == 0 || errno != EROFS
+    }
+
     static func write(_ c: Counter, _ layout: VaultLayout) throws {
         try POSIX.writeAtomically(Array(try JSONEncoder().encode(c)), to: path(layout))
     }

@@ -13,16 +13,12 @@ public struct DoctorReport: Sendable, Codable {
 
 extension Vault {
     /// Reconciles `content_state` with the sealed blobs on disk and removes leftovers of
-    /// interrupted writes. With `verify`, every blob is also fully authenticated.
+    /// interrupted writes. With `verify`, every blob is also fully authenticated (every segment,
+    /// the final one included) and its plaintext checked against its node's size and SHA-256.
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
-        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
-            .compactMap { $0[0].string.map { $0 + ".partial" } })
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? [] where !resumable.contains(name) {
-            unlink(layout.tempDirectory + "/" + name)
-            r.repaired.append("removed an interrupted write: tmp/\(name)")
-        }
+        for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: tmp/\(name)") }
         // 2. Each node's claimed content against the disk.
         let nodes = try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
         var referenced = Set<String>()
@@ -46,7 +42,8 @@ extension Vault {
             else if onDisk != UInt64(row?[1].int64 ?? -1) { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
             else if verify {
                 r.blobsChecked += 1
-                do { try blobs.open(blobId, area: area).stream { _ in } } catch { damage = "\(error)" }
+                // Every segment (the final one included), then the node's size and SHA-256.
+                do { try readWhole(blobs.open(blobId, area: area), of: n) { _ in } } catch { damage = "\(error)" }
             }
             if let damage {
                 if area == .staging && n.remoteId == nil {
@@ -75,5 +72,25 @@ extension Vault {
             }
         }
         return r
+    }
+}
+
+extension Vault {
+    /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob, an
+    /// atomic write): everything but the partial blob of a download that has not finished, which
+    /// the next attempt resumes. Called by `doctor` and whenever a command holds the vault alone
+    /// (nobody else can be writing there then), so the space comes back before any free-space
+    /// check. Returns the names removed.
+    @discardableResult
+    func removeInterruptedWrites() throws -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
+        guard !names.isEmpty else { return [] }
+        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
+            .compactMap { $0[0].string.map { $0 + ".partial" } })
+        var removed: [String] = []
+        for name in names where !resumable.contains(name) {
+            if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
     }
 }

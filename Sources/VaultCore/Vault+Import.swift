@@ -5,64 +5,79 @@ public struct ImportResult: Sendable, Encodable {
     public var files: Int
     public var folders: Int
     public var bytes: UInt64
+    /// Entries left out (see `LocalTree`): failures first in the order met, then by design.
+    public var skipped: [LocalTree.Skipped] = []
+
+    /// The first entry that could not be imported, if any (skips by design do not count).
+    public var firstFailure: LocalTree.Skipped? { skipped.first { $0.failure != nil } }
 }
 
 extension Vault {
     /// Imports a local folder tree under `dest` (created if missing) as sealed files awaiting
-    /// upload. Blobs are written first and made durable with one filesystem sync; then every node
-    /// is published in one transaction, so a crash leaves either nothing or everything
-    /// (`vault doctor` removes blobs of an import that never committed).
+    /// upload. See `importFolder(_:to:progress:)` for a tree already scanned.
     @discardableResult
     public func importFolder(_ localDir: String, to dest: String, progress: (Int) -> Void = { _ in }) throws -> ImportResult {
-        let fm = FileManager.default
-        var isDir: ObjCBool = false
-        guard fm.fileExists(atPath: localDir, isDirectory: &isDir), isDir.boolValue else {
-            throw VaultError(.notFound, "\(localDir) is not a folder")
-        }
-        // Plan: folders and files, names checked before anything is written.
-        var folders: [String] = []
-        var files: [(local: String, rel: String, size: UInt64)] = []
-        var total: UInt64 = 0
-        guard let e = fm.enumerator(atPath: localDir) else { throw VaultError(.io, "cannot read \(localDir)") }
-        while let rel = e.nextObject() as? String {
-            let full = (localDir as NSString).appendingPathComponent(rel)
-            for part in rel.split(separator: "/") { try NameRules.validate(String(part)) }
-            let attrs = try fm.attributesOfItem(atPath: full)
-            switch attrs[.type] as? FileAttributeType {
-            case .typeDirectory?: folders.append(rel)
-            case .typeRegular?:
-                let size = (attrs[.size] as? NSNumber)?.uint64Value ?? 0
-                files.append((full, rel, size)); total += BlobStore.sealedSize(plaintextSize: size)
-            default: continue   // symlinks, devices: not imported
+        try importFolder(try LocalTree.scan(localDir), to: dest, progress: progress)
+    }
+
+    /// Imports a scanned tree (scan it before opening the vault) under `dest`. Blobs are written
+    /// first and made durable with one filesystem sync; then every node, `dest` and its missing
+    /// parents included, is published in one transaction, so a crash or a failure leaves either
+    /// nothing or everything (`vault doctor`, or the next command, removes blobs of an import that
+    /// never committed). A file that cannot be read, or changes while it is read, is skipped and
+    /// reported in `skipped` with the tree's other skipped entries; the rest is imported.
+    @discardableResult
+    public func importFolder(_ tree: LocalTree, to dest: String, progress: (Int) -> Void = { _ in }) throws -> ImportResult {
+        var tree = tree
+        // Where it goes: the deepest existing folder of `dest`, and the folders still to create.
+        var base = try node(id: Self.rootId)!
+        var missing: [String] = []
+        for part in try NameRules.components(dest) {
+            if missing.isEmpty, let next = try child(of: base.id, named: part) {
+                guard next.isFolder else { throw VaultError(.conflict, "\(dest) is a file, not a folder") }
+                base = next
+            } else {
+                missing.append(part)
             }
         }
-        try blobs.checkFreeSpace(for: total, doing: "import \(localDir)")
-        let target = dest.isEmpty ? "/" : dest
-        let root: Node
-        if let existing = try? resolve(target) { root = existing } else { root = try mkdir(target, parents: true) }
-        guard root.isFolder else { throw VaultError(.conflict, "\(dest) is a file, not a folder") }
+        let prefix = missing.joined(separator: "/")
+        func under(_ rel: String) -> String { prefix.isEmpty ? rel : rel.isEmpty ? prefix : prefix + "/" + rel }
         /// "a/b/c" → ("a/b", "c"); "c" → ("", "c").
         func split(_ rel: String) -> (String, String) {
             let parts = rel.split(separator: "/").map(String.init)
             return (parts.dropLast().joined(separator: "/"), parts.last ?? "")
         }
-        for f in files {
-            let (parentRel, name) = split(f.rel)
-            if parentRel.isEmpty, try child(of: root.id, named: name) != nil {
-                throw VaultError(.alreadyExists, "'\(name)' already exists in \(try path(of: root))", hint: "import into a new folder")
+        if prefix.isEmpty {
+            for f in tree.files where !f.relativePath.contains("/") {
+                if try child(of: base.id, named: f.relativePath) != nil {
+                    throw VaultError(.alreadyExists, "'\(f.relativePath)' already exists in \(try path(of: base))", hint: "import into a new folder")
+                }
             }
         }
+        try blobs.checkFreeSpace(for: tree.files.reduce(0) { $0 + BlobStore.sealedSize(plaintextSize: $1.size) },
+                                 doing: "import \(DisplayText.escaped(tree.root))")
         // Seal every file (no fsync each), then one sync.
         var sealed: [(rel: String, blob: BlobRecord)] = []
+        var failed: [LocalTree.Skipped] = []
         do {
-            for (i, f) in files.enumerated() {
-                sealed.append((f.rel, try blobs.importFile(f.local, area: .staging, durable: false, checkSpace: false)))
-                progress(i + 1)
+            for (i, f) in tree.files.enumerated() {
+                defer { progress(i + 1) }
+                let source: SourceFile
+                do { source = try SourceFile(f.path, accepting: .regular) } catch let e as VaultError {
+                    tree.skip(f, e)   // it vanished, became unreadable or not a file since the scan
+                    continue
+                }
+                do {
+                    sealed.append((f.relativePath, try blobs.importFile(source, area: .staging, durable: false, checkSpace: false)))
+                } catch let p as SourceProblem {
+                    tree.skip(f, p.error)   // unreadable, or changed while it was read
+                }
             }
+            failed = tree.skipped
             blobs.syncAll()
             try POSIX.fsyncDirectory(layout.stagingDirectory)
             try db.transaction {
-                var ids: [String: Node] = ["": root]
+                var ids: [String: Node] = ["": base]
                 func folder(_ rel: String) throws -> Node {
                     if let n = ids[rel] { return n }
                     let (parentRel, name) = split(rel)
@@ -79,9 +94,10 @@ extension Vault {
                     ids[rel] = n
                     return n
                 }
-                for f in folders { _ = try folder(f) }
+                _ = try folder(prefix)
+                for f in tree.folders { _ = try folder(under(f)) }
                 for (rel, blob) in sealed {
-                    let (parentRel, name) = split(rel)
+                    let (parentRel, name) = split(under(rel))
                     let parent = try folder(parentRel)
                     if try child(of: parent.id, named: name) != nil {
                         throw VaultError(.alreadyExists, "'\(name)' already exists in \(try path(of: parent))")
@@ -101,6 +117,8 @@ extension Vault {
             for s in sealed { blobs.delete(s.blob.id, area: .staging) }
             throw error
         }
-        return ImportResult(files: sealed.count, folders: folders.count, bytes: sealed.reduce(0) { $0 + $1.blob.size })
+        let order = failed.filter { $0.failure != nil } + failed.filter { $0.failure == nil }
+        return ImportResult(files: sealed.count, folders: tree.folders.count, bytes: sealed.reduce(0) { $0 + $1.blob.size },
+                            skipped: order)
     }
 }

@@ -4,7 +4,11 @@ import VaultCrypto
 /// Keyslots: list, add a recovery or escrow slot, remove a slot, change the password.
 extension Vault {
     /// Writes the keyslot file atomically, authenticated with the current master key.
-    func saveKeyslots(_ file: KeyslotFile, macKey: SecureBytes) throws {
+    /// Writes the keyslot file atomically. A change of the slots (`bumpGeneration`) raises the
+    /// envelope generation, so other devices can tell the newer envelope from an older one.
+    func saveKeyslots(_ file: KeyslotFile, macKey: SecureBytes, bumpGeneration: Bool = true) throws {
+        var file = file
+        if bumpGeneration { file.body.generation = (file.body.generation ?? 0) + 1 }
         try POSIX.writeAtomically(try file.serialized(macKey: macKey), to: layout.keyslotFile)
         keyslots = file
     }
@@ -57,17 +61,41 @@ extension Vault {
         try saveKeyslots(file, macKey: keys.keyslotMacKey)
     }
 
-    /// Rewraps the password slot that `current` opens under `new` (the master key is unchanged).
-    public func changePassword(current: SecureBytes, new: SecureBytes, kdf: KDFParameters) throws {
+    /// Rewraps the password slot that `current` opens under `new` (the master key is unchanged),
+    /// with `kdf` (nil: that slot's KDF and costs, with a fresh salt).
+    public func changePassword(current: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws {
+        try changePassword(current: current, new: new) { kdf ?? $0.withFreshSalt }
+    }
+
+    /// Like `changePassword(current:new:kdf:)`; `kdf` maps the matched slot's parameters to the
+    /// new slot's (it may keep them, raise them to a floor, or ignore them). Returns what it used.
+    @discardableResult
+    public func changePassword(current: SecureBytes, new: SecureBytes,
+                               kdf: (_ slotKDF: KDFParameters) throws -> KDFParameters) throws -> KDFParameters {
         var file = keyslots
         var matched: Int?
         for (i, slot) in file.body.slots.enumerated() where slot.type == "password" {
-            guard let p = try slot.kdf?.parameters() else { continue }
-            let kek = try KDF.derive(password: current, parameters: p, length: 32)
-            if file.unwrap(slot: slot, kek: kek) != nil { matched = i; break }
+            if try file.unwrapPassword(slot: slot, typed: current) != nil { matched = i; break }
         }
-        guard let i = matched else { throw VaultError(.wrongPassword, "the current password is wrong", hint: "nothing was changed") }
-        file.body.slots[i] = try KeyslotFile.passwordSlot(id: file.body.slots[i].id, password: new, kdf: kdf,
+        guard let i = matched, let old = try file.body.slots[i].kdf?.parameters() else {
+            throw VaultError(.wrongPassword, "the current password is wrong", hint: "nothing was changed")
+        }
+        let params = try kdf(old)
+        file.body.slots[i] = try KeyslotFile.passwordSlot(id: file.body.slots[i].id, password: new, kdf: params,
+                                                          masterKey: masterKey, vaultId: vaultId)
+        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+        return params
+    }
+
+    /// Rewraps password slot `id`, which opened only with the bytes as typed (written before
+    /// passwords were normalised), under the NFC form of `password`: same KDF and costs, fresh
+    /// salt. Never beside a running sync (the keyslot file is not ours to write then) or on a
+    /// read-only filesystem.
+    public func upgradePasswordSlot(_ id: String, password: SecureBytes) throws {
+        guard !isBesideSync, !isReadOnly, let i = keyslots.body.slots.firstIndex(where: { $0.id == id }),
+              let params = try keyslots.body.slots[i].kdf?.parameters() else { return }
+        var file = keyslots
+        file.body.slots[i] = try KeyslotFile.passwordSlot(id: id, password: password, kdf: params.withFreshSalt,
                                                           masterKey: masterKey, vaultId: vaultId)
         try saveKeyslots(file, macKey: keys.keyslotMacKey)
     }
@@ -80,4 +108,9 @@ extension Vault {
                                                             kdf: kdf, masterKey: masterKey, vaultId: vaultId))
         try saveKeyslots(file, macKey: keys.keyslotMacKey)
     }
+}
+
+extension Vault {
+    /// Seals and opens what the server stores about nodes (names, records) under this vault's keys.
+    public var remoteCodec: RemoteCodec { RemoteCodec(keyslots: keyslots, keys: keys, masterKey: masterKey) }
 }

@@ -47,8 +47,7 @@ extension Vault {
         for slot in keyslots.body.slots {
             switch slot.type {
             case "password":
-                if let p = try slot.kdf?.parameters(),
-                   keyslots.unwrap(slot: slot, kek: try KDF.derive(password: password, parameters: p, length: 32)) != nil {
+                if let p = try slot.kdf?.parameters(), try keyslots.unwrapPassword(slot: slot, typed: password) != nil {
                     newSlots.append(try KeyslotFile.passwordSlot(id: slot.id, password: password, kdf: p.withFreshSalt,
                                                                  masterKey: newMaster, vaultId: vaultId))
                     matched = true
@@ -74,8 +73,12 @@ extension Vault {
                 .seal(nonce: nonce, plaintext: Array(nm), aad: Self.rotationAAD(vaultId: vaultId, epoch: newEpoch))
         }
         var file = keyslots
-        file.body.pendingRotation = .init(epoch: newEpoch, nonce: Hex.encode(nonce), wrappedNewMaster: Hex.encode(wrapped), slots: newSlots)
-        try saveKeyslots(file, macKey: keys.keyslotMacKey)
+        let entry = try KeyslotFile.historyEntry(oldMaster: masterKey, oldEpoch: keys.epoch,
+                                                 newKeys: try KeyHierarchy(masterKey: newMaster, vaultId: keys.vaultId, epoch: newEpoch),
+                                                 vaultId: vaultId)
+        file.body.pendingRotation = .init(epoch: newEpoch, nonce: Hex.encode(nonce), wrappedNewMaster: Hex.encode(wrapped),
+                                          slots: newSlots, historyEntry: entry)
+        try saveKeyslots(file, macKey: keys.keyslotMacKey, bumpGeneration: false)
         TestHooks.crashPoint("rotate-recorded")
         db.close()
         let (finalFile, newKeys, stats) = try Self.finishRotation(layout: layout, file: file, oldKeys: keys, newMaster: newMaster)
@@ -210,6 +213,10 @@ extension Vault {
         final.body.epoch = pending.epoch
         final.body.slots = pending.slots
         final.body.pendingRotation = nil
+        final.body.generation = (file.body.generation ?? 0) + 1
+        if let entry = pending.historyEntry {
+            final.body.history = (file.body.history ?? []).filter { $0.epoch != entry.epoch } + [entry]
+        }
         try POSIX.writeAtomically(try final.serialized(macKey: newKeys.keyslotMacKey), to: layout.keyslotFile)
         TestHooks.crashPoint("rotate-keyslots-written")
         // Step 6.
@@ -223,7 +230,7 @@ final class ErrorBox { var error: Error? }
 
 extension KDFParameters {
     /// The same cost with a new random salt.
-    var withFreshSalt: KDFParameters {
+    public var withFreshSalt: KDFParameters {
         switch self {
         case .argon2id(let o, let m, _): return .argon2id(opsLimit: o, memLimitBytes: m, salt: SecureRandom.bytes(16))
         case .pbkdf2SHA512(let i, _): return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))

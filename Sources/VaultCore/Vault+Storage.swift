@@ -79,33 +79,6 @@ extension Vault {
         return result
     }
 
-    /// Evicts least-recently-accessed unpinned cached content until the cache fits the budget.
-    public func enforceBudget() throws -> EvictionResult {
-        var result = EvictionResult(evicted: [], freedBytes: 0, message: nil)
-        guard let budget = try contentBudget() else {
-            result.message = "no content budget is set (vault storage --budget SIZE)"
-            return result
-        }
-        var report = try storageReport()
-        var used = report.pinnedBytes + report.cachedBytes
-        if used <= budget { return result }
-        let candidates = try db.query("""
-            SELECT \(Node.columns) FROM nodes WHERE type='file' AND pinned=0 AND local_path IS NOT NULL
-              AND local_path IN (SELECT id FROM blobs WHERE area='cache')
-            ORDER BY COALESCE(last_accessed, 0), id
-            """).map(Node.init(row:))
-        for c in candidates where used > budget {
-            if let freed = try evictContent(of: c) {
-                used -= min(used, freed); result.evicted.append(try path(of: c)); result.freedBytes += freed
-            }
-        }
-        report = try storageReport()
-        if used > budget {
-            result.message = report.warning ?? "the cache still exceeds the budget: the rest is pinned or awaiting upload"
-        }
-        return result
-    }
-
     /// Drops one node's cached content; nil when it is not evictable (staged: not uploaded).
     func evictContent(of n: Node) throws -> UInt64? {
         guard let blobId = n.localPath,

@@ -100,7 +100,14 @@ extension Vault {
     /// existing one: the previous content is kept as a revision). The node awaits upload.
     @discardableResult
     public func put(localFile: String, to dest: String?, replace: Bool = false) throws -> Node {
-        let baseName = (localFile as NSString).lastPathComponent
+        try put(try SourceFile(localFile, accepting: .regular, folderHint: "use `vault put -r` to import a folder"),
+                to: dest, replace: replace)
+    }
+
+    /// Like `put(localFile:to:replace:)`, from a file already opened (before the vault was).
+    @discardableResult
+    public func put(_ source: SourceFile, to dest: String?, replace: Bool = false) throws -> Node {
+        let baseName = (source.path as NSString).lastPathComponent
         var (parent, name): (Node, String)
         if let dest, !dest.isEmpty {
             let target = try? resolve(dest)
@@ -122,7 +129,8 @@ extension Vault {
             }
         }
         // Seal first (outside the transaction: it may take minutes), then publish the metadata.
-        let blob = try blobs.importFile(localFile, area: .staging)
+        let blob: BlobRecord
+        do { blob = try blobs.importFile(source, area: .staging) } catch let p as SourceProblem { throw p.error }
         do {
             return try db.transaction {
                 try recordBlob(blob, nodeId: nil)
@@ -241,18 +249,5 @@ extension Vault {
             for x in all { try db.run("UPDATE nodes SET pinned = ? WHERE id = ?", [pinned, x.id]) }
             return all
         }
-    }
-
-    /// Opens a file's sealed content for reading and records the access (for LRU eviction).
-    public func openContent(_ n: Node) throws -> BlobHandle {
-        guard !n.isFolder else { throw VaultError(.usage, "\(try path(of: n)) is a folder") }
-        guard n.contentState == .local || n.contentState == .stale, let blobId = n.localPath else {
-            throw VaultError(.notLocal, "the content of \(try path(of: n)) is not on this device (\(n.contentState.rawValue))",
-                             hint: "connect to the server and run `vault get` or `vault pin` to download it")
-        }
-        let area = BlobArea(rawValue: try db.scalar("SELECT area FROM blobs WHERE id = ?", [blobId])?.string ?? "") ?? .cache
-        let handle = try blobs.open(blobId, area: area)
-        try db.run("UPDATE nodes SET last_accessed = ? WHERE id = ?", [Vault.now, n.id])
-        return handle
     }
 }

@@ -16,6 +16,14 @@ public final class Vault {
     let lock: VaultLock
     /// The policy's content budget maximum, if any (set by the caller that loaded the policy).
     public var budgetMax: UInt64?
+    /// Set once this command has warned that the cache cannot fit the budget (warn once).
+    var budgetWarningGiven = false
+
+    /// What a command will do with the vault: a `.read` command (ls, tree, cat, get, status,
+    /// storage) also runs on a read-only filesystem; a `.readWrite` one is refused there, clearly.
+    public enum Access: Sendable {
+        case read, readWrite
+    }
 
     /// The vault id (hex).
     public var vaultId: String { keyslots.body.vaultId }
@@ -58,10 +66,10 @@ public final class Vault {
         let vaultIdBytes = SecureRandom.bytes(16)
         let vaultId = Hex.encode(vaultIdBytes)
         let master = SecureBytes.random(count: 32)
-        let kek = try KDF.derive(password: password, parameters: kdf, length: 32)
+        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
                                             masterKey: master, vaultId: vaultId)
-        let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot]))
+        let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot], generation: 1))
         let keys = try KeyHierarchy(masterKey: master, vaultId: vaultIdBytes, epoch: 1)
         // The database first: a crash before the keyslot file is written leaves no vault, not half of one.
         unlink(layout.databaseFile)
@@ -74,14 +82,24 @@ public final class Vault {
 
     /// Opens the vault with its master key (from the keyring or a password slot). `lock` says
     /// whether transfer controls may run beside this command (see `VaultLock`); a `.control`
-    /// request may get a vault opened beside a running sync (`isBesideSync`). `lockTimeout` bounds
-    /// the wait for the lock (then `.busy`).
+    /// request may get a vault opened beside a running sync (`isBesideSync`). On a read-only
+    /// filesystem only `.read` access is granted: the database is opened read-only, with no migration.
+    /// `lockTimeout` bounds the wait for the lock (then `.busy`).
     public static func open(layout: VaultLayout, masterKey: SecureBytes, lock request: VaultLock.Request = .exclusive,
-                            lockTimeout: TimeInterval = lockTimeout) throws -> Vault {
+                            access: Access = .readWrite, lockTimeout: TimeInterval = lockTimeout) throws -> Vault {
         let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout, request: request)
         let (file, bytes) = try readKeyslots(layout)
         let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)
         try KeyslotFile.verify(bytes: bytes, macKey: keys.keyslotMacKey)
+        if lock.mode == .readOnly {
+            guard access == .read else { throw readOnlyFilesystem(layout) }
+            if file.body.pendingRotation != nil {
+                throw VaultError(.io, "the vault at \(layout.root) is on a read-only filesystem, and a key rotation interrupted there must finish before it can be read",
+                                 hint: "remount it read-write and run any vault command (the rotation then completes)")
+            }
+            let db = try openDatabase(layout: layout, keys: keys, readOnly: true)
+            return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        }
         if lock.mode == .beside {
             // The running sync opened (and migrated) the database; touch nothing else.
             let db = try openDatabase(layout: layout, keys: keys, migrate: false)
@@ -93,14 +111,26 @@ public final class Vault {
         }
         try removeStaleRotationJournal(layout)
         let db = try openDatabase(layout: layout, keys: keys)
-        return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        let vault = Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
+        if [.exclusive, .sync].contains(lock.mode) {
+            try vault.removeInterruptedWrites()   // the vault is ours alone: no write of another command is in flight
+        }
+        return vault
     }
 
-    static func openDatabase(layout: VaultLayout, keys: KeyHierarchy, migrate: Bool = true) throws -> SQLDatabase {
-        let fresh = !POSIX.exists(layout.databaseFile)
+    /// The error for a command that would change a vault on a read-only filesystem.
+    static func readOnlyFilesystem(_ layout: VaultLayout) -> VaultError {
+        VaultError(.io, "the vault at \(layout.root) is on a read-only filesystem: this command changes the vault and cannot run there; nothing was changed",
+                   hint: "remount it read-write to change it; ls, tree, cat, get, status and storage work read-only")
+    }
+
+    /// Opens the metadata database. `readOnly` (a read-only filesystem) opens it
+    /// `SQLITE_OPEN_READONLY` and never migrates: a schema that needs an upgrade is refused.
+    static func openDatabase(layout: VaultLayout, keys: KeyHierarchy, migrate: Bool = true, readOnly: Bool = false) throws -> SQLDatabase {
+        let fresh = !readOnly && !POSIX.exists(layout.databaseFile)
         let db: SQLDatabase
         do {
-            db = try keys.databaseKey.withUnsafeBytes { try SQLDatabase(path: layout.databaseFile, rawKey: $0) }
+            db = try keys.databaseKey.withUnsafeBytes { try SQLDatabase(path: layout.databaseFile, rawKey: $0, readOnly: readOnly) }
         } catch let e as SQLError where e.kind == .notADatabase || e.kind == .corrupt {
             throw VaultError(.integrity, "the metadata database cannot be decrypted with this vault's key (damaged, replaced or from another vault)",
                              hint: "restore metadata.db from a backup; content blobs are intact")
@@ -108,6 +138,13 @@ public final class Vault {
             throw VaultError(.io, "cannot open the metadata database: \(e)")
         }
         if fresh { chmod(layout.databaseFile, 0o600) }
+        if readOnly {
+            guard try MetadataSchema.isCurrent(db) else {
+                throw VaultError(.io, "the vault at \(layout.root) needs a database upgrade, which cannot be written on its read-only filesystem",
+                                 hint: "remount it read-write and run any vault command once")
+            }
+            return db
+        }
         guard migrate else { return db }
         do { try MetadataSchema.migrate(db) } catch let e as SQLError {
             throw VaultError(.integrity, "the metadata database is damaged: \(e.message)")
@@ -124,6 +161,9 @@ public final class Vault {
     /// control): rows marked running are really running, and only transfer bookkeeping may change.
     public var isBesideSync: Bool { lock.mode == .beside }
 
+    /// True when the vault is on a read-only filesystem (opened for reading only).
+    public var isReadOnly: Bool { lock.mode == .readOnly }
+
     /// Seconds since the epoch, for timestamps.
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    static var now: Int64 { TestHooks.clock ?? Int64(Date().timeIntervalSince1970) }
 }

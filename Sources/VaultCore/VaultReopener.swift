@@ -58,23 +58,22 @@ public final class VaultReopener {
     /// with `.busy` when another command holds the vault.
     /// - Throws: `.locked` once the vault is locked (from another terminal, by a timeout, or a
     ///   key rotation); `.busy`; and whatever opening the vault throws.
-    public func open(lock: VaultLock.Request, touch: Bool, lockTimeout: TimeInterval) throws -> Vault {
-        if held != nil { return try openHeld(lock: lock, touch: touch, lockTimeout: lockTimeout) }
+    public func open(lock: VaultLock.Request, access: Vault.Access, touch: Bool, lockTimeout: TimeInterval) throws -> Vault {
+        if held != nil { return try openHeld(lock: lock, access: access, touch: touch, lockTimeout: lockTimeout) }
         // After the first step only a keyring session opens the vault: the password is not asked again.
         let source = started ? PasswordSource(isExplicit: false) { _ in
             throw VaultError(.locked, "the vault is locked", hint: "run `vault unlock`")
         } : password
-        let (vault, session) = try sessions.open(password: source, lock: lock, touch: touch, lockTimeout: lockTimeout)
+        let (vault, session) = try sessions.open(password: source, lock: lock, access: access, touch: touch, lockTimeout: lockTimeout)
         started = true
         if let session {
             self.source = .keyring
             deadlines = Deadlines(session)
         } else {
             let now = Vault.now
-            let rec = KeyringSession.Record(
-                masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
-                idleTimeout: sessions.policy.cap(VaultSessions.defaultIdleTimeout, sessions.policy.idleTimeoutMax),
-                absoluteTimeout: sessions.policy.cap(VaultSessions.defaultAbsoluteTimeout, sessions.policy.absoluteTimeoutMax))
+            let limits = sessions.effectiveTimeouts(idle: VaultSessions.defaultIdleTimeout, absolute: VaultSessions.defaultAbsoluteTimeout)
+            let rec = KeyringSession.Record(masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now,
+                                            lastUsedAt: now, idleTimeout: limits.idle, absoluteTimeout: limits.absolute)
             held = rec
             self.source = .process
             deadlines = Deadlines(rec)
@@ -103,11 +102,11 @@ public final class VaultReopener {
         }
         if rec.epoch != file.body.epoch && file.body.pendingRotation == nil {
             // Rotated since the unlock: the next opening clears the session and says so.
-            _ = try open(lock: .control, touch: touch, lockTimeout: 0)
+            _ = try open(lock: .control, access: .read, touch: touch, lockTimeout: 0)
             return
         }
         let now = Vault.now
-        if touch && now - rec.lastUsedAt >= VaultSessions.touchInterval {
+        if touch && now - rec.lastUsedAt >= VaultSessions.touchInterval(idleTimeout: rec.idleTimeout) {
             rec.lastUsedAt = now
             try KeyringSession(vaultId: file.body.vaultId).store(rec)
         }
@@ -133,7 +132,7 @@ public final class VaultReopener {
         let device: UInt64, inode: UInt64, size: Int64, seconds: Int64, nanoseconds: Int64
     }
 
-    private func openHeld(lock: VaultLock.Request, touch: Bool, lockTimeout: TimeInterval) throws -> Vault {
+    private func openHeld(lock: VaultLock.Request, access: Vault.Access, touch: Bool, lockTimeout: TimeInterval) throws -> Vault {
         guard var rec = held else { throw VaultError(.locked, "the vault is locked") }
         if let why = rec.expiry(now: Vault.now) {
             held = nil   // the key's memory is wiped as it is released
@@ -146,7 +145,7 @@ public final class VaultReopener {
             throw VaultError(.locked, "the vault is locked: its master key was rotated since this command unlocked it",
                              hint: "run `vault unlock`, or start the command again")
         }
-        let vault = try Vault.open(layout: sessions.layout, masterKey: rec.masterKey, lock: lock, lockTimeout: lockTimeout)
+        let vault = try Vault.open(layout: sessions.layout, masterKey: rec.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
         if vault.keyslots.body.epoch != rec.epoch {
             // This step finished an interrupted rotation: keep the new key.
             rec.epoch = vault.keyslots.body.epoch

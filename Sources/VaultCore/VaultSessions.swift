@@ -25,8 +25,19 @@ public struct VaultSessions {
 
     public static let defaultIdleTimeout: Int64 = 15 * 60
     public static let defaultAbsoluteTimeout: Int64 = 8 * 3600
-    /// How often the idle clock in the keyring item is refreshed.
-    static let touchInterval: Int64 = TestHooks.touchInterval ?? 30
+    /// How stale the idle clock in the keyring item may get before a command refreshes it: a
+    /// thirtieth of the idle timeout, between 1 and 30 seconds. A session may so lock at most that
+    /// long before its idle timeout after the last use (a second, for timeouts up to 30 s), while
+    /// commands in quick succession do not each rewrite the keyring item.
+    static func touchInterval(idleTimeout: Int64) -> Int64 {
+        idleTimeout > 0 ? min(30, max(1, idleTimeout / 30)) : 30
+    }
+
+    /// The session timeouts `unlock` sets for the ones asked: each capped at the policy maximum
+    /// (0, never, becomes the maximum).
+    public func effectiveTimeouts(idle: Int64, absolute: Int64) -> (idle: Int64, absolute: Int64) {
+        (policy.cap(idle, policy.idleTimeoutMax), policy.cap(absolute, policy.absoluteTimeoutMax))
+    }
 
     public init(layout: VaultLayout, environment: [String: String] = ProcessInfo.processInfo.environment,
                 policy: EffectivePolicy = .none, warn: @escaping (String) -> Void) {
@@ -67,14 +78,22 @@ public struct VaultSessions {
     }
 
     /// Unlocks a master key from the keyslot file, counting a wrong secret against the policy limit.
-    func unlockMaster(_ file: KeyslotFile, _ attempt: () throws -> SecureBytes) throws -> SecureBytes {
+    /// Where that count cannot be written (a read-only filesystem) and the policy limits failed
+    /// unlocks, no secret is tried at all: guesses there could not be counted.
+    func unlockMaster<T>(_ file: KeyslotFile, _ attempt: () throws -> T) throws -> T {
+        if let max = policy.maxFailedUnlocks.value, !UnlockFailures.canRecord(layout) {
+            throw VaultError(.policy, "the vault at \(layout.root) is on a read-only filesystem, where failed unlocks cannot be counted, and the policy limits them (maxFailedUnlocks = \(max)): no password or recovery key is tried here",
+                             hint: "unlock it while it is writable (a keyring session then reads it read-only), or remount it read-write")
+        }
         do { return try attempt() } catch let e as VaultError where e.kind == .wrongPassword {
             throw UnlockFailures.recordFailure(layout, policy: policy, vaultId: file.body.vaultId, original: e)
         }
     }
 
     /// Resets the failed-unlock count after a secret was accepted; warns about a tampered counter.
+    /// (Nothing to write, or check against, on a read-only filesystem.)
     func noteSuccess(_ vault: Vault) throws {
+        guard !vault.isReadOnly else { return }
         if let w = try UnlockFailures.recordSuccess(vault) { warn(w) }
     }
 
@@ -88,8 +107,19 @@ public struct VaultSessions {
     public func unlock(password: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        return try hold(masterKey: try unlockMaster(file) { try file.unlock(password: password) },
-                        idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
+        let opened = try unlockMaster(file) { try file.unlockPassword(password) }
+        return try hold(masterKey: opened.masterKey, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout) { vault in
+            try upgrade(vault, opened.legacySlot, password)
+        }
+    }
+
+    /// Rewraps a slot that opened only with the password's bytes as typed (written before
+    /// passwords were normalised) under the NFC form; a failure to write is only a warning.
+    func upgrade(_ vault: Vault, _ legacySlot: String?, _ password: SecureBytes) throws {
+        guard let legacySlot else { return }
+        do { try vault.upgradePasswordSlot(legacySlot, password: password) } catch {
+            warn("could not rewrap keyslot \(legacySlot) to the normalised password (\(VaultError.wrap(error).message)); it still opens as before")
+        }
     }
 
     /// Like `unlock(password:)`, with a recovery key (as typed: groups, any case).
@@ -103,17 +133,19 @@ public struct VaultSessions {
 
     /// Proves `masterKey` opens this vault (keyslot MAC, database; finishing an interrupted
     /// rotation), then keeps it in the keyring when there is one.
-    func hold(masterKey: SecureBytes, idleTimeout: Int64, absoluteTimeout: Int64) throws -> Bool {
+    func hold(masterKey: SecureBytes, idleTimeout: Int64, absoluteTimeout: Int64,
+              opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
-        let vault = try Vault.open(layout: layout, masterKey: masterKey)
+        let vault = try Vault.open(layout: layout, masterKey: masterKey, access: .read)
         try noteSuccess(vault)
+        try opened(vault)
         guard avail.available else { warnNoKeyring(avail.reason); return false }
         let now = Vault.now
+        let limits = effectiveTimeouts(idle: idleTimeout, absolute: absoluteTimeout)
         try KeyringSession(vaultId: vault.vaultId).store(.init(
             masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
-            idleTimeout: policy.cap(idleTimeout, policy.idleTimeoutMax),
-            absoluteTimeout: policy.cap(absoluteTimeout, policy.absoluteTimeoutMax)))
+            idleTimeout: limits.idle, absoluteTimeout: limits.absolute))
         return true
     }
 
@@ -152,16 +184,17 @@ public struct VaultSessions {
     }
 
     /// Opens the vault for one command: from the keyring session, else with a password when the
-    /// vault has no keyring or the user named a password source; else it is locked.
-    public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive) throws -> Vault {
-        try open(password: password, lock: lock, touch: true, lockTimeout: Vault.lockTimeout).vault
+    /// vault has no keyring or the user named a password source; else it is locked. `access`
+    /// `.read` lets the command run on a read-only filesystem (see `Vault.open`).
+    public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive, access: Vault.Access = .readWrite) throws -> Vault {
+        try open(password: password, lock: lock, access: access, touch: true, lockTimeout: Vault.lockTimeout).vault
     }
 
-    /// `open(password:lock:)` for a long-lived command that opens the vault again for each step
-    /// (`vault browse`): `touch` false leaves the session's idle clock alone (a screen refreshing
-    /// by itself is not use), `lockTimeout` bounds the wait for the vault lock (0: fail at once
-    /// with `.busy`). Also returns the keyring session the vault was opened from, if any.
-    public func open(password: PasswordSource, lock: VaultLock.Request, touch: Bool,
+    /// `open(password:lock:access:)` for a long-lived command that opens the vault again for each
+    /// step (`vault browse`): `touch` false leaves the session's idle clock alone (a screen
+    /// refreshing by itself is not use), `lockTimeout` bounds the wait for the vault lock (0: fail
+    /// at once with `.busy`). Also returns the keyring session the vault was opened from, if any.
+    public func open(password: PasswordSource, lock: VaultLock.Request, access: Vault.Access = .readWrite, touch: Bool,
                      lockTimeout: TimeInterval) throws -> (vault: Vault, session: KeyringSession.Record?) {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
@@ -177,16 +210,16 @@ public struct VaultSessions {
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
-                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, lockTimeout: lockTimeout)
-                var store = false
-                if vault.keyslots.body.epoch != rec.epoch {
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
+                let rotated = vault.keyslots.body.epoch != rec.epoch
+                var store = rotated
+                if rotated {
                     // This command finished an interrupted rotation: keep the new key.
                     rec.epoch = vault.keyslots.body.epoch
                     rec.masterKey = vault.masterKey
-                    store = true
                 }
                 let now = Vault.now
-                if touch && (store || now - rec.lastUsedAt >= Self.touchInterval) {
+                if touch && (rotated || now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout)) {
                     rec.lastUsedAt = now
                     store = true
                 }
@@ -204,9 +237,10 @@ public struct VaultSessions {
             warnNoKeyring(avail.reason)
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
-        let master = try unlockMaster(file) { try file.unlock(password: pw) }
-        let vault = try Vault.open(layout: layout, masterKey: master, lock: lock, lockTimeout: lockTimeout)
+        let opened = try unlockMaster(file) { try file.unlockPassword(pw) }
+        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
         try noteSuccess(vault)
+        try upgrade(vault, opened.legacySlot, pw)
         return (vault, nil)
     }
 }

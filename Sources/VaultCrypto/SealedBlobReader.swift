@@ -108,14 +108,19 @@ public final class SealedBlobReader {
 
     /// Plaintext bytes `[offset, offset + count)`, clamped to the end of the blob (an offset at or
     /// past the end gives `[]`). Throws `authenticationFailed` naming the first bad segment.
+    ///
+    /// A read of at least one byte that reaches the end of the blob (including one at or past the
+    /// end) always opens the final segment, even an empty one: its tag authenticates the `last`
+    /// flag, so a truncated or extended blob fails here instead of reading as a shorter file.
     public func read(offset: UInt64, count: Int) throws -> [UInt8] {
         guard count >= 0 else { throw CryptoError.invalidParameter("negative read count \(count)") }
-        guard offset < plaintextSize, count > 0 else { return [] }
-        let end = offset + Swift.min(UInt64(count), plaintextSize - offset)
-        let resultCount = Int(end - offset)
+        guard count > 0 else { return [] }
+        let start = Swift.min(offset, plaintextSize)
+        let end = start + Swift.min(UInt64(count), plaintextSize - start)
+        let resultCount = Int(end - start)
         return try [UInt8](unsafeUninitializedCapacity: resultCount) { result, initialized in
             initialized = 0
-            try forEachSlice(from: offset, to: end) { slice in
+            try forEachSlice(from: start, to: end) { slice in
                 (UnsafeMutableRawPointer(result.baseAddress!) + initialized).copyMemory(from: slice.baseAddress!, byteCount: slice.count)
                 initialized += slice.count
             }
@@ -126,22 +131,35 @@ public final class SealedBlobReader {
     /// most one segment, in constant memory. Stops at the first segment that fails to authenticate,
     /// having passed on nothing of it (earlier segments' plaintext may already have been delivered).
     /// `body` must not keep the buffer.
+    ///
+    /// A whole-blob stream (`stream { … }`) opens every segment, the final one included even when
+    /// it is empty; any stream that reaches the end opens the final segment (see `read`). Only when
+    /// it returns without throwing is the delivered plaintext the blob's whole (requested) content.
     public func stream(from offset: UInt64 = 0, length: UInt64? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        guard offset < plaintextSize else { return }
-        let available = plaintextSize - offset
-        let end = offset + Swift.min(length ?? available, available)
-        guard end > offset else { return }
-        try forEachSlice(from: offset, to: end, body)
+        guard length != 0 else { return }
+        let start = Swift.min(offset, plaintextSize)
+        let end = start + Swift.min(length ?? UInt64.max, plaintextSize - start)
+        try forEachSlice(from: start, to: end, body)
+    }
+
+    /// Opens every segment (the final one included) and discards the plaintext: true when the
+    /// whole blob authenticates, else the first failure is thrown.
+    public func verifyAll() throws {
+        try stream { _ in }
     }
 
     // MARK: Segments
 
-    /// Calls `body` with the authenticated plaintext of `[start, end)` (non-empty, in bounds), one
-    /// piece per segment.
+    /// Calls `body` with the authenticated plaintext of `[start, end)` (in bounds), one piece per
+    /// segment. When `end` is the end of the blob, the segments through the final one are opened
+    /// (an empty range at the end opens just the final segment); otherwise an empty range opens none.
     private func forEachSlice(from start: UInt64, to end: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let size = UInt64(segmentSize)
-        let first = Int(start / size)
-        let last = Int((end - 1) / size)
+        let finalIndex = segmentCount - 1
+        let reachesEnd = end == plaintextSize
+        guard end > start || reachesEnd else { return }
+        let first = Swift.min(Int(start / size), finalIndex)
+        let last = reachesEnd ? finalIndex : Int((end - 1) / size)
         try forEachSegment(first...last) { index, segment in
             let segmentStart = UInt64(index) * size
             let lower = Int(Swift.max(start, segmentStart) - segmentStart)

@@ -30,6 +30,9 @@ public struct HTTPClientConfiguration: Sendable {
     public var followRedirects: Bool
     /// Offer HTTP/2 over TLS (ALPN), falling back to HTTP/1.1; plain `http://` stays HTTP/1.1.
     public var preferHTTP2: Bool
+    /// Connect directly, ignoring any proxy in the environment (`CURLOPT_NOPROXY` `*`). Off by
+    /// default.
+    public var bypassProxy = false
 
     /// A configuration with the defaults listed on each property.
     public init(caFile: String? = nil,

@@ -16,10 +16,12 @@ public final class SQLDatabase {
     /// Opens (creating if needed) the database at `path`. With `rawKey` (32 bytes) the file is
     /// encrypted with that raw key (`PRAGMA key = "x'…'"`, SQLCipher's KDF skipped); a wrong key
     /// fails here with `.notADatabase`. The key's hex form lives only in a buffer zeroed after use.
-    public init(path: String, rawKey: UnsafeRawBufferPointer?, busyTimeoutMillis: Int32 = 5000) throws {
+    /// With `readOnly` the file must exist and is opened `SQLITE_OPEN_READONLY` (for a database on
+    /// a read-only filesystem): every write then fails with `SQLError.Kind.readOnly`.
+    public init(path: String, rawKey: UnsafeRawBufferPointer?, readOnly: Bool = false, busyTimeoutMillis: Int32 = 5000) throws {
         self.path = path
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         handle = db
         guard rc == SQLITE_OK, db != nil else {

@@ -13,6 +13,8 @@ public struct SQLError: Error, CustomStringConvertible, Sendable {
         case corrupt
         /// The library is not SQLCipher (no `cipher_version`).
         case notSQLCipher
+        /// A write to a database opened read-only, or on a read-only filesystem (SQLITE_READONLY).
+        case readOnly
         case other
     }
     public let kind: Kind
@@ -31,6 +33,7 @@ public struct SQLError: Error, CustomStringConvertible, Sendable {
         case 5, 6: return .busy            // SQLITE_BUSY, SQLITE_LOCKED
         case 13: return .full              // SQLITE_FULL
         case 11: return .corrupt           // SQLITE_CORRUPT
+        case 8: return .readOnly           // SQLITE_READONLY
         default: return .other
         }
     }

@@ -207,6 +207,9 @@ final class ContentDownload {
             _ = try? vault.db.run("DELETE FROM blobs WHERE id = ?", [blob.id])
             throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again")
         }
+        // New content in the cache: fit the cache to the budget, keeping this file (it is being
+        // read or was asked for). The download stands even if that bookkeeping fails.
+        if let warning = (try? vault.applyBudget(keeping: [node.id]))?.message { say("warning: " + warning) }
         return updated
     }
 }

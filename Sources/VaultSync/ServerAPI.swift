@@ -12,15 +12,25 @@ final class ServerAPI {
     let vault: Vault
     private(set) var account: SyncAccount
     let http: HTTPClient
+    /// Set while content is fetched on demand (`cat`, `get`): a server that cannot be reached at
+    /// all (refused, no route, unknown host, connect timeout) throws `ServerUnreachable` at once
+    /// instead of a retryable failure.
+    var failFastWhenUnreachable = false
 
-    init(vault: Vault, account: SyncAccount, pinnedPublicKeys: [String]) throws {
+    /// The one place a connection to the server is set up: the address as stored is checked
+    /// against the transport rules and the policy (`ServerAddress.check`) before any request, and
+    /// the policy's pinned keys apply.
+    init(vault: Vault, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void) throws {
         self.vault = vault
         self.account = account
+        let address = try ServerAddress(account.serverURL)
+        try address.check(policy: policy, insecureHTTP: account.insecureHTTP, warn: warn)
         let env = ProcessInfo.processInfo.environment
-        let config = HTTPClientConfiguration(
-            caFile: account.caFile, pinnedPublicKeys: pinnedPublicKeys,
+        var config = HTTPClientConfiguration(
+            caFile: account.caFile, pinnedPublicKeys: policy.pinnedPublicKeys.value ?? [],
             connectTimeout: 10, lowSpeedLimit: 1024,
             lowSpeedTime: env["VAULT_SYNC_STALL_SECONDS"].flatMap(TimeInterval.init) ?? 30)
+        config.bypassProxy = address.isCleartext   // clear text never to a proxy, which may be elsewhere
         do { http = try HTTPClient(configuration: config) } catch let e as HTTPError {
             throw VaultError(.policy, "cannot set up the connection to \(account.serverURL): \(e)",
                              hint: "check the policy's pinnedPublicKeys (each sha256//<base64>)")
@@ -37,7 +47,7 @@ final class ServerAPI {
                               headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
                               body: .bytes([UInt8](body)))
         let r: HTTPResponse
-        do { r = try http.send(req, collectUpTo: 1 << 20) } catch let e as HTTPError { throw Self.networkError(e, account.serverURL) }
+        do { r = try transport { try http.send(req, collectUpTo: 1 << 20) } } catch let e as HTTPError { throw Self.networkError(e, account.serverURL) }
         switch r.status {
         case 200:
             let t = try Self.decode(TokenResponse.self, r)
@@ -69,7 +79,7 @@ final class ServerAPI {
             req.headers += [("Authorization", "Bearer " + (account.token ?? "")), ("X-Device-Id", account.deviceId)]
             var collected: [UInt8] = []
             var toStream = false
-            var response = try http.send(req, onHead: { head in
+            var response = try transport { try http.send(req, onHead: { head in
                 toStream = stream != nil && (200..<300).contains(head.status)
                 if toStream { try onHead?(head) }
             }, onBody: { piece in
@@ -77,7 +87,7 @@ final class ServerAPI {
                 guard collected.count + piece.count <= 1 << 20 else { throw HTTPError.tooLarge }
                 collected.append(contentsOf: piece)
                 return true
-            })
+            }) }
             response.body = collected
             if response.status == 401 && !refreshed {
                 refreshed = true
@@ -99,6 +109,18 @@ final class ServerAPI {
             HTTPRequest(method: method, url: url(path),
                         headers: [("Accept", "application/json")] + (bytes == nil ? [] : [("Content-Type", "application/json")]) + headers,
                         body: bytes.map { .bytes($0) } ?? .none)
+        }
+    }
+
+    /// Runs a transfer; with `failFastWhenUnreachable`, a server that cannot be reached throws
+    /// `ServerUnreachable` (other transport failures are rethrown unchanged).
+    func transport<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as HTTPError {
+            switch e {
+            case .connect(let m) where failFastWhenUnreachable, .timeout(let m) where failFastWhenUnreachable:
+                throw ServerUnreachable(server: account.serverURL, reason: m)
+            default: throw e
+            }
         }
     }
 
@@ -131,4 +153,11 @@ final class ServerAPI {
             return VaultError(.io, "cannot reach \(server): \(e)", hint: "check the network and the server address, then try again")
         }
     }
+}
+
+/// The server could not be reached at all (see `ServerAPI.failFastWhenUnreachable`).
+struct ServerUnreachable: Error, CustomStringConvertible {
+    let server: String
+    let reason: String
+    var description: String { "cannot reach \(server): \(reason)" }
 }

@@ -14,12 +14,14 @@ public struct SyncAccount: Sendable {
     public var deviceId: String
     /// A PEM CA bundle to trust for this server instead of the system store, if any.
     public var caFile: String?
+    /// `vault login --insecure-http`: plain http:// to another machine was asked for explicitly.
+    public var insecureHTTP: Bool = false
     var password: String
     var token: String?
     var tokenExpiresAt: Date?
 
-    static let keys = ["server_url", "server_user", "device_id", "server_ca_file", "server_password",
-                       "server_token", "server_token_expires"]
+    static let keys = ["server_url", "server_user", "device_id", "server_ca_file", "server_insecure_http",
+                       "server_password", "server_token", "server_token_expires"]
 
     /// The account stored in `vault`, or nil when `vault login` never ran.
     public static func load(from vault: Vault) throws -> SyncAccount? {
@@ -28,8 +30,10 @@ public struct SyncAccount: Sendable {
             if let k = row[0].string, let value = row[1].string { v[k] = value }
         }
         guard let url = v["server_url"], let user = v["server_user"], let password = v["server_password"] else { return nil }
-        return SyncAccount(serverURL: url, user: user, deviceId: v["device_id"] ?? UUID().uuidString.lowercased(),
-                           caFile: v["server_ca_file"], password: password, token: v["server_token"],
+        return SyncAccount(serverURL: TestHooks.serverURLOverride ?? url, user: user,
+                           deviceId: v["device_id"] ?? UUID().uuidString.lowercased(),
+                           caFile: v["server_ca_file"], insecureHTTP: v["server_insecure_http"] == "1",
+                           password: password, token: v["server_token"],
                            tokenExpiresAt: v["server_token_expires"].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
     }
 
@@ -46,6 +50,7 @@ public struct SyncAccount: Sendable {
     func save(to vault: Vault) throws {
         let values: [(String, String?)] = [
             ("server_url", serverURL), ("server_user", user), ("device_id", deviceId), ("server_ca_file", caFile),
+            ("server_insecure_http", insecureHTTP ? "1" : nil),
             ("server_password", password), ("server_token", token),
             ("server_token_expires", tokenExpiresAt.map { String($0.timeIntervalSince1970) }),
         ]

@@ -16,13 +16,21 @@ public final class SyncClient {
     /// Receives each transfer's progress, a few times a second (for a progress bar).
     public var onProgress: ((TransferProgress) -> Void)?
 
-    /// A client for the server `vault login` stored; throws `.notFound` when there is none.
+    /// A client for the server `vault login` stored; throws `.notFound` when there is none. The
+    /// stored address is checked first (`ServerAddress.check`: transport rules, `allowedServers`),
+    /// so no request reaches a server the rules or the policy forbid.
     /// - Parameters:
-    ///   - pinnedPublicKeys: the policy's pins (`sha256//<base64>`); empty means no pinning.
+    ///   - policy: the effective policy (allowed servers, pinned keys, clear-text opt-in).
     ///   - say: receives retry notes and results for people (never secrets).
-    public init(vault: Vault, pinnedPublicKeys: [String], say: @escaping (String) -> Void = { _ in }) throws {
-        self.vault = vault
-        self.api = try ServerAPI(vault: vault, account: try SyncAccount.require(vault), pinnedPublicKeys: pinnedPublicKeys)
+    ///   - warn: receives warnings that must always be shown (a clear-text connection).
+    public convenience init(vault: Vault, policy: EffectivePolicy, say: @escaping (String) -> Void = { _ in },
+                            warn: (String) -> Void = { _ in }) throws {
+        self.init(api: try ServerAPI(vault: vault, account: try SyncAccount.require(vault), policy: policy, warn: warn), say: say)
+    }
+
+    init(api: ServerAPI, say: @escaping (String) -> Void) {
+        self.vault = api.vault
+        self.api = api
         self.retry = RetryPolicy.fromEnvironment()
         self.say = say
     }
@@ -33,24 +41,56 @@ public final class SyncClient {
     /// Signs in to `serverURL` as `user`, and stores the address, user, token and password (for
     /// refreshing the token) in the vault's encrypted database.
     ///
-    /// - Throws: `.policy` for a server outside `allowedServers` (when the policy names any),
-    ///   `.wrongPassword` when the server refuses the password, `.io`/`.insecure` when it cannot
-    ///   be reached safely.
+    /// - Parameter insecureHTTP: allow plain http:// to another machine (`--insecure-http`).
+    /// - Throws: `.insecure` for plain http:// to another machine without `insecureHTTP`,
+    ///   `.policy` for a server outside `allowedServers` (when the policy names any) or a forbidden
+    ///   opt-in, `.wrongPassword` when the server refuses the password, `.io`/`.insecure` when it
+    ///   cannot be reached safely.
     @discardableResult
     public static func login(vault: Vault, serverURL: String, user: String, password: SecureBytes, caFile: String?,
-                             allowedServers: [String]?, pinnedPublicKeys: [String]) throws -> SyncClient {
-        let url = try ServerAddress.normalize(serverURL)
-        try ServerAddress.check(url, allowed: allowedServers)
+                             insecureHTTP: Bool = false, policy: EffectivePolicy, warn: (String) -> Void = { _ in }) throws -> SyncClient {
+        let url = try ServerAddress(serverURL).url
         let passwordText = password.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         let previous = try SyncAccount.load(from: vault)
         let account = SyncAccount(serverURL: url, user: user,
                                   deviceId: previous?.deviceId ?? UUID().uuidString.lowercased(),
                                   caFile: caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-                                  password: passwordText, token: nil, tokenExpiresAt: nil)
-        let api = try ServerAPI(vault: vault, account: account, pinnedPublicKeys: pinnedPublicKeys)
+                                  insecureHTTP: insecureHTTP, password: passwordText, token: nil, tokenExpiresAt: nil)
+        let api = try ServerAPI(vault: vault, account: account, policy: policy, warn: warn)
         try api.refreshToken()            // fails before anything is stored when the password is wrong
         try api.account.save(to: vault)
-        return try SyncClient(vault: vault, pinnedPublicKeys: pinnedPublicKeys)
+        return SyncClient(api: api, say: { _ in })
+    }
+
+    /// Throws when the server this vault is logged in to may not be used now (transport rules,
+    /// policy), without connecting; nothing when it is not logged in.
+    public static func checkServer(vault: Vault, policy: EffectivePolicy) throws {
+        guard let account = try SyncAccount.load(from: vault) else { return }
+        try ServerAddress(account.serverURL).check(policy: policy, insecureHTTP: account.insecureHTTP, warn: { _ in })
+    }
+
+    /// The policy items about the server this vault is logged in to (none when it is not): for
+    /// `vault policy check`, with the command that fixes each.
+    public static func compliance(vault: Vault, policy: EffectivePolicy) throws -> [ComplianceItem] {
+        guard let account = try SyncAccount.load(from: vault), let address = try? ServerAddress(account.serverURL) else { return [] }
+        var items: [ComplianceItem] = []
+        if let allowed = policy.allowedServers.value {
+            let ok = address.isAllowed(by: allowed)
+            let choices = allowed.map { $0.contains("://") ? $0 : "https://\($0)" }
+            items.append(ComplianceItem(
+                item: "server", compliant: ok,
+                detail: ok ? "\(address.url) is an allowed server"
+                           : "this vault is logged in to \(address.url), which the policy does not allow (allowed: \(allowed.isEmpty ? "none" : allowed.joined(separator: ", ")))",
+                fix: ok ? nil : choices.first.map { "vault login --server \($0) --user \(account.user)" }
+                    ?? "no server is allowed: this vault must not sync; ask your administrator"))
+        }
+        if address.isCleartext && !address.isLoopback && policy.allowInsecureHTTP.value == false {
+            items.append(ComplianceItem(
+                item: "server transport", compliant: false,
+                detail: "\(address.url) is plain http:// to another machine, which the policy forbids",
+                fix: "vault login --server https://\(address.origin.dropFirst("http://".count))\(address.path) --user \(account.user)"))
+        }
+        return items
     }
 
     /// Chunks of one upload in flight by default. A cut-off chunk keeps its received prefix on
@@ -66,6 +106,9 @@ public final class SyncClient {
         let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
         replay.holdLargeFrom = holdLargeFrom
         replay.onProgress = onProgress
+        // Uploaded content moves from staging to the cache: fit the cache to the budget after the
+        // replay, also when it stopped part-way.
+        defer { if let warning = (try? vault.applyBudget())?.message { say("warning: " + warning) } }
         let summary = try replay.run()
         try vault.db.transaction {
             try vault.db.run("DELETE FROM sync_state WHERE key = 'last_sync_at'")
@@ -138,11 +181,20 @@ public final class SyncClient {
 
     /// Makes `node`'s content local: downloads it when it is NOT_DOWNLOADED and on the server.
     /// Returns the node as it now is (unchanged when nothing was needed).
+    ///
+    /// For a read that waits on it (`cat`, `get`): a server that cannot be reached at all
+    /// (connection refused, no route, unknown host, connect timeout) fails at once with
+    /// `.notLocal` (exit 10), without the retries a sync makes.
     public func ensureLocal(_ node: Node) throws -> Node {
         guard node.type == .file, node.contentState == .notDownloaded, node.remoteId != nil else { return node }
         let download = ContentDownload(api: api, vault: vault, retry: retry, say: say)
         download.onProgress = onProgress
-        return try download.run(node)
+        api.failFastWhenUnreachable = true
+        defer { api.failFastWhenUnreachable = false }
+        do { return try download.run(node) } catch let u as ServerUnreachable {
+            throw VaultError(.notLocal, "\(try vault.path(of: node)) is not downloaded, and the server cannot be reached to download it (\(u))",
+                             hint: "connect to the network (or start the server), then run the command again; `vault pin PATH` while connected keeps a file on this device")
+        }
     }
 }
 
@@ -154,36 +206,4 @@ public struct TransferProgress: Sendable {
     public var direction: String
     public var bytesDone: Int64
     public var bytesTotal: Int64
-}
-
-/// Server addresses: normalising and checking them against the policy.
-enum ServerAddress {
-    /// `scheme://host[:port]` plus any path, without a trailing slash; only http and https.
-    static func normalize(_ s: String) throws -> String {
-        var t = s.trimmingCharacters(in: .whitespaces)
-        while t.hasSuffix("/") { t.removeLast() }
-        guard let u = URLComponents(string: t), let scheme = u.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              let host = u.host, !host.isEmpty, u.query == nil, u.user == nil else {
-            throw VaultError(.usage, "'\(s)' is not a server address", hint: "give it as https://HOST[:PORT]")
-        }
-        return t
-    }
-
-    /// Refuses a server the policy does not list. Entries match the whole URL, its origin
-    /// (`scheme://host[:port]`) or its host name.
-    static func check(_ url: String, allowed: [String]?) throws {
-        guard let allowed else { return }
-        let u = URLComponents(string: url)
-        let host = u?.host?.lowercased() ?? ""
-        let origin = "\(u?.scheme?.lowercased() ?? "")://\(host)" + (u?.port.map { ":\($0)" } ?? "")
-        let ok = allowed.contains { entry in
-            var e = entry.lowercased()
-            while e.hasSuffix("/") { e.removeLast() }
-            return e == url.lowercased() || e == origin || e == host
-        }
-        guard ok else {
-            throw VaultError(.policy, "the policy does not allow syncing with \(url)",
-                             hint: "allowed servers: \(allowed.isEmpty ? "none" : allowed.joined(separator: ", "))")
-        }
-    }
 }

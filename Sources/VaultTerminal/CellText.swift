@@ -25,7 +25,7 @@ public enum CellText {
 
     /// `scalar`, or U+FFFD for what must never reach a terminal raw: a C0 or C1 control or DEL
     /// (they drive the terminal), a bidirectional control or a line or paragraph separator (they
-    /// reorder or break the line). Callers escape names before they get here (`TerminalText`);
+    /// reorder or break the line). Callers escape names before they get here (`DisplayText`);
     /// this is the last line of defence for any other text, such as an error message.
     public static func printable(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
         switch scalar.value {

@@ -3,4 +3,4 @@ import VaultCLI
 import Glibc
 #endif
 
-exit(VaultCommandLine.run(Array(CommandLine.arguments.dropFirst())))
+exit(VaultCommandLine.main())

@@ -56,7 +56,7 @@ final class BrowseEntryTests: XCTestCase {
     }
 
     func testDisplayNameIsEscaped() {
-        XCTAssertEqual(BrowseEntry(node: Self.node("x\u{1b}[2Jy")).displayName, "x\\e[2Jy")
+        XCTAssertEqual(BrowseEntry(node: Self.node("x\u{1b}[2Jy")).displayName, "x\\x1b[2Jy")
         XCTAssertEqual(BrowseEntry(node: Self.node("x\ny", folder: true)).displayName, "x\\ny/")
     }
 }

@@ -48,8 +48,8 @@ final class KeysAndTextTests: XCTestCase {
         _ = left.handle(.home)
         XCTAssertEqual(left.window(width: 10, cells: { $0.count }).cursorColumn, 0)
         let pasted = LineEditor("a\u{1b}b")
-        XCTAssertEqual(pasted.window(width: 20, cells: { $0.count }).text, "a\\eb", "a pasted escape is shown, not sent")
-        XCTAssertEqual(pasted.window(width: 20, cells: { $0.count }).cursorColumn, 4)
+        XCTAssertEqual(pasted.window(width: 20, cells: { $0.count }).text, "a\\x1bb", "a pasted escape is shown, not sent")
+        XCTAssertEqual(pasted.window(width: 20, cells: { $0.count }).cursorColumn, 6)
     }
 
     func testStorageAndTransferTexts() {

@@ -41,6 +41,31 @@ final class BackupTests: XCTestCase {
         return d
     }
 
+    /// A vault restored from a bundle is another device: it gets its own device id (two live
+    /// devices must never look like one to the server) and drops the exported token.
+    func testImportedVaultIsANewDevice() throws {
+        let server = try ServerHarness(root: h.root)
+        try h.login(to: server)
+        _ = try putFile("one", size: 1000)
+        try h.ok(["sync"] + h.pw)
+        let bundle = h.root.appendingPathComponent("dev.bundle").path
+        let pass = try h.localFile("dev.pass", Data("backup passphrase 1\n".utf8))
+        try h.ok(["backup", "export", bundle, "--passphrase-file", pass, "--kdf-ops", "1", "--kdf-mem", "8M"] + h.pw)
+        let restored = ["VAULT_HOME": h.root.appendingPathComponent("restored").path]
+        try h.ok(["backup", "import", bundle, "--passphrase-file", pass], env: restored)
+        try h.ok(["put", try h.localFile("two", Data("2".utf8)), "/two"] + h.pw, env: restored)
+        try h.ok(["sync"] + h.pw, env: restored)
+        _ = try putFile("three", size: 10)
+        try h.ok(["sync"] + h.pw)
+        func device(_ name: String) throws -> String {
+            let id = try XCTUnwrap(try server.children()[name]?["id"] as? String, "\(name) is not on the server")
+            let list = try server.curl("GET", "/v1/files/\(id)/revisions").json["revisions"] as? [[String: Any]]
+            return try XCTUnwrap(list?.first?["deviceId"] as? String, "no device id on \(name)")
+        }
+        XCTAssertEqual(try device("one"), try device("three"), "the original keeps its device id")
+        XCTAssertNotEqual(try device("two"), try device("one"), "the restored vault uploads as a device of its own")
+    }
+
     // MARK: Markers and status
 
     func testInitAppliesCacheScopeByDefault() throws {

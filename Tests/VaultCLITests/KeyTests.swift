@@ -37,6 +37,42 @@ final class KeyTests: XCTestCase {
 
     func slots() throws -> [[String: Any]] { try XCTUnwrap(try v("key", "list", "--json").json as? [[String: Any]]) }
 
+    /// `key passwd` keeps the slot's KDF and its costs (a new salt) unless asked otherwise; below
+    /// the policy's floor it is recalibrated, still with the slot's algorithm.
+    func testPasswdKeepsTheSlotsKDFUnlessAsked() throws {
+        let p = try CLIHarness(keyring: false)
+        try p.ok(["init", "--kdf", "pbkdf2", "--pbkdf2-iterations", "3000"] + p.pw)
+        var current = p.pw
+        func slotKDF() throws -> String {
+            let all = try XCTUnwrap(try p.ok(["key", "list", "--json"] + current).json as? [[String: Any]])
+            return try XCTUnwrap(all.first { $0["type"] as? String == "password" }?["kdf"] as? String)
+        }
+        let saltBefore = try String(contentsOf: p.home.appendingPathComponent("keyslots"), encoding: .utf8)
+        let second = try p.localFile("second", Data("second password\n".utf8))
+        let r = try p.ok(["key", "passwd", "--new-password-file", second] + p.pw)
+        current = ["--password-file", second]
+        XCTAssertEqual(try slotKDF(), "pbkdf2-sha512 3000 iterations", r.out)
+        XCTAssertTrue(r.out.contains("pbkdf2-sha512, 3000 iterations"), r.out)
+        XCTAssertNotEqual(try String(contentsOf: p.home.appendingPathComponent("keyslots"), encoding: .utf8), saltBefore)
+        let third = try p.localFile("third", Data("third password\n".utf8))
+        try p.ok(["key", "passwd", "--password-file", second, "--new-password-file", third, "--kdf", "argon2id", "--kdf-ops", "1", "--kdf-mem", "8M"])
+        current = ["--password-file", third]
+        let asked = try slotKDF()
+        XCTAssertTrue(asked.hasPrefix("argon2id ops 1"), "asked for: \(asked)")
+
+        // Below a floor the policy set later: recalibrated, same algorithm.
+        let q = try CLIHarness(keyring: false)
+        try q.ok(["init", "--kdf", "pbkdf2", "--pbkdf2-iterations", "3000"] + q.pw)
+        let policy = q.root.appendingPathComponent("policy.json")
+        try Data(#"{"kdfMinPBKDF2Iterations": 5000}"#.utf8).write(to: policy)
+        q.env["VAULT_POLICY_FILE"] = policy.path
+        q.env["VAULT_POLICY_KEY_FILE"] = q.root.appendingPathComponent("none.pub").path
+        try q.ok(["key", "passwd", "--new-password-file", try q.localFile("new", Data("new password 1\n".utf8))] + q.pw)
+        let kdf = try XCTUnwrap((try q.ok(["key", "list", "--json", "--password-file", q.root.appendingPathComponent("new").path]).json as? [[String: Any]])?.first?["kdf"] as? String)
+        XCTAssertTrue(kdf.hasPrefix("pbkdf2-sha512"), kdf)
+        XCTAssertGreaterThanOrEqual(Int(kdf.split(separator: " ")[1]) ?? 0, 5000, kdf)
+    }
+
     func testRecoveryKeyUnlocksAndTyposAreCaught() throws {
         let r = try XCTUnwrap(try v("key", "add-recovery", "--json").json as? [String: String])
         let key = try XCTUnwrap(r["recoveryKey"])

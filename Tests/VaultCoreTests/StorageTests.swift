@@ -67,4 +67,58 @@ final class StorageTests: VaultTestCase {
         XCTAssertEqual(try vault.node(id: keep.id)?.contentState, .local)
         XCTAssertEqual(try vault.doctor().repaired, [], "a second run finds nothing")
     }
+    // MARK: The budget policy (pure) and its use when content arrives
+
+    func testBudgetPlanEvictsLeastRecentlyUsedFirstAndNeverPinnedKeptOrUnevictable() {
+        typealias Item = CacheBudget.Item
+        let items = [Item(nodeId: "a", bytes: 100, lastUsed: 30, pinned: false),
+                     Item(nodeId: "b", bytes: 100, lastUsed: 10, pinned: false),
+                     Item(nodeId: "c", bytes: 100, lastUsed: 20, pinned: false),
+                     Item(nodeId: "p", bytes: 100, lastUsed: 5, pinned: true),
+                     Item(nodeId: "k", bytes: 100, lastUsed: 1, pinned: false),
+                     Item(nodeId: "rev", bytes: 100, lastUsed: 0, pinned: false, evictable: false)]
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 600, keep: ["k"]), .init(evict: [], usedAfter: 600, shortfall: nil))
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 450, keep: ["k"]), .init(evict: ["b", "c"], usedAfter: 400, shortfall: nil))
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 350, keep: ["k"]), .init(evict: ["b", "c", "a"], usedAfter: 300, shortfall: nil))
+        // Without a kept node, the least recently used goes first, whatever it is.
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 450).evict, ["k", "b"])
+        // What cannot be evicted: pinned alone over budget, the kept file, or revisions.
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 50, keep: ["k"]).shortfall, .pinnedAlone(pinnedBytes: 100))
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 150, keep: ["k"]).shortfall, .kept(keptBytes: 100))
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 250, keep: ["k"]).shortfall, .unevictable)
+        XCTAssertEqual(CacheBudget.plan(items: items, budget: 150, keep: ["k"]).evict, ["b", "c", "a"], "everything permitted still goes")
+        // Equal access times: the node id decides, so the plan is deterministic.
+        let tied = ["z", "y", "x"].map { Item(nodeId: $0, bytes: 10, lastUsed: 7, pinned: false) }
+        XCTAssertEqual(CacheBudget.plan(items: tied, budget: 15).evict, ["x", "y"])
+    }
+
+    func testContentArrivingInTheCacheIsFittedToTheBudgetAndAWarningIsGivenOnce() throws {
+        let a = try cachedFile("/a", size: 100_000)
+        let b = try cachedFile("/b", size: 100_000)
+        try vault.db.run("UPDATE nodes SET last_accessed = 100 WHERE id = ?", [a.id])
+        try vault.db.run("UPDATE nodes SET last_accessed = 200 WHERE id = ?", [b.id])
+        let one = try vault.storageReport().cachedBytes / 2
+        try vault.setContentBudget(2 * one + one / 2)
+        // c arrives (as a download or an upload would put it): a, the least recently used, goes.
+        let c = try cachedFile("/c", size: 100_000)
+        var r = try vault.applyBudget(keeping: [c.id], now: 300)
+        XCTAssertEqual(r.evicted, ["/a"])
+        XCTAssertNil(r.message)
+        XCTAssertEqual(try vault.node(id: c.id)?.lastAccessed, 300, "what arrived counts as just used")
+        XCTAssertLessThanOrEqual(try vault.storageReport().cachedBytes, 2 * one + one / 2)
+        // A budget smaller than c: everything else goes, c stays, and the warning comes once.
+        try vault.setContentBudget(10)
+        r = try vault.applyBudget(keeping: [c.id], now: 400)
+        XCTAssertEqual(r.evicted, ["/b"])
+        let warning = try XCTUnwrap(r.message)
+        XCTAssertTrue(warning.contains("/c") && warning.contains("kept") && warning.contains("vault storage --budget"), warning)
+        r = try vault.applyBudget(keeping: [c.id], now: 500)
+        XCTAssertEqual(r.evicted, [])
+        XCTAssertNil(r.message, "warned once per command")
+        XCTAssertEqual(try vault.node(id: c.id)?.contentState, .local)
+        // Once c is no longer in use it goes too; staged content is never touched.
+        _ = try vault.put(localFile: try file("s", size: 100_000), to: "/s")
+        XCTAssertEqual(try vault.applyBudget().evicted, ["/c"])
+        XCTAssertEqual(try vault.resolve("/s").contentState, .local)
+    }
 }

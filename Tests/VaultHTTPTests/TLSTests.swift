@@ -58,6 +58,29 @@ final class TLSTests: XCTestCase {
         XCTAssertEqual(try either.send(HTTPRequest(url: server.url("/headers"))).status, 200)
     }
 
+    /// Whatever the system's OpenSSL configuration would allow, TLS < 1.2 is refused.
+    func testServerOfferingOnlyTLS10Or11IsRefused() throws {
+        let legacy = try startServer(tls: cert, tlsMode: "legacy")
+        let c = try client { $0.caFile = cert.certPath }
+        XCTAssertThrowsError(try c.send(HTTPRequest(url: legacy.url("/headers")))) {
+            guard case .tls? = $0 as? HTTPError else { return XCTFail("\($0)") }
+        }
+    }
+
+    /// TLS 1.2 without forward secrecy (static-RSA key exchange) is refused; the same
+    /// certificate with the suites the client offers works.
+    func testServerOfferingOnlyStaticRSASuitesIsRefused() throws {
+        let rsa = try SelfSignedCertificate(rsa: true)
+        defer { rsa.remove() }
+        let c = try client { $0.caFile = rsa.certPath }
+        let staticRSA = try startServer(tls: rsa, tlsMode: "static-rsa")
+        XCTAssertThrowsError(try c.send(HTTPRequest(url: staticRSA.url("/headers")))) {
+            guard case .tls? = $0 as? HTTPError else { return XCTFail("\($0)") }
+        }
+        let modern = try startServer(tls: rsa)
+        XCTAssertEqual(try c.send(HTTPRequest(url: modern.url("/headers"))).status, 200)
+    }
+
     func testMalformedPinIsRejectedUpFront() {
         XCTAssertThrowsError(try client { $0.pinnedPublicKeys = ["/etc/some/key.pem"] }) {
             guard case .tls? = $0 as? HTTPError else { return XCTFail("\($0)") }

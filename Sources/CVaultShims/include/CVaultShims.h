@@ -7,3 +7,4 @@
 #include "network_shim.h"
 #include "fsflags_shim.h"
 #include "spawn_shim.h"
+#include "hangup_shim.h"

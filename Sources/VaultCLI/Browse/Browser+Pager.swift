@@ -12,11 +12,14 @@ extension Browser {
             // before the pager starts: the handle reads the sealed file it has open.
             handle = try step(lock: .sync, timeout: Self.actionLockTimeout) { v -> BlobHandle in
                 guard var node = try v.node(id: entry.id) else {
-                    throw VaultError(.notFound, "\(TerminalText.escaped(entry.name)) no longer exists")
+                    throw VaultError(.notFound, "\(DisplayText.escaped(entry.name)) no longer exists")
                 }
                 if node.contentState == .notDownloaded {
+                    if v.isReadOnly {
+                        throw VaultError(.notLocal, "the content of \(DisplayText.escaped(node.name)) is not on this device, and nothing can be downloaded on a read-only filesystem")
+                    }
                     guard node.remoteId != nil, try SyncAccount.load(from: v) != nil else {
-                        throw VaultError(.notLocal, "the content of \(TerminalText.escaped(node.name)) is not on this device, and there is no server to download it from",
+                        throw VaultError(.notLocal, "the content of \(DisplayText.escaped(node.name)) is not on this device, and there is no server to download it from",
                                          hint: "connect the vault to its server (`vault login`)")
                     }
                     node = try download(node, v)
@@ -41,13 +44,14 @@ extension Browser {
 
     /// Downloads `node`'s content, with a progress line at the bottom of the screen.
     private func download(_ node: Node, _ v: Vault) throws -> Node {
-        let client = try SyncClient(vault: v, pinnedPublicKeys: ctx.policy.pinnedPublicKeys.value ?? [], say: { [self] in
+        // As `ctx.syncClient`, but nothing may write to the terminal while the screen is taken.
+        let client = try SyncClient(vault: v, policy: ctx.policy, say: { [self] in
             message = Message(text: $0, isError: false); render()
-        })
-        let name = TerminalText.escaped(node.name)
+        }, warn: { [warnings] in warnings.warn($0) })
+        let name = DisplayText.escaped(node.name)
         message = Message(text: "Downloading \(name)…", isError: false)
         render()
-        client.onProgress = { [self] p in
+        client.onProgress = { [self] (p: TransferProgress) in
             let pct = p.bytesTotal > 0 ? p.bytesDone * 100 / p.bytesTotal : 100
             message = Message(text: "Downloading \(name)  \(pct)%  \(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))",
                               isError: false)

@@ -38,10 +38,10 @@ extension Browser {
 
     func drawHeader(_ size: Terminal.Size) {
         var right = "sort: \(list.sort.rawValue)"
-        if !list.filter.isEmpty { right += "  filter: \(TerminalText.escaped(list.filter))" }
+        if !list.filter.isEmpty { right += "  filter: \(DisplayText.escaped(list.filter))" }
         right += "  \(list.visible.isEmpty ? 0 : list.selection + 1)/\(list.visible.count)"
         let rightWidth = min(CellText.width(right) + 1, size.columns / 2)
-        terminal.draw(" vault  " + TerminalText.escaped(folder.path), row: 0, column: 0, width: size.columns - rightWidth, style: .header)
+        terminal.draw(" vault  " + DisplayText.escaped(folder.path), row: 0, column: 0, width: size.columns - rightWidth, style: .header)
         terminal.draw(right + " ", row: 0, column: size.columns - rightWidth, width: rightWidth, style: .header, align: .right)
     }
 
@@ -95,7 +95,7 @@ extension Browser {
             let label: String
             switch purpose {
             case .filter: label = "Filter: "
-            case .rename(let e): label = "Rename \(TerminalText.escaped(e.name)) to: "
+            case .rename(let e): label = "Rename \(DisplayText.escaped(e.name)) to: "
             }
             let labelWidth = min(CellText.width(label), size.columns / 2)
             terminal.draw(label, row: row, column: 0, width: labelWidth, style: .notice)

@@ -7,9 +7,10 @@ import VaultSync
 extension Browser {
     /// Opens the vault for one step and runs `body`; the vault (and its lock) is released when
     /// this returns. A key pressed since the last step makes this one count as use.
-    func step<T>(lock: VaultLock.Request, timeout: TimeInterval, _ body: (Vault) throws -> T) throws -> T {
+    /// `writes`: the step changes the vault (else it also runs on a read-only filesystem).
+    func step<T>(lock: VaultLock.Request, writes: Bool = false, timeout: TimeInterval, _ body: (Vault) throws -> T) throws -> T {
         let touch = userActed
-        let vault = try access.open(lock: lock, touch: touch, lockTimeout: timeout)
+        let vault = try access.open(lock: lock, access: writes ? .readWrite : .read, touch: touch, lockTimeout: timeout)
         userActed = false
         vault.budgetMax = ctx.policy.contentBudgetMax.value
         return try body(vault)
@@ -55,7 +56,7 @@ extension Browser {
             let reuse = full || age >= Self.summaryInterval ? nil : summary
             let snap = try step(lock: .control, timeout: 0) { v -> FolderSnapshot in
                 if let s = try FolderSnapshot.load(v, folderId: folder.id, reusing: reuse) { return s }
-                message = Message(text: "\(TerminalText.escaped(folder.path)) no longer exists; showing /", isError: true)
+                message = Message(text: "\(DisplayText.escaped(folder.path)) no longer exists; showing /", isError: true)
                 return try FolderSnapshot.load(v, folderId: Vault.rootId)!
             }
             lastStamp = stamp   // as of before the read: a change during it is read next time
@@ -118,7 +119,7 @@ extension Browser {
     /// Runs an action that changes the vault, then shows its message and refreshes.
     func act(_ body: (Vault) throws -> String) {
         do {
-            message = Message(text: try step(lock: .exclusive, timeout: Self.actionLockTimeout, body), isError: false)
+            message = Message(text: try step(lock: .exclusive, writes: true, timeout: Self.actionLockTimeout, body), isError: false)
         } catch { fail(error) }
         if case .locked = mode { return }
         let outcome = message
@@ -129,7 +130,7 @@ extension Browser {
     /// The vault path of `entry` as of now (it may have moved since the last refresh).
     func currentPath(_ v: Vault, _ entry: BrowseEntry) throws -> String {
         guard let n = try v.node(id: entry.id) else {
-            throw VaultError(.notFound, "\(TerminalText.escaped(entry.name)) no longer exists")
+            throw VaultError(.notFound, "\(DisplayText.escaped(entry.name)) no longer exists")
         }
         return try v.path(of: n)
     }
@@ -145,8 +146,8 @@ extension Browser {
                 let absent = nodes.filter { !$0.isFolder && $0.contentState == .notDownloaded && $0.remoteId != nil }
                 missing = (absent.count, absent.reduce(0) { $0 + $1.size })
             }
-            return entry.pinned ? "Unpinned \(TerminalText.escaped(path)): its content may be evicted."
-                                : "Pinned \(TerminalText.escaped(path)): kept offline."
+            return entry.pinned ? "Unpinned \(DisplayText.escaped(path)): its content may be evicted."
+                                : "Pinned \(DisplayText.escaped(path)): kept offline."
         }
         guard missing.count > 0, message?.isError == false else { return }
         // As `vault pin` does: the content downloads in the background, once the vault is free.
@@ -165,7 +166,7 @@ extension Browser {
             let path = try currentPath(v, entry)
             let r = try v.evict(paths: [path])
             if r.evicted.isEmpty {
-                return "Nothing to evict in \(TerminalText.escaped(path)) (not on this device, pinned, or awaiting upload)."
+                return "Nothing to evict in \(DisplayText.escaped(path)) (not on this device, pinned, or awaiting upload)."
             }
             return "Evicted \(r.evicted.count) file(s), freed \(ByteCount.format(r.freedBytes)); the content stays on the server."
         }
@@ -175,7 +176,7 @@ extension Browser {
         act { v in
             let path = try currentPath(v, entry)
             let removed = try v.remove(path, recursive: true)
-            return "Deleted \(TerminalText.escaped(path))\(removed.count > 1 ? " and \(removed.count - 1) item(s) in it" : "")."
+            return "Deleted \(DisplayText.escaped(path))\(removed.count > 1 ? " and \(removed.count - 1) item(s) in it" : "")."
         }
     }
 
@@ -188,10 +189,10 @@ extension Browser {
             let target = parent == "/" ? "/" + name : parent + "/" + name
             // A rename, never a move into a folder that happens to have the new name.
             if (try? v.resolve(target)) != nil {
-                throw VaultError(.alreadyExists, "'\(TerminalText.escaped(name))' already exists in \(TerminalText.escaped(parent))")
+                throw VaultError(.alreadyExists, "'\(DisplayText.escaped(name))' already exists in \(DisplayText.escaped(parent))")
             }
             let n = try v.move(path, to: target)
-            return "Renamed to \(TerminalText.escaped(n.name))."
+            return "Renamed to \(DisplayText.escaped(n.name))."
         }
     }
 }

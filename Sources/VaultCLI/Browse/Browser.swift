@@ -75,7 +75,7 @@ final class Browser {
         // its errors (locked, busy, no such path) end the command like any other's.
         let stamp = access.databaseStamp
         let (first, selectId) = try {
-            let vault = try access.open(lock: .control, touch: true, lockTimeout: Vault.lockTimeout)
+            let vault = try access.open(lock: .control, access: .read, touch: true, lockTimeout: Vault.lockTimeout)
             vault.budgetMax = ctx.policy.contentBudgetMax.value
             let node = try vault.resolve(path)
             let folderId = node.isFolder ? node.id : node.parentId ?? Vault.rootId

@@ -25,12 +25,44 @@ public struct ServerConfig: Sendable {
     public var changesKeep: Int = 100_000
     /// Resumable session lifetime.
     public var uploadTTL: Int = 24 * 3600
+    /// Seconds without a byte after which a chunk's writer may be superseded by a new request
+    /// for the same chunk (its connection may be dead without the server knowing).
+    public var chunkStallTimeout: Int = 10
     /// Seconds between expiry sweeps.
     public var sweepInterval: Int = 30
     /// Seconds between SSE keep-alive comments.
     public var keepAliveInterval: Int = 15
     /// libmicrohttpd connection cap.
     public var maxConnections: Int = 1000
+    /// Connections at once from one client IP (0: no limit).
+    public var maxConnectionsPerIP: Int = 64
+    /// Seconds a connection may be silent (no bytes either way) before it is closed.
+    public var idleTimeout: Int = 60
+    /// Seconds a connection has to deliver a complete request head, counted from its opening
+    /// or from the end of its previous request.
+    public var headerTimeout: Int = 20
+    /// Open `GET /v1/events` streams per user.
+    public var maxEventStreams: Int = 16
+    /// libmicrohttpd threads: N threads polling the connections, with blocking work on
+    /// `workers` and idle event streams suspended; 0 = a thread per connection.
+    public var threads: Int = 4
+    /// Threads for blocking request work (disk, database, password hashing) when `threads` > 0.
+    public var workers: Int = 16
+    /// Per-connection memory (request head, read and write buffers).
+    public var connectionMemory: Int = 32 << 10
+    /// GnuTLS priority string for `--tls-cert`/`--tls-key`.
+    public var tlsPriorities: String = ServerConfig.intermediateTLS
+    /// Backoff on failed logins.
+    public var loginThrottle = LoginThrottlePolicy()
+
+    /// Mozilla's "intermediate" profile as a GnuTLS priority string, without its finite-field
+    /// DHE suites: TLS 1.3 and 1.2 only; ECDHE key exchange (X25519, P-256, P-384); AES-GCM or
+    /// ChaCha20-Poly1305, nothing else.
+    public static let intermediateTLS = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+        + ":-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+        + ":-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305"
+        + ":-MAC-ALL:+AEAD"
+        + ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1"
 
     public init() {}
 }

@@ -51,6 +51,7 @@ public enum VaultServerMain {
         sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)   // a write past `ulimit -f` fails with EFBIG (413) instead of killing the server
 
         try FS.makeDirectory(config.dataDir)
         let service = try VaultService(config: config)
@@ -61,9 +62,9 @@ public enum VaultServerMain {
             key = String(decoding: try FS.readAll(k), as: UTF8.self)
             cert = String(decoding: try FS.readAll(c), as: UTF8.self)
         }
-        let server = HTTPServer(service: service, log: AccessLog(enabled: logRequests))
-        let port = try server.start(host: config.host, port: config.port, tlsKeyPEM: key, tlsCertPEM: cert,
-                                    maxConnections: config.maxConnections)
+        let server = try HTTPServer(service: service, log: AccessLog(enabled: logRequests),
+                                    options: HTTPServerOptions(config: config, tlsKeyPEM: key, tlsCertPEM: cert))
+        let port = try server.start()
         let sweeper = Thread { [service] in
             while !service.hub.isStopped {
                 Thread.sleep(forTimeInterval: TimeInterval(service.config.sweepInterval))

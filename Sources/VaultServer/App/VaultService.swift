@@ -11,15 +11,25 @@ final class VaultService: @unchecked Sendable {
     let content: ContentStore
     let users: UserDirectory
     let signer: TokenSigner
-    let hub = EventHub()
+    let hub: EventHub
+    let logins: LoginThrottle
+    /// Monotonic seconds, for keep-alives and login backoff.
+    let clock: @Sendable () -> Double
     let faults = FaultInjector()
     /// Per-session lock and running hash (see `UploadProgress`).
     let uploadLocks = Locked([String: UploadProgress]())
-    /// Chunks being received right now, `uploadId#index`.
-    let chunksInFlight = Locked(Set<String>())
+    /// Chunks being received right now, `uploadId#index` (see `ChunkClaims`).
+    let chunkClaims: ChunkClaims
 
-    init(config: ServerConfig) throws {
+    init(config: ServerConfig, clock: @escaping @Sendable () -> Double = MonotonicClock.now) throws {
         self.config = config
+        self.clock = clock
+        hub = EventHub(perUserLimit: config.maxEventStreams, keepAlive: Double(config.keepAliveInterval))
+        logins = LoginThrottle(policy: config.loginThrottle, clock: clock)
+        let stall = TimeInterval(config.chunkStallTimeout)
+        // A short stall is waited out whole (plus a margin), so a waiter never gives up a hair before
+        // the writer would have counted as stalled.
+        chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
         content = try ContentStore(root: config.dataDir)
         store = try MetadataStore(path: config.dataDir + "/meta.db")
         users = UserDirectory(store: store)
@@ -67,18 +77,38 @@ extension VaultService {
         return v
     }
 
-    /// `"3"`, `W/"3"` or `3` → 3.
+    /// `"3"`, `W/"3"` or `3` → 3: a version is 1 to 18 digits without a leading zero
+    /// (`versionPattern`, as `docs/openapi.yaml` documents `If-Match`); anything else is nil.
     static func parseETag(_ raw: String) -> Int64? {
-        var s = raw.trimmingCharacters(in: .whitespaces)
-        if s.hasPrefix("W/") { s.removeFirst(2) }
-        if s.hasPrefix("\"") && s.hasSuffix("\"") && s.count >= 2 { s = String(s.dropFirst().dropLast()) }
-        return Int64(s)
+        var s = Substring(raw)
+        let weak = s.hasPrefix("W/")
+        if weak { s = s.dropFirst(2) }
+        if s.hasPrefix("\"") {
+            guard s.count >= 2, s.hasSuffix("\"") else { return nil }
+            s = s.dropFirst().dropLast()
+        } else if weak {
+            return nil
+        }
+        guard s.first != "0" else { return nil }
+        return Digits.parse(s, maxDigits: 18)
     }
 
+    /// The `If-Match` grammar (see `parseETag`).
+    static let versionPattern = #"^(W/)?"[1-9][0-9]{0,17}"$|^[1-9][0-9]{0,17}$"#
+
+    /// Decodes a JSON request body: 400 `invalid_json` for bad JSON, a wrong type, a missing
+    /// field, a non-object body or an explicit `null`.
     func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
-        do { return try APIJSON.decoder().decode(type, from: Data(body)) } catch {
-            throw APIError.badRequest("the body is not valid JSON for this request: \(Self.describe(error))", code: "invalid_json")
+        try Self.decodeBody(type, body)
+    }
+
+    static func decodeBody<T: Decodable>(_ type: T.Type, _ body: [UInt8], what: String = "the body") throws -> T {
+        let value: T
+        do { value = try APIJSON.decoder().decode(type, from: Data(body)) } catch {
+            throw APIError.badRequest("\(what) is not valid JSON for this request: \(describe(error))", code: "invalid_json")
         }
+        try requireObjectWithoutNulls(body, decoded: value)
+        return value
     }
 
     static func describe(_ error: Error) -> String {
@@ -94,11 +124,33 @@ extension VaultService {
     /// Name rules: not empty, ≤ 255 bytes, no `/` or NUL, not `.` or `..`.
     static func validateName(_ name: String) throws {
         guard !name.isEmpty else { throw APIError.badRequest("a name cannot be empty", code: "invalid_name") }
-        guard name.utf8.count <= 255 else { throw APIError.badRequest("a name is at most 255 bytes", code: "invalid_name") }
+        guard name.utf8.count <= maxNameBytes else {
+            throw APIError.badRequest("a name is at most \(maxNameBytes) bytes", code: "invalid_name")
+        }
         guard !name.contains("/"), !name.unicodeScalars.contains("\0") else {
             throw APIError.badRequest("a name cannot contain '/' or NUL", code: "invalid_name")
         }
         guard name != ".", name != ".." else { throw APIError.badRequest("'.' and '..' are not names", code: "invalid_name") }
+    }
+
+    /// Names are at most this long: room for an end-to-end name token of a 255-byte name.
+    static let maxNameBytes = 1024
+    /// Sealed records (`meta`, `contentMeta`) are at most this long.
+    static let maxRecordBytes = 4096
+
+    /// 400 unless `id` is 32 lowercase hex (a client-chosen id).
+    static func validateClientId(_ id: String) throws {
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw APIError.badRequest("an id is 32 lowercase hex digits", code: "invalid_id")
+        }
+    }
+
+    /// 400 unless a sealed record fits the limit and is printable ASCII.
+    static func validateRecord(_ record: String?, _ field: String) throws {
+        guard let record else { return }
+        guard !record.isEmpty, record.utf8.count <= maxRecordBytes, record.utf8.allSatisfy({ (33...126).contains($0) }) else {
+            throw APIError.badRequest("\(field) must be 1–\(maxRecordBytes) printable ASCII bytes", code: "invalid_record")
+        }
     }
 
     static func etag(_ f: FileResource) -> (String, String) { ("ETag", "\"\(f.version)\"") }

@@ -4,19 +4,25 @@ import VaultAPI
 /// A parsed request as the router sees it: no sockets, no libmicrohttpd.
 struct HTTPRequest {
     var method: String
+    /// The path as sent (still percent-encoded; see `segments`).
     var path: String
     /// Decoded query arguments (last one wins).
     var query: [String: String]
     /// Header values by lowercased name.
     var headers: [String: String]
+    /// The decoded path segments (`RequestDecoding.segments`).
+    var segments: [String] = []
     /// `{name}` segments of the matched route pattern.
     var pathParams: [String: String] = [:]
+    /// The client's IPv4 address (dotted), "" when unknown.
+    var clientAddress = ""
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
     func param(_ name: String) -> String { pathParams[name] ?? "" }
 
-    /// The declared body length, if any.
-    var contentLength: Int64? { header("content-length").flatMap { Int64($0) } }
+    /// The declared body length, if any (a length past `Int64.max` reads as `Int64.max`, so it is
+    /// refused as too large rather than ignored).
+    var contentLength: Int64? { header("content-length").flatMap { Digits.parseSaturating($0) } }
 }
 
 /// Something that produces a response body piece by piece (SSE, generated content).
@@ -31,6 +37,27 @@ protocol StreamingBody: AnyObject, Sendable {
 
 extension StreamingBody {
     var length: Int64? { nil }
+}
+
+/// What a live body had to give: bytes, nothing yet, its normal end, or a failure (the
+/// connection is then closed at once).
+enum LiveRead: Equatable {
+    case bytes(Int)
+    case later
+    case end
+    case failed
+}
+
+/// A body whose data comes later (Server-Sent Events). Instead of blocking a thread it answers
+/// `.later` and calls its wake-up handler when it has something, has ended, or its client has
+/// gone; the HTTP layer then asks again.
+protocol LiveBody: StreamingBody {
+    /// Fills `buffer` with what is ready.
+    func poll(into buffer: UnsafeMutableRawBufferPointer) -> LiveRead
+    /// Set by the HTTP layer before the first `poll`.
+    func onWake(_ wake: @escaping @Sendable () -> Void)
+    /// The client closed its side of the connection.
+    func clientGone()
 }
 
 /// A response body.

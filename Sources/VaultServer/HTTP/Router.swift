@@ -3,8 +3,8 @@ struct RequestContext {
     var request: HTTPRequest
     /// Set for authenticated routes.
     var userId: String
-    /// `X-Device-Id`, if sent.
-    var deviceId: String? { request.header("x-device-id").map { String($0.prefix(128)) } }
+    /// `X-Device-Id`, if sent (its form is checked before any handler runs: `checkDeviceId`).
+    var deviceId: String? { request.header("x-device-id") }
 }
 
 /// One route: method, path pattern with `{name}` segments, whether it needs a bearer token.
@@ -21,14 +21,14 @@ struct Route {
         segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
-    /// The path parameters if `path` matches this pattern.
-    func match(_ pathSegments: [Substring]) -> [String: String]? {
+    /// The path parameters if the decoded `pathSegments` match this pattern.
+    func match(_ pathSegments: [String]) -> [String: String]? {
         guard pathSegments.count == segments.count else { return nil }
         var params: [String: String] = [:]
         for (pat, seg) in zip(segments, pathSegments) {
             if pat.hasPrefix("{") && pat.hasSuffix("}") {
                 guard !seg.isEmpty else { return nil }
-                params[String(pat.dropFirst().dropLast())] = String(seg)
+                params[String(pat.dropFirst().dropLast())] = seg
             } else if pat != seg {
                 return nil
             }
@@ -48,16 +48,23 @@ enum RouteMatch {
 struct Router {
     let routes: [Route]
 
-    func match(method: String, path: String) -> RouteMatch {
-        let segs = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let pathSegs = Array(segs.last == "" ? segs.dropLast() : segs)
+    /// Looks up decoded path segments (`HTTPRequest.segments`).
+    func match(method: String, segments: [String]) -> RouteMatch {
         var allowed: [String] = []
         for r in routes {
-            if let params = r.match(pathSegs) {
+            if let params = r.match(segments) {
                 if r.method == method { return .found(r, params) }
                 allowed.append(r.method)
             }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+}
+
+extension Router {
+    /// Looks up a raw path (decoded here; a path that does not decode matches nothing).
+    func match(method: String, path: String) -> RouteMatch {
+        guard let segments = try? RequestDecoding.segments(path) else { return .notFound }
+        return match(method: method, segments: segments)
     }
 }

@@ -10,6 +10,9 @@ final class MultipartUploadSink: BodySink {
     private var pending: [UInt8] = []
     private var writer: ContentWriter?
     private var done = false
+    /// The bytes right after the content part's delimiter: `--` closes the body; anything else
+    /// would be a third part, which is refused rather than silently dropped.
+    private var afterContent: [UInt8] = []
     private var failure: APIError?
     private let makeWriter: () throws -> ContentWriter
     private let complete: (MultipartMetadata, String?, ContentWriter) throws -> HTTPResponse
@@ -37,7 +40,7 @@ final class MultipartUploadSink: BodySink {
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        if done { return }
+        if done { return try checkClosing(Array(bytes)) }
         if writer == nil {
             head.append(contentsOf: bytes)
             try parseHead()
@@ -54,13 +57,15 @@ final class MultipartUploadSink: BodySink {
         guard let m1 = Self.find(delimiter, in: head, from: h1 + 4) else { return try checkHeadSize() }
         guard let h2 = Self.find(crlf2, in: head, from: m1 + delimiter.count) else { return try checkHeadSize() }
         let metaBytes = Array(head[(h1 + 4)..<m1])
-        do { metadata = try APIJSON.decoder().decode(MultipartMetadata.self, from: Data(metaBytes)) } catch {
-            throw APIError.badRequest("the first multipart part must be the JSON metadata: \(VaultService.describe(error))",
-                                      code: "invalid_json")
-        }
+        let meta = try VaultService.decodeBody(MultipartMetadata.self, metaBytes, what: "the first multipart part (the metadata)")
+        if let m = meta.mimeType { try VaultService.validateMediaType(m) }
+        try VaultService.validateName(meta.name)
+        try VaultService.validateBaseVersion(meta.baseVersion)
+        try VaultService.validateIds(meta.parentId, meta.fileId)
+        metadata = meta
         let headers = String(decoding: head[(m1 + delimiter.count)..<h2], as: UTF8.self)
         for line in headers.split(separator: "\r\n") where line.lowercased().hasPrefix("content-type:") {
-            partMime = line.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces)
+            partMime = try VaultService.mediaType(fromHeader: String(line.dropFirst("content-type:".count)))
         }
         writer = try makeWriter()
         let rest = Array(head[(h2 + 4)...])
@@ -79,8 +84,9 @@ final class MultipartUploadSink: BodySink {
         pending.append(contentsOf: bytes)
         if let idx = Self.find(delimiter, in: pending, from: 0) {
             try pending.withUnsafeBytes { try writer.append(UnsafeRawBufferPointer(rebasing: $0[0..<idx])) }
+            let rest = Array(pending[(idx + delimiter.count)...])
             pending = []; done = true
-            return
+            return try checkClosing(rest)
         }
         let keep = delimiter.count - 1
         if pending.count > keep {
@@ -90,9 +96,18 @@ final class MultipartUploadSink: BodySink {
         }
     }
 
+    private func checkClosing(_ bytes: [UInt8]) throws {
+        guard afterContent.count < 2 else { return }
+        afterContent += bytes.prefix(2 - afterContent.count)
+        if afterContent.count == 2 && afterContent != Array("--".utf8) {
+            throw APIError.badRequest("a multipart upload has exactly two parts: the JSON metadata, then the content",
+                                      code: "invalid_multipart")
+        }
+    }
+
     func finish() -> HTTPResponse {
         let response = VaultService.answer {
-            guard done, let metadata, let writer else {
+            guard done, afterContent.count == 2, let metadata, let writer else {
                 throw APIError.badRequest("the multipart body ended before its closing boundary", code: "invalid_multipart")
             }
             return try complete(metadata, partMime, writer)
@@ -131,12 +146,15 @@ extension VaultService {
         let sink = MultipartUploadSink(boundary: boundary, makeWriter: { [self] in
             try ContentWriter(store: content, limit: config.maxBody)
         }) { [self] meta, mime, writer in
+            try Self.validateRecord(meta.contentMeta, "contentMeta")
+            try Self.validateRecord(meta.meta, "meta")
+            if let id = meta.id { try Self.validateClientId(id) }
             let target: UploadTarget = meta.fileId.map { .existing(fileId: $0, baseVersion: meta.baseVersion) }
-                ?? .new(name: meta.name, parentId: meta.parentId ?? "root")
+                ?? .new(name: meta.name, parentId: meta.parentId ?? "root", id: meta.id, meta: meta.meta)
             let (size, sha) = try writer.seal()
             let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
                                    content: NewContent(source: .move(path: writer.path), size: size, sha256: sha,
-                                                       mimeType: meta.mimeType ?? mime),
+                                                       mimeType: meta.mimeType ?? mime, contentMeta: meta.contentMeta),
                                    target: target, checkQuota: true)
             return .json(file, status: 201, headers: [Self.etag(file)])
         }

@@ -9,11 +9,12 @@ extension VaultService {
 
     func listChanges(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
-        guard let raw = q["cursor"], let cursor = Int64(raw), cursor >= 0 else {
-            throw APIError.badRequest("cursor is required (from /v1/changes/start or a previous nextCursor)")
+        guard let raw = q["cursor"], let cursor = Digits.parse(raw, maxDigits: Self.maxDigits) else {
+            throw APIError.badRequest("cursor is required: a whole number from /v1/changes/start or a previous nextCursor",
+                                      code: "invalid_cursor")
         }
-        let limit = q["limit"].map { Int($0) ?? -1 } ?? 1000
-        guard (1...10_000).contains(limit) else { throw APIError.badRequest("limit must be 1…10000") }
+        let limit = q["limit"].map { Digits.parse($0, max: 10_000).map(Int.init) ?? 0 } ?? 1000
+        guard limit >= 1 else { throw APIError.badRequest("limit must be 1…10000") }
         let list = try store.withDB { db -> ChangeList in
             guard cursor >= (try db.prunedThrough(owner: ctx.userId)) else {
                 throw APIError(status: 410, code: "cursor_expired",

@@ -35,7 +35,7 @@ extension VaultService {
             guard let rid = revisionId else { throw APIError.internal("content missing") }
             let file = try POSIXFile(path: content.revisionPath(rid), flags: O_RDONLY)
             let extra = Int64(max(faults.current.extraContentBytes ?? 0, 0))   // test-only lie: a bigger file
-            headers.append(("Content-Range", "bytes \(start)-\(end + extra)/\(size + extra)"))
+            headers.append(("Content-Range", "bytes \(start)-\(end.addingSaturating(extra))/\(size.addingSaturating(extra))"))
             return HTTPResponse(status: 206, headers: headers, body: faultedBody(file, offset: start, length: end - start + 1))
         }
     }
@@ -69,7 +69,7 @@ final class FaultedContentBody: StreamingBody, @unchecked Sendable {
 
     init(file: POSIXFile?, offset: Int64, length: Int64, extra: Int64, announced: Bool) {
         self.file = file; self.offset = offset; self.fileLeft = length; self.extra = extra
-        self.announced = announced; self.total = length + extra
+        self.announced = announced; self.total = length.addingSaturating(extra)
     }
 
     var length: Int64? { announced ? total : nil }

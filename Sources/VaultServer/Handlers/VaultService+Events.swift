@@ -2,58 +2,112 @@ import Foundation
 import VaultAPI
 
 /// `GET /v1/events`: Server-Sent Events saying "changed up to cursor N" (never file data),
-/// resuming after `Last-Event-ID` (or `?cursor=`), with keep-alive comments.
+/// resuming after `Last-Event-ID` (or `?cursor=`), with keep-alive comments. At most
+/// `--max-event-streams` per user (429 beyond).
 extension VaultService {
     func events(_ ctx: RequestContext) throws -> RequestPlan {
-        let lastRaw = ctx.request.header("last-event-id") ?? ctx.request.query["cursor"]
-        let last: Int64
-        if let lastRaw, !lastRaw.isEmpty {
-            guard let v = Int64(lastRaw.trimmingCharacters(in: .whitespaces)), v >= 0 else {
-                throw APIError.badRequest("Last-Event-ID must be a cursor")
-            }
-            last = v
-        } else {
-            last = try store.withDB { db in try db.latestCursor() }
-        }
+        // Both are checked; a non-empty Last-Event-ID (a browser's reconnect) wins over the query,
+        // an empty one counts as absent.
+        let header = try Self.cursorValue(ctx.request.header("last-event-id"), name: "Last-Event-ID")
+        let query = try Self.cursorValue(ctx.request.query["cursor"], name: "cursor")
+        let last = try header ?? query ?? store.withDB { db in try db.latestCursor() }
         let userLatest = try store.withDB { db in try db.latestCursor(owner: ctx.userId) }
         hub.publish(owner: ctx.userId, cursor: userLatest)
-        let stream = EventStream(hub: hub, owner: ctx.userId, after: last,
-                                 keepAlive: TimeInterval(config.keepAliveInterval))
+        let stream = try hub.open(owner: ctx.userId, after: last, now: clock())
         return .respond(HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
         ], body: .stream(stream)))
     }
+
+    /// A cursor given as text: nil when absent or empty, 400 `invalid_cursor` unless digits.
+    static func cursorValue(_ raw: String?, name: String) throws -> Int64? {
+        guard let raw, !raw.isEmpty else { return nil }
+        guard let v = Digits.parse(raw, maxDigits: maxDigits) else {
+            throw APIError.badRequest("\(name) must be a cursor (a whole number from a previous event)", code: "invalid_cursor")
+        }
+        return v
+    }
 }
 
-/// The body of one SSE connection. `read` blocks (thread-per-connection) until there is news,
-/// a keep-alive is due, or the server stops.
-final class EventStream: StreamingBody, @unchecked Sendable {
-    // SAFETY: read only from the connection's own thread, one call at a time.
-    private let hub: EventHub
-    private let owner: String
+/// The body of one SSE connection. It never blocks: `poll` answers `.later` when there is
+/// nothing to send, and the hub (news, keep-alive due, shutdown) or the hang-up watcher (client
+/// gone) wakes it.
+final class EventStream: LiveBody, @unchecked Sendable {
+    // SAFETY: mutable state is only touched with `lock` held; `wake` is called without it.
+    private let lock = NSLock()
+    private weak var hub: EventHub?
+    let owner: String
     private var after: Int64
-    private let keepAlive: TimeInterval
+    private var known: Int64 = -1
     private var pending: [UInt8] = Array("retry: 2000\n: connected\n\n".utf8)
+    private var keepAlive = false
+    private var ended = false
+    private var gone = false
+    private var closed = false
+    private var wake: (@Sendable () -> Void)?
 
-    init(hub: EventHub, owner: String, after: Int64, keepAlive: TimeInterval) {
-        self.hub = hub; self.owner = owner; self.after = after; self.keepAlive = keepAlive
+    init(hub: EventHub, owner: String, after: Int64) {
+        self.hub = hub; self.owner = owner; self.after = after
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    func poll(into buffer: UnsafeMutableRawBufferPointer) -> LiveRead {
+        lock.lock(); defer { lock.unlock() }
+        if gone { return .failed }
         if pending.isEmpty {
-            switch hub.wait(owner: owner, after: after, timeout: keepAlive) {
-            case .none: pending = Array(": keep-alive\n\n".utf8)
-            case .some(let c) where c < 0: return nil
-            case .some(let c):
-                after = c
-                pending = Array("id: \(c)\nevent: changed\ndata: {\"cursor\":\(c)}\n\n".utf8)
+            if known > after {
+                after = known
+                pending = Array("id: \(known)\nevent: changed\ndata: {\"cursor\":\(known)}\n\n".utf8)
+            } else if ended {
+                return .end
+            } else if keepAlive {
+                keepAlive = false
+                pending = Array(": keep-alive\n\n".utf8)
+            } else {
+                return .later
             }
         }
         let n = min(buffer.count, pending.count)
         pending.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         pending.removeFirst(n)
-        return n
+        return .bytes(n)
     }
 
-    func close() {}
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        switch poll(into: buffer) {
+        case .bytes(let n): return n
+        case .later: return 0
+        case .end, .failed: return nil
+        }
+    }
+
+    func onWake(_ wake: @escaping @Sendable () -> Void) {
+        lock.lock(); self.wake = wake; lock.unlock()
+    }
+
+    func clientGone() { update { $0.gone = true } }
+
+    /// The user's feed reached `cursor`.
+    func offer(cursor: Int64) { update { $0.known = max($0.known, cursor) } }
+
+    func keepAliveDue() { update { $0.keepAlive = true } }
+
+    /// The server is stopping: send what is pending, then end.
+    func end() { update { $0.ended = true } }
+
+    func close() {
+        lock.lock()
+        let first = !closed
+        closed = true
+        wake = nil
+        lock.unlock()
+        if first { hub?.close(self) }
+    }
+
+    private func update(_ change: (EventStream) -> Void) {
+        lock.lock()
+        change(self)
+        let w = wake
+        lock.unlock()
+        w?()
+    }
 }

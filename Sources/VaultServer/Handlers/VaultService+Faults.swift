@@ -12,6 +12,7 @@ extension VaultService {
         guard config.testFaults else { throw APIError.notFound("no such route") }
         return .buffer(limit: Self.jsonLimit) { [self] body in
             let settings = try decode(FaultSettings.self, body)
+            try Self.validate(settings)
             faults.set(settings)
             if settings.expireSessionsNow == true {
                 _ = try store.withDB { db in
@@ -22,4 +23,38 @@ extension VaultService {
             return .json(faults.current)
         }
     }
+
+    /// The bounds of every fault switch (`docs/openapi.yaml` lists the same): a setting outside
+    /// them is a 400 and changes nothing, so no later request can trip over it (an `errorStatus`
+    /// of -1 once killed the server on the next request).
+    static var faultBounds: [(name: String, path: KeyPath<FaultSettings, Int64?>, range: ClosedRange<Int64>)] { [
+        ("dropAfterBytes", \.dropAfterBytes, 0...Int64.max),
+        ("dropCount", \.dropCount64, 1...1_000_000),
+        ("delayMs", \.delayMs64, 0...60_000),
+        ("errorStatus", \.errorStatus64, 400...599),
+        ("retryAfter429Count", \.retryAfter429Count64, 0...1_000_000),
+        ("retryAfterSeconds", \.retryAfterSeconds64, 0...86_400),
+        ("extraContentBytes", \.extraContentBytes64, 0...(1 << 40)),
+    ] }
+
+    static func validate(_ s: FaultSettings) throws {
+        for bound in faultBounds {
+            if let v = s[keyPath: bound.path], !bound.range.contains(v) {
+                throw APIError.badRequest("\(bound.name) must be \(bound.range.lowerBound)…\(bound.range.upperBound)",
+                                          code: "invalid_fault")
+            }
+        }
+        if let rate = s.errorRate, !(rate >= 0 && rate <= 1) {
+            throw APIError.badRequest("errorRate must be 0…1", code: "invalid_fault")
+        }
+    }
+}
+
+private extension FaultSettings {
+    var dropCount64: Int64? { dropCount.map(Int64.init) }
+    var delayMs64: Int64? { delayMs.map(Int64.init) }
+    var errorStatus64: Int64? { errorStatus.map(Int64.init) }
+    var retryAfter429Count64: Int64? { retryAfter429Count.map(Int64.init) }
+    var retryAfterSeconds64: Int64? { retryAfterSeconds.map(Int64.init) }
+    var extraContentBytes64: Int64? { extraContentBytes.map(Int64.init) }
 }

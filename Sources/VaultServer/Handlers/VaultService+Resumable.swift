@@ -12,16 +12,22 @@ extension VaultService {
     func createUploadSession(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UploadSessionRequest.self, body)
-            guard req.size >= 0 else { throw APIError.badRequest("size must be ≥ 0") }
-            let sha = req.sha256.lowercased()
-            guard sha.utf8.count == 64, sha.allSatisfy({ $0.isHexDigit }) else {
-                throw APIError.badRequest("sha256 must be 64 hex digits")
+            guard (0...Self.maxSize).contains(req.size) else {
+                throw APIError.badRequest("size must be 0…\(Self.maxSize)", code: "invalid_size")
             }
-            guard !req.requestId.isEmpty, req.requestId.utf8.count <= 200 else {
-                throw APIError.badRequest("requestId must be 1–200 bytes")
+            if let m = req.mimeType { try Self.validateMediaType(m) }
+            try Self.validateBaseVersion(req.baseVersion)
+            try Self.validateIds(req.parentId, req.fileId)
+            if let name = req.name { try Self.validateName(name) }   // checked even when fileId makes it unused
+            let sha = try Self.sha256Hex(req.sha256)
+            guard (1...200).contains(req.requestId.unicodeScalars.count) else {
+                throw APIError.badRequest("requestId must be 1–200 characters")
             }
+            try Self.validateRecord(req.contentMeta, "contentMeta")
+            try Self.validateRecord(req.meta, "meta")
+            if let id = req.id { try Self.validateClientId(id) }
             let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
-                ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root")
+                ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root", id: req.id, meta: req.meta)
             let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
                 if let row = try db.queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?",
                                              [ctx.userId, req.requestId]) {
@@ -38,20 +44,19 @@ extension VaultService {
                     throw APIError.tooMany("too many open upload sessions (\(config.maxSessions)); finish or abort some",
                                            retryAfter: 30)
                 }
-                guard try db.usage(owner: ctx.userId) + req.size <= config.quota else {
-                    throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
-                                            code: "quota_exceeded")
-                }
+                try requireQuota(db, owner: ctx.userId, adding: req.size)
                 let id = Sodium.randomID()
                 let now = Date()
                 try db.run("""
                     INSERT INTO uploads(id, owner, request_id, state, name, parent_id, size, mime_type, sha256,
-                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id)
-                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?)
+                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id,
+                        client_id, meta, content_meta)
+                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                     """, [id, ctx.userId, req.requestId, req.name, req.parentId ?? (req.fileId == nil ? "root" : nil),
                           req.size, req.mimeType ?? "application/octet-stream", sha, req.fileId, req.baseVersion,
                           config.chunkSize, Sodium.randomID(), now.timeIntervalSince1970,
-                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId])
+                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId,
+                          req.fileId == nil ? req.id : nil, req.fileId == nil ? req.meta : nil, req.contentMeta])
                 return (try db.uploadSession(owner: ctx.userId, id: id)!, true)
             }
             if isNew { _ = try POSIXFile(path: content.partPath(session.id), flags: O_WRONLY | O_CREAT) }
@@ -79,13 +84,16 @@ extension VaultService {
     }
 
     func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
-        var chunks = s.state == "complete" ? Array(0..<s.totalChunks) : try db.uploadChunks(s.id)
-        if faults.current.lieReceivedRanges == true { chunks = Array(0..<s.totalChunks) }   // test-only lie
-        let partials = s.state == "complete" ? [:] : try db.uploadPartials(s.id)
+        // Every byte (a complete session, or the test-only lie): one range, never a list of
+        // every chunk index (a session may declare 10^15 chunks).
+        let all = s.state == "complete" || faults.current.lieReceivedRanges == true
+        let chunks = all ? [] : try db.uploadChunks(s.id)
+        let ranges = all ? (s.size > 0 ? [ByteRange(start: 0, end: s.size - 1)] : [])
+                         : s.ranges(chunks: chunks, partials: try db.uploadPartials(s.id))
         let file = try s.resultFileId.flatMap { try db.file(owner: s.owner, id: $0) }
         return UploadStatus(uploadId: s.id, state: s.state, size: s.size, chunkSize: s.chunkSize,
-                            totalChunks: s.totalChunks, chunksProcessed: chunks.count,
-                            receivedRanges: s.ranges(chunks: chunks, partials: partials), bytesReceivedTotal: s.bytesReceived,
+                            totalChunks: s.totalChunks, chunksProcessed: all ? s.totalChunks : chunks.count,
+                            receivedRanges: ranges, bytesReceivedTotal: s.bytesReceived,
                             uploadExpiresAt: s.expiresAt, file: file)
     }
 
@@ -145,21 +153,36 @@ extension VaultService {
             throw APIError.badRequest("Content-Length \(declared) differs from the Content-Range length \(length)",
                                       code: "wrong_chunk_size")
         }
-        let already = try session.state == "complete" || store.withDB { db in try db.uploadChunks(id).contains(index) }
-        let key = "\(id)#\(index)"
-        var file: POSIXFile?
-        if !already {
-            let claimed = chunksInFlight.withLock { $0.insert(key).inserted }
-            guard claimed else {
-                throw APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+        let recorded = { [self] in
+            try store.withDB { db in
+                try liveSession(db, owner: ctx.userId, id: id).state == "complete" || db.uploadChunks(id).contains(index)
             }
-            do { file = try POSIXFile(path: content.partPath(id), flags: O_WRONLY | O_CREAT) } catch {
-                chunksInFlight.withLock { _ = $0.remove(key) }
+        }
+        var writer: (ChunkClaims.Ticket, POSIXFile)?
+        if try !recorded() {
+            let ticket: ChunkClaims.Ticket
+            switch chunkClaims.acquire("\(id)#\(index)") {
+            case .busy(let retryAfter):
+                var e = APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+                e.headers = [("Retry-After", String(retryAfter))]
+                throw e
+            case .claimed(let t, _): ticket = t
+            }
+            do {
+                // Again, now that the chunk is ours: it may have been recorded (and hashed) while
+                // we waited; writing it once more would change bytes already hashed.
+                if try !recorded() {
+                    writer = (ticket, try POSIXFile(path: content.partPath(id), flags: O_WRONLY | O_CREAT))
+                } else {
+                    chunkClaims.release(ticket)
+                }
+            } catch {
+                chunkClaims.release(ticket)
                 throw error
             }
         }
         return .stream(ChunkSink(service: self, owner: ctx.userId, uploadId: id, index: index, offset: max(cr.start, 0),
-                                 skip: skip, length: length, file: file, inFlightKey: already ? nil : key))
+                                 skip: skip, length: length, writer: writer))
     }
 
     /// Keeps the fsynced prefix of a chunk whose body was cut off after `upTo` of its bytes, so
@@ -211,7 +234,7 @@ extension VaultService {
     func advanceHash(_ progress: UploadProgress, _ s: UploadSession, chunks: [Int]) throws {
         let have = Set(chunks)
         var end = progress.hashedUpTo
-        while end < s.size, have.contains(Int(end / s.chunkSize)) { end = min(s.size, end + s.chunkSize) }
+        while end < s.size, have.contains(Int(end / s.chunkSize)) { end += min(s.chunkSize, s.size - end) }
         guard end > progress.hashedUpTo else { return }
         try content.hash(content.partPath(s.id), from: progress.hashedUpTo, to: end, into: &progress.hasher)
         progress.hashedUpTo = end
@@ -240,7 +263,7 @@ extension VaultService {
             try f.sync()
             return try publish(owner: s.owner, deviceId: s.deviceId,
                                content: NewContent(source: .move(path: part), size: s.size, sha256: sha,
-                                                   mimeType: s.mimeType, revisionId: s.revisionId),
+                                                   mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
                                target: s.target, checkQuota: false) { db, file in
                 try db.run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [file.id, s.id])
                 try db.run("DELETE FROM upload_chunks WHERE upload_id = ?", [s.id])
@@ -250,70 +273,6 @@ extension VaultService {
             discard()
             throw e
         }
-    }
-}
-
-/// Writes one chunk (or the rest of a cut-off one) in place into the session's part file, then
-/// records it; a body cut off midway keeps its fsynced prefix for the next try.
-final class ChunkSink: BodySink {
-    let service: VaultService
-    let owner: String, uploadId: String
-    let index: Int
-    /// Absolute file offset of the first body byte, and how far into the chunk that is.
-    let offset: Int64, skip: Int64
-    /// Body bytes expected (the chunk's length minus `skip`).
-    let length: Int64
-    var file: POSIXFile?
-    let inFlightKey: String?
-    var written: Int64 = 0
-
-    init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, skip: Int64, length: Int64,
-         file: POSIXFile?, inFlightKey: String?) {
-        self.service = service; self.owner = owner; self.uploadId = uploadId; self.index = index
-        self.offset = offset; self.skip = skip; self.length = length; self.file = file; self.inFlightKey = inFlightKey
-    }
-
-    func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        guard written + Int64(bytes.count) <= length else {
-            throw APIError.badRequest("the chunk body is longer than its Content-Range", code: "wrong_chunk_size")
-        }
-        try file?.write(bytes, at: offset + written)
-        written += Int64(bytes.count)
-    }
-
-    func finish() -> HTTPResponse {
-        defer { release() }
-        guard written == length else {
-            keepWritten()
-            _ = service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
-            return .error(.badRequest("the chunk body has \(written) bytes, the Content-Range says \(length)",
-                                      code: "wrong_chunk_size"))
-        }
-        if let file {
-            do { try file.sync() } catch { return .error(.unexpected(error)) }
-        }
-        return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: file != nil)
-    }
-
-    func abort() {
-        keepWritten()
-        release()
-        if written > 0 {
-            _ = try? service.store.write { db in
-                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
-            }
-        }
-    }
-
-    /// Fsyncs what this body wrote and keeps it as the chunk's received prefix.
-    private func keepWritten() {
-        guard let file, written > 0, (try? file.sync()) != nil else { return }
-        service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
-    }
-
-    private func release() {
-        file = nil
-        if let key = inFlightKey { service.chunksInFlight.withLock { _ = $0.remove(key) } }
     }
 }
 

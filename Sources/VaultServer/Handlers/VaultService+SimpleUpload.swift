@@ -19,27 +19,25 @@ extension VaultService {
             guard len <= config.maxBody else {
                 throw APIError.tooLarge("the body is larger than the \(config.maxBody)-byte limit; use a resumable upload")
             }
-            let usage = try store.withDB { db in try db.usage(owner: ctx.userId) }
-            guard usage + len <= config.quota else {
-                throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
-                                        code: "quota_exceeded")
-            }
+            try store.withDB { db in try requireQuota(db, owner: ctx.userId, adding: len) }
         }
     }
 
     func simpleUpload(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
+        if let name = q["name"] { try Self.validateName(name) }   // checked even when fileId makes it unused
+        let mime = try Self.mediaType(fromHeader: ctx.request.header("content-type"))
         let target: UploadTarget
-        if let fileId = q["fileId"], !fileId.isEmpty {
+        if let fileId = q["fileId"] {
             target = .existing(fileId: fileId, baseVersion: try requireIfMatch(ctx.request))
         } else {
-            target = .new(name: q["name"] ?? "", parentId: q["parentId"].flatMap { $0.isEmpty ? nil : $0 } ?? "root")
+            target = .new(name: q["name"] ?? "", parentId: q["parentId"] ?? "root")
         }
+        let expectedSHA = try q["sha256"].flatMap { $0.isEmpty ? nil : try Self.sha256Hex($0) }
         try store.withDB { db in try validate(db, owner: ctx.userId, target: target) }
         try checkBodyAllowed(ctx)
-        let mime = ctx.request.header("content-type").flatMap { $0.isEmpty ? nil : $0 }
         let sink = try ContentUploadSink(writer: ContentWriter(store: content, limit: config.maxBody)) { [self] size, sha, path in
-            if let expected = q["sha256"], !expected.isEmpty, expected.lowercased() != sha {
+            if let expected = expectedSHA, expected != sha {
                 throw APIError(status: 422, code: "checksum_mismatch",
                                message: "the content's SHA-256 is \(sha), not \(expected); nothing was stored")
             }

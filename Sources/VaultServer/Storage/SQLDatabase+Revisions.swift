@@ -21,14 +21,15 @@ extension SQLDatabase {
                         mimeType: row["mime_type"].string ?? "application/octet-stream",
                         size: row["size"].int64 ?? 0, sha256: row["sha256"].string ?? "",
                         modifiedAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
-                        deviceId: row["device_id"].string, isHead: id == headId)
+                        deviceId: row["device_id"].string, isHead: id == headId, contentMeta: row["content_meta"].string)
     }
 
     func insertRevision(owner: String, _ r: Revision) throws {
         try run("""
-            INSERT INTO revisions(owner, id, file_id, mime_type, size, sha256, created_at, device_id)
-            VALUES(?,?,?,?,?,?,?,?)
-            """, [owner, r.id, r.fileId, r.mimeType, r.size, r.sha256, r.modifiedAt.timeIntervalSince1970, r.deviceId])
+            INSERT INTO revisions(owner, id, file_id, mime_type, size, sha256, created_at, device_id, content_meta)
+            VALUES(?,?,?,?,?,?,?,?,?)
+            """, [owner, r.id, r.fileId, r.mimeType, r.size, r.sha256, r.modifiedAt.timeIntervalSince1970, r.deviceId,
+                  r.contentMeta])
     }
 
     /// Deletes all but the newest `keep` revisions of a file (never the head); returns the
@@ -41,11 +42,13 @@ extension SQLDatabase {
         return Array(doomed)
     }
 
-    /// Bytes held for `owner`: all revisions plus the sizes of open upload sessions.
+    /// Bytes held for `owner`: all revisions plus the sizes of open upload sessions, saturating
+    /// at `Int64.max` (SQLite's `SUM` would fail on overflow; `TOTAL` is exact below 2^53).
     func usage(owner: String) throws -> Int64 {
-        let stored = try scalar("SELECT COALESCE(SUM(size), 0) FROM revisions WHERE owner = ?", [owner])?.int64 ?? 0
-        let pending = try scalar("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE owner = ? AND state = 'active'",
-                                 [owner])?.int64 ?? 0
-        return stored + pending
+        let stored = try scalar("SELECT TOTAL(size) FROM revisions WHERE owner = ?", [owner])?.double ?? 0
+        let pending = try scalar("SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = 'active'",
+                                 [owner])?.double ?? 0
+        let total = stored + pending
+        return total >= 0x1p63 ? .max : Int64(max(total, 0))
     }
 }

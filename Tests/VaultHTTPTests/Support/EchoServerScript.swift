@@ -5,7 +5,8 @@ let echoServerScript = #"""
 #!/usr/bin/env python3
 """Tiny HTTP(S) server for VaultHTTPTests. Binds 127.0.0.1 on a free port and prints the port.
 
-Usage: echo_server.py [--watch-stdin] [--tls CERT KEY]
+Usage: echo_server.py [--watch-stdin] [--tls CERT KEY [legacy|static-rsa]]
+(legacy: only TLS 1.0/1.1; static-rsa: only TLS 1.2 static-RSA suites, no forward secrecy)
 With --watch-stdin the server exits when its standard input closes (the test process ended).
 
 Routes
@@ -179,9 +180,20 @@ def main():
         args = args[1:]
         threading.Thread(target=watch_stdin, daemon=True).start()
     server = Server(("127.0.0.1", 0), Handler)
-    if len(args) == 3 and args[0] == "--tls":
+    if len(args) in (3, 4) and args[0] == "--tls":
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args[1], args[2])
+        mode = args[3] if len(args) == 4 else ""
+        if mode == "legacy":
+            import warnings
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx.set_ciphers("DEFAULT@SECLEVEL=0")
+            ctx.minimum_version = ssl.TLSVersion.TLSv1
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+        elif mode == "static-rsa":
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+            ctx.set_ciphers("AES128-SHA:AES256-GCM-SHA384:AES128-GCM-SHA256")
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     try:

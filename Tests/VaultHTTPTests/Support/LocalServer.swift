@@ -16,11 +16,12 @@ final class LocalServer {
         return path
     }()
 
-    init(tls: SelfSignedCertificate? = nil) throws {
+    /// `tlsMode` "legacy" offers only TLS 1.0/1.1, "static-rsa" only TLS 1.2 static-RSA suites.
+    init(tls: SelfSignedCertificate? = nil, tlsMode: String? = nil) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var args = ["python3", "-u", Self.script, "--watch-stdin"]
-        if let tls { args += ["--tls", tls.certPath, tls.keyPath] }
+        if let tls { args += ["--tls", tls.certPath, tls.keyPath] + (tlsMode.map { [$0] } ?? []) }
         process.arguments = args
         let out = Pipe()
         process.standardOutput = out
@@ -60,8 +61,8 @@ struct TestFailure: Error, CustomStringConvertible {
 
 extension XCTestCase {
     /// Starts a server that is stopped when the test ends.
-    func startServer(tls: SelfSignedCertificate? = nil) throws -> LocalServer {
-        let server = try LocalServer(tls: tls)
+    func startServer(tls: SelfSignedCertificate? = nil, tlsMode: String? = nil) throws -> LocalServer {
+        let server = try LocalServer(tls: tls, tlsMode: tlsMode)
         addTeardownBlock { server.stop() }
         return server
     }

@@ -8,10 +8,12 @@ struct SelfSignedCertificate {
     var keyPath: String { dir + "/key.pem" }
     let pin: String
 
-    init() throws {
+    /// An ECDSA P-256 key, or RSA 2048 with `rsa` (static-RSA suites need one).
+    init(rsa: Bool = false) throws {
         dir = NSTemporaryDirectory() + "vault-http-tls-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try Self.sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+        let key = rsa ? "rsa:2048" : "ec -pkeyopt ec_paramgen_curve:prime256v1"
+        try Self.sh("openssl req -x509 -newkey \(key) -nodes"
                     + " -keyout '\(dir)/key.pem' -out '\(dir)/cert.pem' -days 2"
                     + " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1")
         let b64 = try Self.sh("openssl x509 -in '\(dir)/cert.pem' -pubkey -noout"

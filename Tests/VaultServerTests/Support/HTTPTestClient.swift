@@ -21,12 +21,21 @@ struct TestHTTPError: Error, CustomStringConvertible { let description: String }
 struct HTTPTestClient {
     let port: UInt16
 
-    /// Sends one request and reads the whole answer.
+    /// Sends one request and reads the whole answer (from source address `from`, any of
+    /// 127.0.0.0/8, when given).
     func send(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
-              timeout: TimeInterval = 30) throws -> TestResponse {
-        let fd = try connect(timeout: timeout)
+              timeout: TimeInterval = 30, from source: String? = nil) throws -> TestResponse {
+        let fd = try connect(timeout: timeout, from: source)
         defer { close(fd) }
         try writeAll(fd, requestHead(method, path, headers: headers, bodyLength: body.count) + body)
+        return try Self.parse(readAll(fd, deadline: Date().addingTimeInterval(timeout)))
+    }
+
+    /// Sends `bytes` as they are (a request head that no `String` could hold) and reads the answer.
+    func sendRaw(_ bytes: [UInt8], timeout: TimeInterval = 30) throws -> TestResponse {
+        let fd = try connect(timeout: timeout)
+        defer { close(fd) }
+        try writeAll(fd, bytes)
         return try Self.parse(readAll(fd, deadline: Date().addingTimeInterval(timeout)))
     }
 
@@ -38,12 +47,22 @@ struct HTTPTestClient {
         return Array(head.utf8)
     }
 
-    /// A connected socket with a receive timeout.
-    func connect(timeout: TimeInterval = 30) throws -> Int32 {
+    /// A connected socket with a receive timeout, bound to `source` (e.g. "127.0.0.2": all of
+    /// 127.0.0.0/8 is this machine) when given, so tests can be several clients.
+    func connect(timeout: TimeInterval = 30, from source: String? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestHTTPError(description: "socket failed") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let rc = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard rc == 0 else { close(fd); throw TestHTTPError(description: "bind to \(source) failed: errno \(errno)") }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian

@@ -203,3 +203,13 @@ func randomBytes(_ n: Int) -> [UInt8] {
     }
     return out
 }
+
+extension ServerProcess {
+    /// Fails the test unless the process is still running and answers an ordinary request.
+    func assertStillServing(_ user: APIUser, _ context: @autoclosure () -> String = "",
+                            file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(process?.isRunning == true, "the server died after: \(context())\n\(log.suffix(2000))", file: file, line: line)
+        XCTAssertEqual(try? user.send("GET", "/v1/changes/start").status, 200, "not serving after: \(context())",
+                       file: file, line: line)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// The content budget, applied whenever content arrives in the cache (a download by cat, get,
+/// pin or sync; an upload moving staged content to the cache) and by `vault evict`. The policy
+/// itself is `CacheBudget.plan`; this file feeds it the cache and carries out its plan.
+extension Vault {
+    /// Fits the cache to the content budget after content arrived in it: evicts least recently
+    /// used, unpinned cached content, never the nodes in `keeping` (the content being read, or
+    /// just received, which is also stamped as used at `now`, by default the current time). When the cache cannot fit (pinned
+    /// content alone, or the kept file, exceeds the budget) everything is kept and `message` says
+    /// what to do, the first time in this command only (warn once). Nothing happens without a
+    /// budget or on a read-only vault.
+    @discardableResult
+    public func applyBudget(keeping keep: Set<String> = [], now: Int64? = nil) throws -> EvictionResult {
+        guard !isReadOnly else { return EvictionResult(evicted: [], freedBytes: 0, message: nil) }
+        for id in keep { recordAccess(id, now: now ?? Vault.now) }
+        guard let budget = try contentBudget() else { return EvictionResult(evicted: [], freedBytes: 0, message: nil) }
+        var result = try fitBudget(budget, keeping: keep)
+        if result.message != nil {
+            if budgetWarningGiven { result.message = nil } else { budgetWarningGiven = true }
+        }
+        return result
+    }
+
+    /// `vault evict` with no paths: fits the cache to the budget now, and always says why it could not.
+    public func enforceBudget() throws -> EvictionResult {
+        guard let budget = try contentBudget() else {
+            return EvictionResult(evicted: [], freedBytes: 0, message: "no content budget is set (vault storage --budget SIZE)")
+        }
+        return try fitBudget(budget, keeping: [])
+    }
+
+    private func fitBudget(_ budget: UInt64, keeping keep: Set<String>) throws -> EvictionResult {
+        let plan = CacheBudget.plan(items: try cachedItems(), budget: budget, keep: keep)
+        var result = EvictionResult(evicted: [], freedBytes: 0, message: nil)
+        for id in plan.evict {
+            guard let n = try node(id: id), let freed = try evictContent(of: n) else { continue }
+            result.evicted.append(try path(of: n))
+            result.freedBytes += freed
+        }
+        if let shortfall = plan.shortfall {
+            result.message = try describe(shortfall, used: plan.usedAfter, budget: budget, keep: keep)
+        }
+        return result
+    }
+
+    /// Every blob in the cache, as the budget policy sees it: a node's head content is evictable;
+    /// an older revision's blob counts but stays.
+    func cachedItems() throws -> [CacheBudget.Item] {
+        try db.query("""
+            SELECT b.id, b.node_id, b.sealed_size, COALESCE(n.pinned, 0), COALESCE(n.last_accessed, b.created_at, 0),
+                   n.local_path = b.id AND n.type = 'file'
+            FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
+            WHERE b.area = 'cache'
+            """).map { r in
+            let head = (r[5].int64 ?? 0) != 0
+            return CacheBudget.Item(nodeId: head ? (r[1].string ?? "") : "blob:" + (r[0].string ?? ""),
+                                    bytes: UInt64(max(0, r[2].int64 ?? 0)), lastUsed: r[4].int64 ?? 0,
+                                    pinned: (r[3].int64 ?? 0) != 0, evictable: head)
+        }
+    }
+
+    private func describe(_ shortfall: CacheBudget.Shortfall, used: UInt64, budget: UInt64, keep: Set<String>) throws -> String {
+        let over = "the cache (\(ByteCount.format(used))) exceeds the content budget (\(ByteCount.format(budget)))"
+        switch shortfall {
+        case .pinnedAlone(let pinned):
+            return "\(over): pinned content alone is \(ByteCount.format(pinned)), and pinned content is never evicted; unpin something (`vault unpin PATH`) or raise the budget (`vault storage --budget SIZE`)"
+        case .kept(let kept):
+            let paths = try keep.sorted().compactMap { try node(id: $0) }.map { try path(of: $0) }.joined(separator: ", ")
+            return "\(over): \(paths) (\(ByteCount.format(kept))) was kept because it is in use, and does not fit beside the pinned content; raise the budget (`vault storage --budget SIZE`), or `vault evict \(paths)` when you are done with it"
+        case .unevictable:
+            return "\(over): the rest is pinned or older revisions' content, which is never evicted; raise the budget (`vault storage --budget SIZE`)"
+        }
+    }
+}

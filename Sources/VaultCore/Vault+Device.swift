@@ -1,0 +1,15 @@
+import Foundation
+
+extension Vault {
+    /// Gives this vault a new device id and drops its server token (`sync_state` keys
+    /// `device_id`, `server_token`, `server_token_expires`, written by VaultSync's `SyncAccount`).
+    /// For a vault restored from a backup bundle: it is another device than the one that
+    /// exported it, and two live devices must never look like one to the server. The server
+    /// address, user and password stay, so `vault sync` signs in again as the new device.
+    public func forgetDeviceIdentity() throws {
+        try db.transaction {
+            try db.run("UPDATE sync_state SET value = ? WHERE key = 'device_id'", [UUID().uuidString.lowercased()])
+            try db.run("DELETE FROM sync_state WHERE key IN ('server_token', 'server_token_expires')")
+        }
+    }
+}

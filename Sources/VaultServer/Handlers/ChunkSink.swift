@@ -1,0 +1,83 @@
+import Foundation
+
+/// Writes one chunk (or the rest of a cut-off one) in place into the session's part file, then
+/// records it; a body cut off midway keeps its fsynced prefix for the next try. Every write and
+/// the recording happen only while the sink's claim is still its own (`ChunkClaims.whileOwned`):
+/// once a new request took a stalled chunk over, this sink writes, keeps and records nothing.
+final class ChunkSink: BodySink {
+    let service: VaultService
+    let owner: String, uploadId: String
+    let index: Int
+    /// Absolute file offset of the first body byte, and how far into the chunk that is.
+    let offset: Int64, skip: Int64
+    /// Body bytes expected (the chunk's length minus `skip`).
+    let length: Int64
+    /// The claim and the part file; nil for a repeat of a recorded chunk (nothing is written).
+    var writer: (ticket: ChunkClaims.Ticket, file: POSIXFile)?
+    var written: Int64 = 0
+
+    init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, skip: Int64, length: Int64,
+         writer: (ChunkClaims.Ticket, POSIXFile)?) {
+        self.service = service; self.owner = owner; self.uploadId = uploadId; self.index = index
+        self.offset = offset; self.skip = skip; self.length = length; self.writer = writer
+    }
+
+    static let superseded = APIError.conflict(
+        "another request for this chunk took it over after this one made no progress; nothing more of this body was kept",
+        code: "chunk_superseded")
+
+    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard written + Int64(bytes.count) <= length else {
+            throw APIError.badRequest("the chunk body is longer than its Content-Range", code: "wrong_chunk_size")
+        }
+        if let (ticket, file) = writer {
+            let at = offset + written
+            guard try service.chunkClaims.whileOwned(ticket, { try file.write(bytes, at: at) }) != nil else {
+                throw Self.superseded
+            }
+        }
+        written += Int64(bytes.count)
+    }
+
+    func finish() -> HTTPResponse {
+        defer { release() }
+        guard written == length else {
+            keepWritten()
+            _ = service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
+            return .error(.badRequest("the chunk body has \(written) bytes, the Content-Range says \(length)",
+                                      code: "wrong_chunk_size"))
+        }
+        guard let (ticket, file) = writer else {
+            return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
+        }
+        let response = service.chunkClaims.whileOwned(ticket) { () -> HTTPResponse in
+            do { try file.sync() } catch { return .error(.unexpected(error)) }
+            return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: true)
+        }
+        return response ?? .error(Self.superseded)
+    }
+
+    func abort() {
+        keepWritten()
+        release()
+        if written > 0 {
+            _ = try? service.store.write { db in
+                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
+            }
+        }
+    }
+
+    /// Fsyncs what this body wrote and keeps it as the chunk's received prefix (if still ours).
+    private func keepWritten() {
+        guard let (ticket, file) = writer, written > 0 else { return }
+        _ = service.chunkClaims.whileOwned(ticket) {
+            guard (try? file.sync()) != nil else { return }
+            service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
+        }
+    }
+
+    private func release() {
+        if let (ticket, _) = writer { service.chunkClaims.release(ticket) }
+        writer = nil
+    }
+}
