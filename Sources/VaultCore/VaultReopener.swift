@@ -124,6 +124,9 @@ public final class VaultReopener {
                              seconds: Int64(st.st_mtim.tv_sec), nanoseconds: Int64(st.st_mtim.tv_nsec))
     }
 
+    /// Now, on the clock the deadlines are measured with (seconds since the epoch).
+    public var now: Int64 { Vault.now }
+
     /// Free bytes on the vault's filesystem now (without opening the vault).
     public var freeBytes: UInt64? { POSIX.freeBytes(at: sessions.layout.root) }
 

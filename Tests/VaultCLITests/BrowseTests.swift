@@ -336,6 +336,15 @@ final class BrowseTests: XCTestCase {
         XCTAssertEqual(try h.run(["ls"]).status, 3, "locked for every command")
     }
 
+    func testTheBarCountsDownToTheSessionsDeadline() throws {
+        let h = try vault(unlock: false)
+        let t0 = 1_900_000_000
+        try h.ok(["unlock", "--idle", "2h", "--absolute", "1h"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0)"])
+        // 75 s later by the vault's clock: the absolute limit comes first.
+        let t = try TmuxPane(h, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0 + 75)"])
+        try t.waitFor("unlocked, locks in 58m 45s (limit)")
+    }
+
     func testOtherCommandsRunBesideItAndBusyIsShownNotFatal() throws {
         let h = try vault()
         let t = try TmuxPane(h)

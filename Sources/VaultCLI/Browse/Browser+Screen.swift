@@ -83,7 +83,7 @@ extension Browser {
         terminal.draw(" " + storageText, row: size.rows - 3, column: 0, width: size.columns, style: .status)
         var parts: [String] = []
         if let busy { parts.append("BUSY: " + busy) }
-        parts.append(StatusText.session(access.deadlines, heldHere: access.source == .process, now: Int64(Date().timeIntervalSince1970)))
+        parts.append(StatusText.session(access.deadlines, heldHere: access.source == .process, now: access.now))
         parts.append("transfers: " + StatusText.transfers(transfers))
         terminal.draw(" " + parts.joined(separator: "  |  "), row: size.rows - 2, column: 0, width: size.columns, style: .status)
     }
