@@ -21,9 +21,10 @@ final class TmuxPane {
         try XCTSkipUnless(Self.available, "needs tmux (scripts/install-deps.sh installs it)")
         self.h = h
         socket = h.root.appendingPathComponent("tmux-\(UUID().uuidString.prefix(8)).sock").path
-        var e = h.env.merging(extra) { $1 }
+        var e = h.env
         e["TERM"] = "xterm-256color"   // the client's; panes get tmux's own
         e["SWIFT_BACKTRACE"] = "interactive=no"   // a crash report must not wait for a key
+        e.merge(extra) { $1 }
         e.removeValue(forKey: "TMUX")
         env = e
         let script = h.root.appendingPathComponent("pane.sh")
