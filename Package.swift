@@ -28,6 +28,9 @@ let package = Package(
         .target(name: "CGioShims", dependencies: ["CGio"]),
         // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
         .target(name: "CLinuxShims"),
+        .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
+        // The terminal guard (restores the terminal on signals); C because handlers must be async-signal-safe.
+        .target(name: "CTerminalShims", dependencies: ["CNcurses"]),
 
         // Layer 1½: what client and server both need, with no C library: hex, base64url, the
         // EINTR-safe read/write loops and file operations, name rules (VaultPrimitives); the
@@ -46,8 +49,12 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
-        // Layer 6: thin executables.
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims"]),
+        // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
+        // (no terminal: unit-tested as plain values), and thin executables.
+        .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
+        .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
+                                                 "VaultTerminal", "VaultBrowseModel"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
@@ -69,5 +76,6 @@ let package = Package(
         // man pages and completions (docs/, completions/) against what the code says.
         .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
+        .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]
 )

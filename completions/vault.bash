@@ -4,7 +4,7 @@
 # The subcommands of a command path ("vault key").
 _vault_subcommands() {
     case "$1" in
-        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login sync transfers help version completion' ;;
+        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login sync transfers browse help version completion' ;;
         'vault key') echo 'list add-recovery add-escrow remove passwd rotate reencrypt calibrate' ;;
         'vault admin') echo 'keygen recover sign-policy' ;;
         'vault policy') echo 'show check' ;;
@@ -65,6 +65,7 @@ _vault_options() {
         'vault transfers resume') echo '--concurrency --allow-metered --metered --large-threshold --password-file --json --help -h' ;;
         'vault transfers pause') echo '--password-file --json --help -h' ;;
         'vault transfers cancel') echo '--password-file --json --help -h' ;;
+        'vault browse') echo '--password-file --help -h' ;;
         'vault help') echo '--man --help -h' ;;
         'vault version') echo '--json --help -h' ;;
         'vault completion') echo '--help -h' ;;
@@ -162,6 +163,7 @@ _vault_value() {
         'vault transfers resume --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault transfers pause --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault transfers cancel --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault browse --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) return 1 ;;
     esac
 }
@@ -241,6 +243,10 @@ _vault_positional() {
                 0) COMPREPLY=() ;;
             esac ;;
         'vault transfers cancel')
+            case $2 in
+                0) COMPREPLY=() ;;
+            esac ;;
+        'vault browse')
             case $2 in
                 0) COMPREPLY=() ;;
             esac ;;
