@@ -89,9 +89,20 @@ public enum ManualGenerator {
         }.joined()
     }
 
-    /// Text safe in roff: backslashes and dashes escaped, no line starting with a control character.
+    /// Text safe in roff: backslashes and dashes escaped, characters beyond ASCII as `\[uXXXX]`
+    /// (groff reads its input as Latin-1 unless preconv runs), no line starting with a control character.
     static func escape(_ s: String) -> String {
-        var out = s.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var out = ""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\\": out += "\\e"
+            case "-": out += "\\-"
+            case _ where u.value > 0x7e:
+                let hex = String(u.value, radix: 16, uppercase: true)
+                out += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            default: out.unicodeScalars.append(u)
+            }
+        }
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out
     }
