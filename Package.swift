@@ -62,16 +62,16 @@ let package = Package(
         .target(name: "VaultAPI"),
         .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); pure Swift, no I/O.
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
-        .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments"]),
+        .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
         // The command definitions of both executables: help, misplaced options, and the generated
         // man pages and completions (docs/, completions/) against what the code says.
         .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments"]),

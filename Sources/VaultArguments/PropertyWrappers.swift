@@ -1,4 +1,5 @@
 import Foundation
+
 /// An option with a value: `--name value`, `--name=value` (or `-n value` with a short name).
 /// The property's type says what the option is: `T` with a default (optional to give), `T`
 /// without one (required), `T?` (optional, nil when not given), `[T]` (repeatable).
@@ -8,10 +9,7 @@ public struct Option<Value>: DeclarationProvider {
     let declaration: Declaration
 
     public var wrappedValue: Value {
-        get {
-            guard let v = slot.value else { fatalError("the required option \(declaration.name ?? "") was read before parsing") }
-            return v
-        }
+        get { slot.read(declaration) }
         nonmutating set { slot.value = newValue }
     }
 }
@@ -22,11 +20,8 @@ extension Option where Value: ExpressibleByArgument {
                 valueName: String? = nil, completion: CompletionKind? = nil, hidden: Bool = false) {
         let slot = Slot<Value>(wrappedValue)
         self.slot = slot
-        declaration = Declaration(kind: .option, name: name, short: short, help: help, valueName: valueName ?? Value.defaultValueName,
-                                  completion: completion ?? Value.defaultCompletion, isRequired: false, isRepeating: false,
-                                  isHidden: hidden, defaultDescription: "\(wrappedValue)", expectation: Value.expectation,
-                                  assign: { s in guard let v = Value(argument: s) else { return false }; slot.value = v; slot.given = true; return true },
-                                  isSet: { slot.given })
+        declaration = Declaration(.option, Value.self, name: name, short: short, help: help, valueName: valueName, completion: completion,
+                                  hidden: hidden, defaultDescription: "\(wrappedValue)", slot: slot, store: { $0 })
     }
 
     /// A required option: `@Option(help: "…") var data: String`.
@@ -34,11 +29,8 @@ extension Option where Value: ExpressibleByArgument {
                 valueName: String? = nil, completion: CompletionKind? = nil, hidden: Bool = false) {
         let slot = Slot<Value>(nil)
         self.slot = slot
-        declaration = Declaration(kind: .option, name: name, short: short, help: help, valueName: valueName ?? Value.defaultValueName,
-                                  completion: completion ?? Value.defaultCompletion, isRequired: true, isRepeating: false,
-                                  isHidden: hidden, defaultDescription: nil, expectation: Value.expectation,
-                                  assign: { s in guard let v = Value(argument: s) else { return false }; slot.value = v; slot.given = true; return true },
-                                  isSet: { slot.given })
+        declaration = Declaration(.option, Value.self, name: name, short: short, help: help, valueName: valueName, completion: completion,
+                                  hidden: hidden, required: true, slot: slot, store: { $0 })
     }
 }
 
@@ -48,11 +40,8 @@ extension Option {
                                           valueName: String? = nil, completion: CompletionKind? = nil, hidden: Bool = false) where Value == T? {
         let slot = Slot<Value>(.some(nil))
         self.slot = slot
-        declaration = Declaration(kind: .option, name: name, short: short, help: help, valueName: valueName ?? T.defaultValueName,
-                                  completion: completion ?? T.defaultCompletion, isRequired: false, isRepeating: false,
-                                  isHidden: hidden, defaultDescription: nil, expectation: T.expectation,
-                                  assign: { s in guard let v = T(argument: s) else { return false }; slot.value = v; slot.given = true; return true },
-                                  isSet: { slot.given })
+        declaration = Declaration(.option, T.self, name: name, short: short, help: help, valueName: valueName, completion: completion,
+                                  hidden: hidden, slot: slot, store: { $0 })
     }
 
     /// A repeatable option: `@Option(help: "…") var exclude: [String] = []`, one value each time.
@@ -60,15 +49,8 @@ extension Option {
                                           valueName: String? = nil, completion: CompletionKind? = nil, hidden: Bool = false) where Value == [T] {
         let slot = Slot<Value>(wrappedValue)
         self.slot = slot
-        declaration = Declaration(kind: .option, name: name, short: short, help: help, valueName: valueName ?? T.defaultValueName,
-                                  completion: completion ?? T.defaultCompletion, isRequired: false, isRepeating: true,
-                                  isHidden: hidden, defaultDescription: nil, expectation: T.expectation,
-                                  assign: { s in
-                                      guard let v = T(argument: s) else { return false }
-                                      if !slot.given { slot.value = [] }
-                                      slot.value!.append(v); slot.given = true; return true
-                                  },
-                                  isSet: { slot.given })
+        declaration = Declaration(.option, T.self, name: name, short: short, help: help, valueName: valueName, completion: completion,
+                                  hidden: hidden, repeating: true, slot: slot, store: { v in (slot.given ? slot.value ?? [] : []) + [v] })
     }
 }
 
@@ -102,10 +84,7 @@ public struct Argument<Value>: DeclarationProvider {
     let declaration: Declaration
 
     public var wrappedValue: Value {
-        get {
-            guard let v = slot.value else { fatalError("the argument <\(declaration.valueName ?? "")> was read before parsing") }
-            return v
-        }
+        get { slot.read(declaration) }
         nonmutating set { slot.value = newValue }
     }
 }
@@ -115,22 +94,16 @@ extension Argument where Value: ExpressibleByArgument {
     public init(help: String, valueName: String? = nil, completion: CompletionKind? = nil) {
         let slot = Slot<Value>(nil)
         self.slot = slot
-        declaration = Declaration(kind: .positional, name: nil, short: nil, help: help, valueName: valueName,
-                                  completion: completion ?? Value.defaultCompletion, isRequired: true, isRepeating: false,
-                                  isHidden: false, defaultDescription: nil, expectation: Value.expectation,
-                                  assign: { s in guard let v = Value(argument: s) else { return false }; slot.value = v; slot.given = true; return true },
-                                  isSet: { slot.given })
+        declaration = Declaration(.positional, Value.self, help: help, valueName: valueName, completion: completion,
+                                  required: true, slot: slot, store: { $0 })
     }
 
     /// An argument with a default: `@Argument(help: "…") var path = "/"`.
     public init(wrappedValue: Value, help: String, valueName: String? = nil, completion: CompletionKind? = nil) {
         let slot = Slot<Value>(wrappedValue)
         self.slot = slot
-        declaration = Declaration(kind: .positional, name: nil, short: nil, help: help, valueName: valueName,
-                                  completion: completion ?? Value.defaultCompletion, isRequired: false, isRepeating: false,
-                                  isHidden: false, defaultDescription: "\(wrappedValue)", expectation: Value.expectation,
-                                  assign: { s in guard let v = Value(argument: s) else { return false }; slot.value = v; slot.given = true; return true },
-                                  isSet: { slot.given })
+        declaration = Declaration(.positional, Value.self, help: help, valueName: valueName, completion: completion,
+                                  defaultDescription: "\(wrappedValue)", slot: slot, store: { $0 })
     }
 }
 
@@ -139,11 +112,7 @@ extension Argument {
     public init<T: ExpressibleByArgument>(help: String, valueName: String? = nil, completion: CompletionKind? = nil) where Value == T? {
         let slot = Slot<Value>(.some(nil))
         self.slot = slot
-        declaration = Declaration(kind: .positional, name: nil, short: nil, help: help, valueName: valueName,
-                                  completion: completion ?? T.defaultCompletion, isRequired: false, isRepeating: false,
-                                  isHidden: false, defaultDescription: nil, expectation: T.expectation,
-                                  assign: { s in guard let v = T(argument: s) else { return false }; slot.value = v; slot.given = true; return true },
-                                  isSet: { slot.given })
+        declaration = Declaration(.positional, T.self, help: help, valueName: valueName, completion: completion, slot: slot, store: { $0 })
     }
 
     /// Every remaining word: `@Argument(help: "…") var paths: [String] = []`.
@@ -151,15 +120,8 @@ extension Argument {
                                           completion: CompletionKind? = nil) where Value == [T] {
         let slot = Slot<Value>(wrappedValue)
         self.slot = slot
-        declaration = Declaration(kind: .positional, name: nil, short: nil, help: help, valueName: valueName,
-                                  completion: completion ?? T.defaultCompletion, isRequired: false, isRepeating: true,
-                                  isHidden: false, defaultDescription: nil, expectation: T.expectation,
-                                  assign: { s in
-                                      guard let v = T(argument: s) else { return false }
-                                      if !slot.given { slot.value = [] }
-                                      slot.value!.append(v); slot.given = true; return true
-                                  },
-                                  isSet: { slot.given })
+        declaration = Declaration(.positional, T.self, help: help, valueName: valueName, completion: completion,
+                                  repeating: true, slot: slot, store: { v in (slot.given ? slot.value ?? [] : []) + [v] })
     }
 }
 
@@ -170,4 +132,33 @@ public struct OptionGroup<Value: ParsableArguments>: OptionGroupProvider {
     public var wrappedValue: Value
     public init() { wrappedValue = Value() }
     var groupValue: any ParsableArguments { wrappedValue }
+}
+
+extension Slot {
+    /// The value, which must be there (a required declaration is checked by the parser).
+    func read(_ d: Declaration) -> Value {
+        guard let v = value else { fatalError("\(d.name ?? d.valueName ?? "a required value") was read before parsing") }
+        return v
+    }
+}
+
+extension Declaration {
+    /// An option or positional of values of type `T`, stored in `slot` as `store` makes them (the
+    /// value itself, or the list so far with one more).
+    init<T: ExpressibleByArgument, V>(_ kind: ArgumentDefinition.Kind, _ type: T.Type, name: String? = nil, short: Character? = nil,
+                                      help: String, valueName: String?, completion: CompletionKind?, hidden: Bool = false,
+                                      required: Bool = false, repeating: Bool = false, defaultDescription: String? = nil,
+                                      slot: Slot<V>, store: @escaping (T) -> V) {
+        self.init(kind: kind, name: name, short: short, help: help,
+                  valueName: valueName ?? (kind == .positional ? nil : T.defaultValueName),
+                  completion: completion ?? T.defaultCompletion, isRequired: required, isRepeating: repeating, isHidden: hidden,
+                  defaultDescription: defaultDescription, expectation: T.expectation,
+                  assign: { s in
+                      guard let v = T(argument: s) else { return false }
+                      slot.value = store(v)
+                      slot.given = true
+                      return true
+                  },
+                  isSet: { slot.given })
+    }
 }

@@ -114,7 +114,7 @@ enum PasswordInput {
             kill(-pid, SIGTERM)
             if !reaped(within: 10) {
                 kill(-pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                status = POSIXIO.waitForExit(pid) ?? status
             }
         }
         kill(-pid, SIGKILL)   // anything the command left behind in its group

@@ -82,4 +82,14 @@ public enum POSIXIO {
             if errno != EINTR { throw .current }
         }
     }
+
+    /// Waits for the child `pid` to end and returns its wait status, retrying `EINTR`; nil when it
+    /// cannot be waited for (not a child, already reaped). The C function is `waitpid`.
+    public static func waitForExit(_ pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return nil }
+        }
+        return status
+    }
 }

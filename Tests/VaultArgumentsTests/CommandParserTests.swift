@@ -1,4 +1,5 @@
 import XCTest
+import VaultTestSupport
 @testable import VaultArguments
 
 /// The parser's rules, one at a time, on the `Tool` fixture tree.
@@ -129,7 +130,7 @@ final class CommandParserTests: XCTestCase {
     /// parser never traps. Seeded; the seed is printed on failure.
     func testRandomCommandLinesNeverTrap() {
         let seed = UInt64.random(in: 0..<1_000_000)
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let words = ["copy", "remote", "add", "remove", "queue", "list", "drop", "-r", "-f", "-rf", "-x", "-xa", "--", "-", "--label",
                      "--label=", "--concurrency", "3", "-3", "x", "--colour", "red", "--json", "--url", "u", "--limit", "--bogus", "-h", "=", ""]
         for _ in 0..<2000 {
@@ -138,18 +139,5 @@ final class CommandParserTests: XCTestCase {
                 XCTAssertFalse(error.message.isEmpty, "seed \(seed): \(args)")
             }
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64) for the random test.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

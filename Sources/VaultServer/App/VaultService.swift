@@ -143,7 +143,7 @@ extension VaultService {
 
     /// 400 unless `id` is 32 lowercase hex (a client-chosen id).
     static func validateClientId(_ id: String) throws {
-        guard id.utf8.count == 32, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard Hex.isLowercase(id, count: 32) else {
             throw APIError.badRequest("an id is 32 lowercase hex digits", code: "invalid_id")
         }
     }
