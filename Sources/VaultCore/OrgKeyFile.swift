@@ -15,15 +15,26 @@ public enum OrgKeyFile {
 
     /// The key of `count` bytes in the file at `path` (a regular file or a pipe).
     public static func read(_ path: String, count: Int, what: String) throws -> SecureBytes {
-        var data = try SourceFile(path, accepting: [.regular, .pipe], what: "the key file").readAll(limit: maxBytes)
+        let file = try SourceFile(path, accepting: [.regular, .pipe], what: "the key file")
+        // One fixed buffer, read into in place and wiped: no copy of the key is left behind.
+        var data = [UInt8](repeating: 0, count: maxBytes + 1)
         defer { wipe(&data) }
-        if let key = decode(data, count: count) { return key }
+        var used = 0
+        while used < data.count {
+            let n = try data.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[used...])) }
+            if n == 0 { break }
+            used += n
+        }
+        guard used <= maxBytes else {
+            throw VaultError(.usage, "\(DisplayText.escaped(path)) is larger than \(maxBytes) bytes; it is not a key file")
+        }
+        if let key = decode(data[0..<used], count: count) { return key }
         throw VaultError(.usage, "\(DisplayText.escaped(path)) does not hold a \(what) (\(count) bytes: \(2 * count) hex digits, or the raw bytes)")
     }
 
     /// The key in `data`: `2 × count` hex digits with only whitespace around them, or exactly
     /// `count` raw bytes; nil for anything else.
-    static func decode(_ data: [UInt8], count: Int) -> SecureBytes? {
+    static func decode(_ data: ArraySlice<UInt8>, count: Int) -> SecureBytes? {
         let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
         let start = data.firstIndex { !isSpace($0) } ?? data.endIndex
         let end = (data.lastIndex { !isSpace($0) }).map { $0 + 1 } ?? start
