@@ -87,8 +87,9 @@ public final class Vault {
     /// whether transfer controls may run beside this command (see `VaultLock`); a `.control`
     /// request may get a vault opened beside a running sync (`isBesideSync`). On a read-only
     /// filesystem only `.read` access is granted: the database is opened read-only, with no migration.
+    /// `lockTimeout` bounds the wait for the lock (then `.busy`).
     public static func open(layout: VaultLayout, masterKey: SecureBytes, lock request: VaultLock.Request = .exclusive,
-                            access: Access = .readWrite) throws -> Vault {
+                            access: Access = .readWrite, lockTimeout: TimeInterval = lockTimeout) throws -> Vault {
         let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout, request: request)
         let (file, bytes) = try readKeyslots(layout)
         let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)
