@@ -12,18 +12,21 @@ struct KDFOptions: ParsableArguments {
     @Option(help: "calibrate the cost so that one unlock takes about this many seconds on this machine (0 to 60; default 0.5)",
             valueName: "seconds")
     var kdfTime: Double?
-    @Option(help: "Argon2id passes (at least 1); with --kdf-mem, instead of calibrating", valueName: "n")
+    @Option(help: "Argon2id passes (1 to 64), instead of calibrating", valueName: "n")
     var kdfOps: UInt64?
-    @Option(help: "Argon2id memory, at least 8K (default 64M with --kdf-ops)", valueName: "size")
+    @Option(help: "Argon2id memory, 8K to 4G (default 64M)", valueName: "size")
     var kdfMem: ByteSize?
-    @Option(help: "PBKDF2-HMAC-SHA512 iterations (at least 1000), instead of calibrating", valueName: "n")
+    @Option(help: "PBKDF2-HMAC-SHA512 iterations (1000 to 100000000), instead of calibrating", valueName: "n")
     var pbkdf2Iterations: UInt32?
 
+    /// Costs a keyslot can hold (a reader refuses others): `KDFParameters`' ranges.
     func validate() throws {
         if let t = kdfTime, !(t > 0 && t <= 60) { throw ValidationError("--kdf-time must be seconds between 0 and 60") }
-        if let o = kdfOps, o < 1 { throw ValidationError("--kdf-ops must be a whole number ≥ 1") }
-        if let m = kdfMem, m.bytes < 8192 { throw ValidationError("--kdf-mem must be a size ≥ 8K") }
-        if let i = pbkdf2Iterations, i < 1000 { throw ValidationError("--pbkdf2-iterations must be ≥ 1000") }
+        try Self.checkArgon2id(ops: kdfOps, memory: kdfMem?.bytes)
+        let r = KDFParameters.pbkdf2IterationsRange
+        if let i = pbkdf2Iterations, !r.contains(i) {
+            throw ValidationError("--pbkdf2-iterations must be a whole number from \(r.lowerBound) to \(r.upperBound)")
+        }
         if kdf == .pbkdf2 && (kdfOps != nil || kdfMem != nil) {
             throw ValidationError("--kdf-ops and --kdf-mem are Argon2id costs; they do not go with --kdf pbkdf2")
         }
@@ -32,15 +35,27 @@ struct KDFOptions: ParsableArguments {
         }
     }
 
+    /// `--kdf-ops` and `--kdf-mem` within what a keyslot (or a backup bundle) may hold.
+    static func checkArgon2id(ops: UInt64?, memory: UInt64?) throws {
+        let r = KDFParameters.argon2idOpsRange
+        if let ops, !r.contains(ops) { throw ValidationError("--kdf-ops must be a whole number from \(r.lowerBound) to \(r.upperBound)") }
+        if let memory, !KDFParameters.argon2idMemoryRange.contains(memory) { throw ValidationError("--kdf-mem must be a size from 8K to 4G") }
+    }
+
     /// Whether any KDF option was given.
     var asked: Bool { kdf != nil || kdfTime != nil || kdfOps != nil || kdfMem != nil || pbkdf2Iterations != nil }
 
     /// KDF parameters from the options, calibrated where not given, never below the policy floor.
     /// `algorithm` is the one to use when `--kdf` does not name one (default: Argon2id, or PBKDF2
-    /// under a `pbkdf2Only` policy).
+    /// under a `pbkdf2Only` policy). Parameters a keyslot could not hold (a reader refuses them)
+    /// are refused: options outside the bounds in `validate()`, a policy floor above them here.
     func parameters(policy: EffectivePolicy = .none, algorithm: String? = nil) throws -> KDFParameters {
         let params = try requested(policy: policy, algorithm: algorithm)
         try policy.checkKDF(params)
+        if let problem = params.storageProblem {
+            throw VaultError(.policy, "the policy's KDF floor asks for more than a keyslot can hold (\(problem))",
+                             hint: "ask your administrator to lower kdfMinArgon2Ops, kdfMinArgon2MemoryBytes or kdfMinPBKDF2Iterations")
+        }
         return params
     }
 
@@ -52,7 +67,7 @@ struct KDFOptions: ParsableArguments {
             if let ops = kdfOps {
                 return .argon2id(opsLimit: ops, memLimitBytes: kdfMem?.bytes ?? (64 << 20), salt: SecureRandom.bytes(16))
             }
-            return KDF.calibrateArgon2id(targetSeconds: kdfTime ?? 0.5, memLimitBytes: max(64 << 20, policy.kdfMinArgon2MemoryBytes.value ?? 0),
+            return KDF.calibrateArgon2id(targetSeconds: kdfTime ?? 0.5, memLimitBytes: max(kdfMem?.bytes ?? (64 << 20), policy.kdfMinArgon2MemoryBytes.value ?? 0),
                                          minOpsLimit: max(2, policy.kdfMinArgon2Ops.value ?? 0))
         case "pbkdf2", "pbkdf2-sha512":
             if let i = pbkdf2Iterations { return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16)) }

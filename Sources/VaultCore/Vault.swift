@@ -62,6 +62,9 @@ public final class Vault {
         if exists(layout) {
             throw VaultError(.alreadyExists, "a vault already exists at \(layout.root)", hint: "use it, or choose another VAULT_HOME")
         }
+        if let problem = kdf.storageProblem {
+            throw VaultError(.usage, "\(problem): a keyslot with these KDF parameters could never be opened; nothing was created")
+        }
         for d in layout.directories { try POSIX.ensurePrivateDirectory(d) }
         unlink(UnlockFailures.wipedMarker(layout))
         unlink(UnlockFailures.path(layout))
@@ -69,9 +72,7 @@ public final class Vault {
         let vaultIdBytes = SecureRandom.bytes(16)
         let vaultId = Hex.encode(vaultIdBytes)
         let master = SecureBytes.random(count: 32)
-        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
-        let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
-                                            masterKey: master, vaultId: vaultId)
+        let slot = try KeyslotFile.passwordSlot(id: "password-1", password: password, kdf: kdf, masterKey: master, vaultId: vaultId)
         let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot], generation: 1))
         let keys = try KeyHierarchy(masterKey: master, vaultId: vaultIdBytes, epoch: 1)
         // The database first: a crash before the keyslot file is written leaves no vault, not half of one.

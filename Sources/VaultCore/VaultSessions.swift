@@ -127,7 +127,10 @@ public struct VaultSessions {
     public func unlock(recoveryKey typed: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        return try hold(masterKey: try unlockMaster(file) { try file.unlock(recoveryKey: try RecoveryKey.parse(typed)) },
+        // A typo (wrong length, a letter outside the alphabet, a failed checksum) is caught before
+        // any key is tried, so it is not a failed unlock: only a well-formed key counts.
+        let key = try RecoveryKey.parse(typed)
+        return try hold(masterKey: try unlockMaster(file) { try file.unlock(recoveryKey: key) },
                         idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
     }
 

@@ -55,8 +55,7 @@ struct BackupCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            guard (1...64).contains(kdfOps) else { throw ValidationError("--kdf-ops must be a whole number from 1 to 64") }
-            guard kdfMem.bytes >= 8192, kdfMem.bytes <= 4 << 30 else { throw ValidationError("--kdf-mem must be a size from 8K to 4G") }
+            try KDFOptions.checkArgon2id(ops: kdfOps, memory: kdfMem.bytes)
         }
 
         func run(_ ctx: CommandContext) throws {
@@ -104,7 +103,7 @@ struct BackupCommand: ParsableCommand {
                 bundleSecret = .recoveryKey(try RecoveryKey.parse(try PasswordInput.fromTerminal("Recovery key: ")))
             }
             var newPassword: (SecureBytes, KDFParameters)?
-            if self.newPassword.newPasswordFile != nil { newPassword = (try self.newPassword.read(), try kdf.parameters()) }
+            if self.newPassword.newPasswordFile != nil { newPassword = (try self.newPassword.read(), try kdf.parameters(policy: ctx.policy)) }
             let r = try BackupBundle.importBundle(from: file, into: ctx.layout, secret: bundleSecret, newPassword: newPassword)
             if ctx.out.json { try ctx.out.emit(r); return }
             ctx.out.line("Imported vault \(r.vaultId) into \(ctx.layout.root): \(r.files) file(s), \(ByteCount.format(r.bytes)); every blob authenticated.")

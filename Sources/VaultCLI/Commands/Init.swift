@@ -29,7 +29,7 @@ struct InitCommand: VaultCommand, ProducesJSON, ReadsPassword {
             throw VaultError(.alreadyExists, "a vault already exists at \(ctx.layout.root)", hint: "use it, or set VAULT_HOME to another folder")
         }
         let params = try kdf.parameters(policy: ctx.policy)
-        let orgKey = try orgKey.map { try KeyFile.read($0, bytes: 32, what: "X25519 public key") }
+        let orgKey = try orgKey.map { try OrgKeyFile.read($0, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) } }
         if ctx.policy.escrowRequired.value == true && orgKey == nil {
             throw VaultError(.policy, "the policy requires the master key to be escrowed", hint: "vault init --org-key FILE (your organisation's escrow public key)")
         }

@@ -76,7 +76,7 @@ struct KeyCommand: ParsableCommand {
         struct Result: Encodable { var slot: String }
 
         func run(_ ctx: CommandContext) throws {
-            let pk = try KeyFile.read(orgKey, bytes: 32, what: "X25519 public key")
+            let pk = try OrgKeyFile.read(orgKey, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) }
             let vault = try ctx.openVault()
             let id = try vault.addEscrowSlot(orgPublicKey: pk)
             if ctx.out.json { try ctx.out.emit(Result(slot: id)) } else { ctx.out.line("Escrowed the master key to the organisation key (slot \(id)).") }
