@@ -101,13 +101,11 @@ final class CommandTreeTests: XCTestCase {
                                   policy). (values: argon2id, pbkdf2)
           --kdf-time <seconds>    Calibrate the cost so that one unlock takes about this
                                   many seconds on this machine (0 to 60; default 0.5).
-          --kdf-ops <n>           Argon2id passes (at least 1); with --kdf-mem, instead
-                                  of calibrating.
-          --kdf-mem <size>        Argon2id memory, at least 8K (default 64M with
-                                  --kdf-ops).
+          --kdf-ops <n>           Argon2id passes (1 to 64), instead of calibrating.
+          --kdf-mem <size>        Argon2id memory, 8K to 4G (default 64M).
           --pbkdf2-iterations <n>
-                                  PBKDF2-HMAC-SHA512 iterations (at least 1000), instead
-                                  of calibrating.
+                                  PBKDF2-HMAC-SHA512 iterations (1000 to 100000000),
+                                  instead of calibrating.
           --apply                 Set the password slot to these costs (asks for the
                                   password).
           --password-file <file>  Read the vault password from the first line of FILE (a
