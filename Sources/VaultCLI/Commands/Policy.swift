@@ -28,7 +28,9 @@ struct PolicyCommand: ParsableCommand {
                 for (i, v) in lines.enumerated() {
                     let name = i == 0 ? row.name : ""
                     let source = i == 0 ? row.source : ""
-                    ctx.out.line("\(name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(v.padding(toLength: max(24, v.count), withPad: " ", startingAt: 0)) \(source)".trimmingCharacters(in: .whitespaces))
+                    var text = "\(name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(v.padding(toLength: max(24, v.count), withPad: " ", startingAt: 0)) \(source)"
+                    while text.last == " " { text.removeLast() }   // continuation lines keep their indent
+                    ctx.out.line(text)
                 }
             }
         }
