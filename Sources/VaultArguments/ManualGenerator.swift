@@ -10,6 +10,7 @@ public enum ManualGenerator {
         var out = ".\\\" Generated from the command definitions by `\(c.name) help --man`; do not edit.\n"
         out += ".\\\" scripts/generate-docs.sh writes it; a test fails when it differs from what the code says.\n"
         out += ".TH \(c.name.uppercased()) \(section) \"\" \"\(escape(c.name + " " + (c.version ?? "")))\" \"\(escape(title))\"\n"
+        out += ".nh\n.ad l\n"   // no hyphenation, left-aligned: option names stay whole
         out += ".SH NAME\n\(escape(c.name)) \\- \(escape(c.abstract))\n"
         out += ".SH SYNOPSIS\n"
         if path.children.isEmpty {
@@ -59,8 +60,9 @@ public enum ManualGenerator {
             : (path.leaf.configuration.defaultSubcommand.map { path.appending($0).definitions.filter { !$0.isHidden } } ?? [])
         for d in defs where d.kind != .positional {
             let name = d.kind == .flag && d.shortName != nil ? "\\-" + String(d.shortName!) : "\\-\\-" + escape(d.longName ?? "")
-            var s = "\\fB\(name)\\fR" + (d.kind == .option ? " \\fI\(escape(d.valueName))\\fR" : "")
-            if d.isRepeating { s += " ..." }
+            // `\ ` is a space roff never breaks a line at: an option stays with its value.
+            var s = "\\fB\(name)\\fR" + (d.kind == .option ? "\\ \\fI\(escape(d.valueName))\\fR" : "")
+            if d.isRepeating { s += "\\ ..." }
             parts.append(d.isRequired ? s : "[\(s)]")
         }
         for d in defs where d.kind == .positional {
