@@ -47,8 +47,10 @@ public struct CommandLineError: Error, CustomStringConvertible {
         case .repeatedOption(let o): return "\(o) was given more than once"
         case .unexpectedArgument(let a): return "unexpected argument '\(a)'"
         case .missingArgument(let a): return "missing \(a)"
-        case .missingSubcommand(let known): return "missing a subcommand: " + Self.oneOf(known)
-        case .unknownSubcommand(let s, let known): return "unknown subcommand '\(s)': " + Self.oneOf(known)
+        case .missingSubcommand(let known):
+            return commandPath.types.count == 1 ? "missing a command (`\(commandPath.displayName) help` lists them)" : "missing a subcommand: " + Self.oneOf(known)
+        case .unknownSubcommand(let s, let known):
+            return commandPath.types.count == 1 ? "unknown command '\(s)' (`\(commandPath.displayName) help` lists them)" : "unknown subcommand '\(s)': " + Self.oneOf(known)
         case .validation(let m): return m
         }
     }

@@ -36,10 +36,14 @@ final class CommandTreeTests: XCTestCase {
         XCTAssertEqual(h.command, ["key", "passwd"])
     }
 
-    /// Every leaf command runs: a `VaultCommand` in `vault`, one `ServerCommand` case in `vault-server`.
-    func testEveryVaultCommandRuns() {
+    /// Every leaf command runs (a `VaultCommand`), and the runner sees its `--json` and
+    /// `--password-file` (errors as JSON, the password source) exactly when it declares them.
+    func testEveryVaultCommandRunsAndShowsItsCommonOptionsToTheRunner() {
         for path in vault.root.allVisible where path.leaf.configuration.subcommands.isEmpty {
             XCTAssertTrue(path.leaf is any VaultCommand.Type, "\(path) does not run")
+            let names = Set(path.definitions.compactMap(\.longName))
+            XCTAssertEqual(names.contains("json"), path.leaf is any ProducesJSON.Type, "\(path): --json and ProducesJSON go together")
+            XCTAssertEqual(names.contains("password-file"), path.leaf is any ReadsPassword.Type, "\(path): --password-file and ReadsPassword go together")
         }
     }
 
