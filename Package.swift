@@ -30,8 +30,10 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
+        // The background agent: session owner, timers, D-Bus signals, socket server, sync passes.
+        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
         // Layer 6: thin executables.
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultAgent", "CVaultShims"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
@@ -45,5 +47,6 @@ let package = Package(
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
+        .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
     ]
 )

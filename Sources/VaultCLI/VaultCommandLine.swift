@@ -51,7 +51,8 @@ public enum VaultCommandLine {
             }
             let ctx = CommandContext(layout: layout, environment: environment, out: out,
                                      passwordFile: args.values["password-file"],
-                                     policy: command.obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none)
+                                     policy: command.obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none,
+                                     agents: AgentConnections(environment: environment, warn: { out.warn($0) }))
             try command.run(ctx, args)
             return finish(0)
         } catch let e as ReportedFailure {
