@@ -53,6 +53,7 @@ extension Agent {
 
     private func handle(_ r: AgentRequest, secret: SecureBytes?, yields: inout Int) throws -> (AgentResponse, SecureBytes?) {
         var response = AgentResponse()
+        if [.yield, .work, .sync].contains(r.op) { queue.sync { session.noteUse() } }   // commands served or noticed
         switch r.op {
         case .status:
             response.status = queue.sync { statusNow() }

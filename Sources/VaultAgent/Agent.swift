@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,6 +53,10 @@ public final class Agent: @unchecked Sendable {
         let keyring = KeyringSession.availability(environment: environment)
         guard policy.keyring.value != "forbidden" else {
             throw VaultError(.policy, "the policy forbids holding keys in the keyring, where the agent keeps its half of the session")
+        }
+        if policy.memoryLockRequired.value == true && !SecureBytes.memoryLockingAvailable {
+            throw VaultError(.policy, "the policy requires locked memory for keys, and mlock is not permitted here (RLIMIT_MEMLOCK)",
+                             hint: "raise the memlock limit for the user service (LimitMEMLOCK=)")
         }
         guard keyring.available else {
             throw VaultError(.usage, "the agent needs a Secret Service keyring for the session, and \(keyring.reason)",

@@ -151,6 +151,15 @@ final class SessionHolder: @unchecked Sendable {
         }
     }
 
+    /// A command the agent served without handing out the key (`vault sync`, `vault put`'s
+    /// notice) is a use too: the idle deadline moves.
+    func noteUse() {
+        guard var h = held else { return }
+        h.lastUsedAt = Self.now()
+        held = h
+        arm()
+    }
+
     /// After a rotation: the new master key, same session and deadlines.
     func replace(masterKey: SecureBytes, epoch: UInt32) throws {
         guard var h = held else { throw VaultError(.locked, "the vault is locked", hint: "run `vault unlock`") }

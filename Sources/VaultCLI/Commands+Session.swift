@@ -179,15 +179,16 @@ extension VaultCommandLine {
         var s = StatusJSON(path: ctx.layout.root, vaultId: file.body.vaultId, locked: true,
                            keyring: avail.available ? "available" : "unavailable: \(avail.reason)",
                            reducedProtection: sessions.degradations)
-        s.agent = try ctx.agent()?.status()
-        s.autoLock = s.agent == nil ? "next-command" : "agent"
         let (rec, expired) = try sessions.currentSession()
+        s.agent = try ctx.agent()?.status()   // after the session request this command's use moved
+        s.autoLock = s.agent == nil ? "next-command" : "agent"
         if let rec {
             s.locked = false
             s.unlockedAt = rec.unlockedAt
             let idleEnd = rec.idleTimeout > 0 ? rec.lastUsedAt + rec.idleTimeout : Int64.max
             let absEnd = rec.absoluteTimeout > 0 ? rec.unlockedAt + rec.absoluteTimeout : Int64.max
             s.locksAt = min(idleEnd, absEnd) == Int64.max ? nil : min(idleEnd, absEnd)
+            if let agent = s.agent { s.locksAt = agent.session?.locksAt.map { Int64($0.rounded(.up)) } }   // to the second
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
             let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a sync (the agent's)
