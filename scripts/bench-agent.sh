@@ -12,7 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VAULT_BENCH_IN_SESSION:-}" ]; then
   source scripts/install-deps.sh >/dev/null
-  swift build -c release --product vault --product vault-server 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
+  for product in vault vault-server; do
+    swift build -c release --product "$product" 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
+  done
   VAULT_BENCH_IN_SESSION=1 exec dbus-run-session -- scripts/with-keyring.sh "$0" "$@"
 fi
 SECONDS_IDLE=${1:-60}

@@ -18,9 +18,9 @@ public enum AgentHelpers {
     /// Opens the vault with the key the agent holds; `.locked` when it holds none.
     static func openVault(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
                           lock: VaultLock.Request, warn: @escaping (String) -> Void) throws -> Vault {
+        let agents = AgentConnections(environment: environment, background: true, warn: warn)
         let sessions = VaultSessions(layout: layout, environment: environment, policy: policy,
-                                     agent: { try? AgentClient.connect(vaultId: $0, environment: environment, background: true) },
-                                     warn: warn)
+                                     agent: { agents.client(for: $0) }, warn: warn)
         let noPassword = PasswordSource(isExplicit: false) { _ in throw VaultError(.locked, "the vault is locked") }
         let vault = try sessions.open(password: noPassword, lock: lock)
         vault.budgetMax = policy.contentBudgetMax.value

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultAgent
 #if canImport(Glibc)
 import Glibc
 #endif
