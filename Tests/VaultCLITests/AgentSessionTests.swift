@@ -154,6 +154,21 @@ final class AgentSessionTests: XCTestCase {
         XCTAssertTrue(try h.ok(["agent", "status"]).out.contains("session   locked"))
     }
 
+    func testRotationHandsTheNewKeyToTheAgent() throws {
+        let agent = try AgentProcess(h)
+        defer { withExtendedLifetime(agent) {} }
+        let id = try h.vaultId()
+        try h.ok(["unlock"] + h.pw)
+        try h.ok(["mkdir", "/before"])
+        let before = try XCTUnwrap(try h.keyringItem(id)).split(separator: ":")
+        try h.ok(["key", "rotate"] + h.pw)
+        let after = try XCTUnwrap(try h.keyringItem(id)).split(separator: ":")
+        XCTAssertEqual(after[0], "v2")
+        XCTAssertEqual(after[1], "2", "the new epoch's key is held")
+        XCTAssertEqual(after[2], before[2], "in the same agent session")
+        XCTAssertEqual(try h.ok(["ls", "/"]).out, "before/\n")   // no password: the agent opens the new key
+    }
+
     func testAnotherUsersConnectionIsRefusedAndLogged() throws {
         let agent = try AgentProcess(h)
         let runtime = try XCTUnwrap(h.env["XDG_RUNTIME_DIR"])
