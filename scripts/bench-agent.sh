@@ -50,6 +50,9 @@ sleep 3   # settle: the first sync pass has ended, the push channel is open and 
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+# private memory (anonymous pages) and PSS (shared library pages divided among their users)
+private() { awk '/RssAnon/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+pss() { awk '/^Pss:/ {printf "%.1f", $2/1024}' "/proc/$1/smaps_rollup"; }
 HZ=$(getconf CLK_TCK)
 A0=$(ticks "$AGENT"); L0=$(ticks "$LISTENER")
 sleep "$SECONDS_IDLE"
@@ -57,8 +60,9 @@ A1=$(ticks "$AGENT"); L1=$(ticks "$LISTENER")
 cpu() { python3 -c "print(f'{($2-$1)/$HZ/$SECONDS_IDLE*100:.3f}')" "$1" "$2"; }
 
 echo "== 1, 2. idle for $SECONDS_IDLE s (unlocked, logged in, push channel open)"
-printf '%-36s %8s %% of a core   RSS %6s MiB\n' "vault agent (pid $AGENT)" "$(cpu "$A0" "$A1")" "$(rss "$AGENT")"
-printf '%-36s %8s %% of a core   RSS %6s MiB\n' "push-channel helper (pid $LISTENER)" "$(cpu "$L0" "$L1")" "$(rss "$LISTENER")"
+printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "vault agent (pid $AGENT)" "$(cpu "$A0" "$A1")" "$(rss "$AGENT")" "$(private "$AGENT")" "$(pss "$AGENT")"
+printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "push-channel helper (pid $LISTENER)" "$(cpu "$L0" "$L1")" "$(rss "$LISTENER")" "$(private "$LISTENER")" "$(pss "$LISTENER")"
+echo "shared libraries mapped by the agent: $(awk '$6 ~ /\.so/ {print $6}' "/proc/$AGENT/maps" | sort -u | wc -l)"
 echo "targets: agent < 0.1 % of a core, agent RSS <= 32 MiB"
 
 # median seconds of RUNS runs of a command (its output discarded).
