@@ -27,17 +27,23 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-export VAULT_HOME="$TMP/vault" NO_COLOR=1
+export NO_COLOR=1
 printf 'bench password\n' > "$TMP/pw"; printf 'server password\n' > "$TMP/spw"
-"$BIN/vault" init --password-file "$TMP/pw" --kdf-ops 1 --kdf-mem 8M > /dev/null
 "$BIN/vault-server" user add bench --data "$TMP/server" --password-file "$TMP/spw" > /dev/null
 "$BIN/vault-server" serve --data "$TMP/server" --listen 127.0.0.1:0 > "$TMP/server.out" 2> "$TMP/server.log" &
 SERVER=$!
 for _ in $(seq 100); do grep -q "listening on" "$TMP/server.out" 2>/dev/null && break; sleep 0.1; done
 PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/server.out" | head -1)
-"$BIN/vault" login --server "http://127.0.0.1:$PORT" --user bench --server-password-file "$TMP/spw" --password-file "$TMP/pw" > /dev/null
-for i in $(seq 50); do printf 'file %s\n' "$i" > "$TMP/f$i"; "$BIN/vault" put "$TMP/f$i" / --password-file "$TMP/pw" > /dev/null; done
-"$BIN/vault" sync --password-file "$TMP/pw" > /dev/null
+# Two equal vaults: A gets the agent, B is used directly (the key itself in its keyring item).
+for v in A B; do
+  export VAULT_HOME="$TMP/vault$v"
+  "$BIN/vault" init --password-file "$TMP/pw" --kdf-ops 1 --kdf-mem 8M > /dev/null
+  "$BIN/vault" login --server "http://127.0.0.1:$PORT" --user bench --server-password-file "$TMP/spw" --password-file "$TMP/pw" > /dev/null
+  for i in $(seq 50); do printf 'file %s\n' "$i" > "$TMP/f$i"; "$BIN/vault" put "$TMP/f$i" /$v$i --password-file "$TMP/pw" > /dev/null; done
+  "$BIN/vault" sync --password-file "$TMP/pw" > /dev/null 2>&1
+done
+VAULT_HOME="$TMP/vaultB" "$BIN/vault" unlock --password-file "$TMP/pw" > /dev/null
+export VAULT_HOME="$TMP/vaultA"
 
 "$BIN/vault" agent 2> "$TMP/agent.log" &
 AGENT=$!
@@ -65,25 +71,23 @@ printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "
 echo "shared libraries mapped by the agent: $(awk '$6 ~ /\.so/ {print $6}' "/proc/$AGENT/maps" | sort -u | wc -l)"
 echo "targets: agent < 0.1 % of a core, agent RSS <= 32 MiB"
 
-# median seconds of RUNS runs of a command (its output discarded).
-median() { python3 - "$RUNS" "$@" <<'EOF'
-import statistics, subprocess, sys, time
-runs, cmd = int(sys.argv[1]), sys.argv[2:]
-times = []
-for _ in range(runs):
-    t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    times.append(time.perf_counter() - t)
-print(f"{statistics.median(times) * 1000:.1f}")
-EOF
-}
-STATUS_AGENT=$(median "$BIN/vault" status); LS_AGENT=$(median "$BIN/vault" ls /)
-"$BIN/vault" agent stop > /dev/null; wait "$AGENT" 2>/dev/null || true; AGENT=""
-"$BIN/vault" unlock --password-file "$TMP/pw" > /dev/null   # no agent: the key itself in the keyring item
-STATUS_DIRECT=$(median "$BIN/vault" status); LS_DIRECT=$(median "$BIN/vault" ls /)
+# Medians of RUNS runs of each command on A (through the agent) and B (direct), interleaved so
+# that the load of a shared machine falls on both alike.
 echo
-echo "== 3. command latency, median of $RUNS runs"
-ratio() { python3 -c "print(f'{$1/$2:.2f}x')"; }
-printf '%-22s %8s ms through the agent   %8s ms direct   ratio %s\n' "vault status" "$STATUS_AGENT" "$STATUS_DIRECT" "$(ratio "$STATUS_AGENT" "$STATUS_DIRECT")"
-printf '%-22s %8s ms through the agent   %8s ms direct   ratio %s\n' "vault ls / (50 files)" "$LS_AGENT" "$LS_DIRECT" "$(ratio "$LS_AGENT" "$LS_DIRECT")"
-"$BIN/vault" lock > /dev/null
+echo "== 3. command latency, median of $RUNS interleaved runs"
+python3 - "$RUNS" "$BIN/vault" "$TMP/vaultA" "$TMP/vaultB" <<'EOF'
+import os, statistics, subprocess, sys, time
+runs, vault, a, b = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def once(home, args):
+    env = dict(os.environ, VAULT_HOME=home)
+    t = time.perf_counter()
+    subprocess.run([vault] + args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t
+for label, args in (("vault status", ["status"]), ("vault ls / (50 files)", ["ls", "/"])):
+    ta, tb = [], []
+    for _ in range(runs):
+        ta.append(once(a, args)); tb.append(once(b, args))
+    ma, mb = statistics.median(ta) * 1000, statistics.median(tb) * 1000
+    print(f"{label:<22} {ma:8.1f} ms through the agent   {mb:8.1f} ms direct   ratio {ma / mb:.2f}x")
+EOF
+"$BIN/vault" lock --all > /dev/null

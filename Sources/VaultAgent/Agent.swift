@@ -136,6 +136,7 @@ public final class Agent: @unchecked Sendable {
         do { policy = try PolicyLoader.load(layout: layout, environment: environment) } catch {
             log("the policy cannot be read (\(VaultError.wrap(error).message)); the last good one stays in force")
         }
+        updateSleepInhibitor()   // lockOnSuspend may have changed
         return policy
     }
 

@@ -79,7 +79,7 @@ final class AgentTransferTests: XCTestCase {
         let (big, data) = try randomFile("big.bin", bytes: size)
         try server.faults(#"{"delayMs": 200}"#)
         try h.ok(["put", big, "/"])
-        XCTAssertNotNil(try waitFor(60) { server.chunkLines(status: 308).count >= 6 }, agent.log)
+        XCTAssertNotNil(waitFor(60) { server.chunkLines(status: 308).count >= 6 }, agent.log)
         let workerPid = try XCTUnwrap(try work()["workerPid"] as? Int)
         agent.kill9()
         // The worker (and the key it held) dies with the agent.
@@ -122,12 +122,25 @@ final class AgentTransferTests: XCTestCase {
         XCTAssertNotNil((try agent.status()["events"] as? [String: Any])?["lastEventId"] as? String)
     }
 
+    func testThePushChannelReconnectsAfterTheLastEventItSaw() throws {
+        try startAgent(["VAULT_AGENT_EVENTS_RETRY_BASE_MS": "100", "VAULT_AGENT_EVENTS_RETRY_CAP_MS": "500"])
+        func events() throws -> [String: Any] { try XCTUnwrap(try agent.status()["events"] as? [String: Any]) }
+        XCTAssertNotNil(try waitFor(30) { try events()["connected"] as? Bool == true }, agent.log)
+        try h.ok(["put", try h.localFile("a.txt", Data("a".utf8)), "/"])
+        let seen = try waitFor(30) { try events()["lastEventId"] as? String != nil }
+        XCTAssertNotNil(seen, agent.log)
+        let last = try XCTUnwrap(try events()["lastEventId"] as? String)
+        try server.restart(kill: false)   // the stream ends; the agent comes back with Last-Event-ID
+        XCTAssertNotNil(waitFor(30) { agent.log.contains("push channel open (after event \(last))") }, agent.log)
+        XCTAssertNotNil(try waitFor(30) { try events()["connected"] as? Bool == true })
+    }
+
     func testTwoCommandsAtOnceDuringABackgroundUploadBothSucceed() throws {
         try startAgent()
         let (big, data) = try randomFile("big.bin", bytes: 24 << 20)
         try server.faults(#"{"delayMs": 200}"#)
         try h.ok(["put", big, "/"])
-        XCTAssertNotNil(try waitFor(60) { server.chunkLines(status: 308).count >= 2 }, agent.log)
+        XCTAssertNotNil(waitFor(60) { server.chunkLines(status: 308).count >= 2 }, agent.log)
         let small = try h.localFile("small.txt", Data("small".utf8))
         let results = Box<[CLIHarness.Result]>([])
         let group = DispatchGroup()
@@ -154,7 +167,7 @@ final class AgentTransferTests: XCTestCase {
         let (big, data) = try randomFile("big.bin", bytes: 16 << 20)
         try server.faults(#"{"delayMs": 200}"#)
         try h.ok(["put", big, "/"])
-        XCTAssertNotNil(try waitFor(60) { server.chunkLines(status: 308).count >= 2 }, agent.log)
+        XCTAssertNotNil(waitFor(60) { server.chunkLines(status: 308).count >= 2 }, agent.log)
         let workerPid = try XCTUnwrap(try work()["workerPid"] as? Int)
         try Data("low 0\nhigh 1\nmax 0\noom 0\noom_kill 0\n".utf8).write(to: events)
         XCTAssertNotNil(try waitFor(20) { try work()["pressureEvents"] as? Int == 1 }, agent.log)
