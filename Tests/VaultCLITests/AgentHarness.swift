@@ -32,8 +32,9 @@ final class AgentProcess: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: logFile)
         log.seekToEndOfFile()
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
-        p.arguments = ["agent"]
+        // Through `setpriv --pdeathsig`: an agent never outlives a test run that died.
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--pdeathsig", "KILL", CLIHarness.vaultBinary, "agent"]
         p.environment = h.env.merging(extra) { $1 }
         p.standardOutput = log
         p.standardError = log
