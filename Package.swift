@@ -19,7 +19,10 @@ let package = Package(
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
         .target(name: "CVaultShims", dependencies: ["CSecret", "CCurl", "CMicroHTTPD"]),
+        // The terminal guard (restores the terminal on signals); C because handlers must be async-signal-safe.
+        .target(name: "CTerminalShims", dependencies: ["CNcurses"]),
 
         // Layer 2: crypto.
         .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL"]),
@@ -32,8 +35,11 @@ let package = Package(
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, sync passes.
         .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
-        // Layer 6: thin executables.
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultAgent", "CVaultShims"]),
+        // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
+        // (no terminal: unit-tested as plain values), and thin executables.
+        .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
+        .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultAgent", "CVaultShims", "VaultTerminal", "VaultBrowseModel"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
@@ -44,9 +50,13 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
+        // Seeded operation generators and models of the expected tree, shared by the sync tests
+        // (and the multi-device simulation); pure Swift, no I/O.
+        .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]
 )

@@ -4,7 +4,7 @@ What docs/openapi.yaml says in words but OpenAPI 3.0 cannot put in a schema:
 
 1. Requests generated as *valid* are made to follow the rules a schema cannot state (a request
    meant to be invalid is never touched, so every way of breaking a rule is still sent):
-   - a name is at most 255 bytes of UTF-8 (JSON Schema's maxLength counts characters);
+   - a name is at most 1024 bytes of UTF-8 (JSON Schema's maxLength counts characters);
    - POST /v1/upload reads its body as `uploadType` says (media, multipart, resumable; only a
      media upload may have no body), a media
      upload names either a new file (`name`) or an existing one (`fileId`), and a multipart
@@ -34,13 +34,16 @@ UPLOAD_TYPES = {
 # Error codes a schema-valid request can get because of the server's state, by operation.
 STATE_DEPENDENT = {
     "GET /v1/files": {"invalid_page_token", "not_a_folder"},
-    "POST /v1/files": {"not_a_folder"},
+    "POST /v1/files": {"not_a_folder", "id_taken"},
     "PATCH /v1/files/{id}": {"not_a_folder", "root_immutable", "cycle", "precondition_required"},
     "DELETE /v1/files/{id}": {"root_immutable"},
     "GET /v1/files/{id}/content": {"not_a_file", "range_not_satisfiable"},
     "GET /v1/files/{id}/revisions/{rid}/content": {"range_not_satisfiable"},
     "POST /v1/files/{id}/revisions/{rid}/restore": {"quota_exceeded"},
-    "POST /v1/upload": {"not_a_folder", "not_a_file", "quota_exceeded", "checksum_mismatch", "precondition_required"},
+    "POST /v1/upload": {"not_a_folder", "not_a_file", "quota_exceeded", "checksum_mismatch", "precondition_required", "id_taken"},
+    # Either If-Match (replace) or If-None-Match: * (create) is needed, which a schema cannot say;
+    # replacing an envelope that does not exist yet is 404.
+    "PUT /v1/keys/envelope": {"precondition_required", "no_envelope"},
     "PUT /v1/upload/{id}/chunk": {"invalid_content_range", "misaligned_chunk", "wrong_chunk_size", "range_not_satisfiable",
                                   "checksum_mismatch", "quota_exceeded"},
     "GET /v1/changes": {"cursor_expired"},
@@ -48,9 +51,10 @@ STATE_DEPENDENT = {
 # Operations that take a version (If-Match or baseVersion): a well-formed but stale one is a 412
 # whose body is the current file.
 VERSIONED = {"PATCH /v1/files/{id}", "DELETE /v1/files/{id}", "POST /v1/files/{id}/revisions/{rid}/restore",
-             "POST /v1/upload", "PUT /v1/upload/{id}/chunk"}
+             "POST /v1/upload", "PUT /v1/upload/{id}/chunk", "PUT /v1/keys/envelope"}
 
 _names = itertools.count()
+NAME_BYTES = 1024
 
 
 def _label(case):
@@ -67,13 +71,13 @@ def _valid(case, location):
 
 
 def _fit_name(name):
-    """`name` cut to 255 bytes of UTF-8 on a character boundary (never to "." or "..")."""
-    if not isinstance(name, str) or len(name.encode("utf-8", "surrogatepass")) <= 255:
+    """`name` cut to 1024 bytes of UTF-8 on a character boundary (never to "." or "..")."""
+    if not isinstance(name, str) or len(name.encode("utf-8", "surrogatepass")) <= NAME_BYTES:
         return name
     out, size = [], 0
     for ch in name:
         size += len(ch.encode("utf-8", "surrogatepass"))
-        if size > 255:
+        if size > NAME_BYTES:
             break
         out.append(ch)
     fitted = "".join(out)

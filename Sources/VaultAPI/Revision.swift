@@ -13,11 +13,14 @@ public struct Revision: Codable, Sendable, Equatable {
     public var deviceId: String?
     /// True for the file's current content.
     public var isHead: Bool
+    /// Opaque to the server: the client's sealed content record of this revision.
+    public var contentMeta: String?
 
     public init(id: String, fileId: String, mimeType: String, size: Int64, sha256: String,
-                modifiedAt: Date, deviceId: String?, isHead: Bool) {
+                modifiedAt: Date, deviceId: String?, isHead: Bool, contentMeta: String? = nil) {
         self.id = id; self.fileId = fileId; self.mimeType = mimeType; self.size = size
         self.sha256 = sha256; self.modifiedAt = modifiedAt; self.deviceId = deviceId; self.isHead = isHead
+        self.contentMeta = contentMeta
     }
 }
 

@@ -15,11 +15,19 @@ public struct UploadSessionRequest: Codable, Sendable {
     public var fileId: String?
     /// The version the client last saw of `fileId`; stale → 412.
     public var baseVersion: Int64?
+    /// For a new file: the id the client chose (32 lowercase hex).
+    public var id: String?
+    /// For a new file: its opaque sealed node record.
+    public var meta: String?
+    /// Opaque sealed content record of this revision.
+    public var contentMeta: String?
 
     public init(name: String?, parentId: String?, size: Int64, mimeType: String?, sha256: String,
-                requestId: String, fileId: String? = nil, baseVersion: Int64? = nil) {
+                requestId: String, fileId: String? = nil, baseVersion: Int64? = nil,
+                id: String? = nil, meta: String? = nil, contentMeta: String? = nil) {
         self.name = name; self.parentId = parentId; self.size = size; self.mimeType = mimeType
         self.sha256 = sha256; self.requestId = requestId; self.fileId = fileId; self.baseVersion = baseVersion
+        self.id = id; self.meta = meta; self.contentMeta = contentMeta
     }
 }
 
@@ -82,9 +90,12 @@ public struct MultipartMetadata: Codable, Sendable {
     public var mimeType: String?
     public var fileId: String?
     public var baseVersion: Int64?
+    public var id: String?
+    public var meta: String?
+    public var contentMeta: String?
     public init(name: String, parentId: String? = nil, mimeType: String? = nil,
-                fileId: String? = nil, baseVersion: Int64? = nil) {
+                fileId: String? = nil, baseVersion: Int64? = nil, id: String? = nil, meta: String? = nil, contentMeta: String? = nil) {
         self.name = name; self.parentId = parentId; self.mimeType = mimeType
-        self.fileId = fileId; self.baseVersion = baseVersion
+        self.fileId = fileId; self.baseVersion = baseVersion; self.id = id; self.meta = meta; self.contentMeta = contentMeta
     }
 }

@@ -81,6 +81,10 @@ extension Agent {
         case .yield:
             queue.sync { work.beginYield() }?.wait()
             yields += 1
+        case .release:
+            guard yields > 0 else { break }
+            yields -= 1
+            queue.async { [self] in work.endYield() }
         case .work:
             queue.async { [self] in work.request("a command queued changes") }
         case .sync:

@@ -13,7 +13,6 @@ public final class AgentClient: SessionAgentLink {
     /// Requests for the agent's own worker: a key fetched this way is not a use of the vault.
     let background: Bool
     public let paths: AgentPaths
-    private var yielded = false
 
     init(socket: UnixSocket, paths: AgentPaths, background: Bool) {
         self.socket = socket; self.paths = paths; self.background = background
@@ -55,9 +54,9 @@ public final class AgentClient: SessionAgentLink {
 
     // MARK: - SessionAgentLink
 
-    public func session() throws -> (KeyringSession.Record?, lockedReason: String?) {
+    public func session(countsAsUse: Bool) throws -> (KeyringSession.Record?, lockedReason: String?) {
         var r = AgentRequest(.session)
-        r.background = background
+        r.background = background || !countsAsUse
         let (response, key) = try call(r)
         guard let info = response.session, let key else { return (nil, response.lockedReason) }
         return (info.record(key), nil)
@@ -82,10 +81,17 @@ public final class AgentClient: SessionAgentLink {
         return try call(r).0.wasUnlocked ?? false
     }
 
-    public func yieldVault() throws {
-        guard !yielded, !background else { return }
+    public func yieldVault() throws -> AnyObject? {
+        guard !background else { return nil }
         _ = try call(AgentRequest(.yield), timeout: 30)
-        yielded = true
+        return YieldToken(self)
+    }
+
+    /// While it lives, the agent's background work stays stopped (see `yieldVault`).
+    final class YieldToken {
+        let client: AgentClient
+        init(_ client: AgentClient) { self.client = client }
+        deinit { _ = try? client.call(AgentRequest(.release), timeout: 5) }
     }
 
     // MARK: - Commands

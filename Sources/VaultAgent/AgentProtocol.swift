@@ -17,8 +17,11 @@ public struct AgentRequest: Codable, Sendable {
         case replace
         /// Lock now.
         case lock
-        /// Stop background work and leave the vault to the caller until its connection closes.
+        /// Stop background work and leave the vault to the caller until it sends `release` (or its
+        /// connection closes).
         case yield
+        /// The caller is done with the vault (one `yield` less).
+        case release
         /// Changes are waiting: run a sync pass when possible (`vault put`, `vault pin`, `vault login`).
         case work
         /// Run a sync pass now with `sync` options and answer with its result (`vault sync`).

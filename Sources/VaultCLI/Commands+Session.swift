@@ -20,9 +20,15 @@ extension VaultCommandLine {
     /// KDF parameters from the options, calibrated where not given, never below the policy floor.
     /// `algorithm` is the one to use when `--kdf` does not name one (default: Argon2id, or PBKDF2
     /// under a `pbkdf2Only` policy).
+    /// Parameters a keyslot could not hold (a reader refuses them) are refused: options outside
+    /// the bounds as a usage error, a policy floor above them as a policy error.
     static func kdfParameters(_ a: Arguments, policy: EffectivePolicy = .none, algorithm: String? = nil) throws -> KDFParameters {
         let params = try requestedKDF(a, policy: policy, algorithm: algorithm)
         try policy.checkKDF(params)
+        if let problem = params.storageProblem {
+            throw VaultError(.policy, "the policy's KDF floor asks for more than a keyslot can hold (\(problem))",
+                             hint: "ask your administrator to lower kdfMinArgon2Ops, kdfMinArgon2MemoryBytes or kdfMinPBKDF2Iterations")
+        }
         return params
     }
 
@@ -36,23 +42,26 @@ extension VaultCommandLine {
         let alg = a.values["kdf"] ?? algorithm ?? (policy.pbkdf2Only.value == true && !argonAsked ? "pbkdf2" : "argon2id")
         switch alg {
         case "argon2id":
+            let mem = try kdfMemory(a)
             if let ops = a.values["kdf-ops"] {
-                guard let o = UInt64(ops), o >= 1 else { throw VaultError(.usage, "--kdf-ops must be a whole number ≥ 1") }
-                let mem = try a.values["kdf-mem"].map { v -> UInt64 in
-                    guard let m = ByteCount.parse(v), m >= 8192 else { throw VaultError(.usage, "--kdf-mem must be a size ≥ 8K") }
-                    return m
-                } ?? (64 << 20)
-                return .argon2id(opsLimit: o, memLimitBytes: mem, salt: SecureRandom.bytes(16))
+                let r = KDFParameters.argon2idOpsRange
+                guard let o = UInt64(ops), r.contains(o) else {
+                    throw VaultError(.usage, "--kdf-ops must be a whole number from \(r.lowerBound) to \(r.upperBound)")
+                }
+                return .argon2id(opsLimit: o, memLimitBytes: mem ?? (64 << 20), salt: SecureRandom.bytes(16))
             }
             let t = try a.values["kdf-time"].map { v -> Double in
                 guard let d = Double(v), d > 0, d <= 60 else { throw VaultError(.usage, "--kdf-time must be seconds between 0 and 60") }
                 return d
             } ?? 0.5
-            return KDF.calibrateArgon2id(targetSeconds: t, memLimitBytes: max(64 << 20, policy.kdfMinArgon2MemoryBytes.value ?? 0),
+            return KDF.calibrateArgon2id(targetSeconds: t, memLimitBytes: max(mem ?? (64 << 20), policy.kdfMinArgon2MemoryBytes.value ?? 0),
                                          minOpsLimit: max(2, policy.kdfMinArgon2Ops.value ?? 0))
         case "pbkdf2", "pbkdf2-sha512":
             if let it = a.values["pbkdf2-iterations"] {
-                guard let i = UInt32(it), i >= 1000 else { throw VaultError(.usage, "--pbkdf2-iterations must be ≥ 1000") }
+                let r = KDFParameters.pbkdf2IterationsRange
+                guard let i = UInt32(it), r.contains(i) else {
+                    throw VaultError(.usage, "--pbkdf2-iterations must be a whole number from \(r.lowerBound) to \(r.upperBound)")
+                }
                 return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))
             }
             let t = a.values["kdf-time"].flatMap(Double.init) ?? 0.5
@@ -62,13 +71,23 @@ extension VaultCommandLine {
         }
     }
 
+    /// `--kdf-mem SIZE`, within the bounds a keyslot may hold (8 KiB to 4 GiB), if given.
+    static func kdfMemory(_ a: Arguments) throws -> UInt64? {
+        try a.values["kdf-mem"].map { v -> UInt64 in
+            guard let m = ByteCount.parse(v), KDFParameters.argon2idMemoryRange.contains(m) else {
+                throw VaultError(.usage, "--kdf-mem must be a size from 8K to 4G")
+            }
+            return m
+        }
+    }
+
     static func runInit(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 0)
         if Vault.exists(ctx.layout) {
             throw VaultError(.alreadyExists, "a vault already exists at \(ctx.layout.root)", hint: "use it, or set VAULT_HOME to another folder")
         }
         let params = try kdfParameters(a, policy: ctx.policy)
-        let orgKey = try a.values["org-key"].map { try readKeyFile($0, bytes: 32, what: "X25519 public key") }
+        let orgKey = try a.values["org-key"].map { try OrgKeyFile.read($0, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) } }
         if ctx.policy.escrowRequired.value == true && orgKey == nil {
             throw VaultError(.policy, "the policy requires the master key to be escrowed", hint: "vault init --org-key FILE (your organisation's escrow public key)")
         }
@@ -161,9 +180,16 @@ extension VaultCommandLine {
         var unlockedAt: Int64?
         var locksAt: Int64?
         var nodes: Int?
+        /// Outbox entries waiting for the next sync (pending only).
         var pendingChanges: Int?
+        /// Outbox entries by state: pending, conflict, failed, held (paused or cancelled).
+        var changes: OutboxCounts?
+        /// Entries in conflict or failed, with their reasons.
+        var problems: [OutboxProblem]?
         var storage: StorageReport?
         var lastSync: String?
+        var syncHealth: SyncHealth?
+        var warnings: [String] = []
         var reducedProtection: [String]
         /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
         /// the next command enforces auto-lock.
@@ -192,14 +218,21 @@ extension VaultCommandLine {
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
             let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a sync (the agent's)
-            s.nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int
-            s.pendingChanges = try vault.db.scalar("SELECT count(*) FROM outbox WHERE state='pending'")?.int
+            s.nodes = try vault.nodeCount()
+            let changes = try vault.outboxCounts()
+            s.changes = changes
+            s.pendingChanges = changes.pending
+            s.problems = try vault.outboxProblems(limit: 10)
             s.storage = try vault.storageReport()
-            let state = Dictionary(uniqueKeysWithValues: try vault.db.query(
-                "SELECT key, value FROM sync_state WHERE key IN ('server_url', 'server_user', 'last_sync_at')").map { ($0[0].string ?? "", $0[1].string ?? "") })
-            if let url = state["server_url"] {
-                let when = state["last_sync_at"].flatMap(TimeInterval.init).map { "last successful sync \(Date(timeIntervalSince1970: $0))" } ?? "never synced"
-                s.lastSync = "\(url) as \(state["server_user"] ?? "?"); \(when)"
+            let state = try vault.syncState([.serverURL, .serverUser])
+            if let url = state[.serverURL] {
+                let health = try vault.syncHealth()
+                s.syncHealth = health
+                let when = health.lastSuccessAt.map { "last successful sync \(Date(timeIntervalSince1970: TimeInterval($0)))" } ?? "never synced"
+                let failed = health.failuresInRow > 0
+                    ? "; \(health.failuresInRow) failed since" + (health.lastFailure.map { " (last: \($0))" } ?? "") : ""
+                s.lastSync = "\(url) as \(state[.serverUser] ?? "?"); \(when)\(failed)"
+                if let w = health.warning(now: Int64(Date().timeIntervalSince1970), unsynced: changes.total) { s.warnings.append(w) }
             } else {
                 s.lastSync = "no server (vault login --server URL --user NAME)"
             }
@@ -219,11 +252,21 @@ extension VaultCommandLine {
         }
         for d in s.reducedProtection { ctx.out.line("reduced protection: \(d)") }
         if let n = s.nodes { ctx.out.line("nodes   \(n)") }
-        if let p = s.pendingChanges { ctx.out.line("pending \(p) local change(s) awaiting sync") }
+        if let c = s.changes {
+            var line = "pending \(c.pending) local change(s) awaiting sync"
+            if c.conflict > 0 { line += "; \(c.conflict) in conflict" }
+            if c.failed > 0 { line += "; \(c.failed) failed (retried at the next sync)" }
+            if c.held > 0 { line += "; \(c.held) paused or cancelled (`vault transfers resume`)" }
+            ctx.out.line(line)
+            for p in s.problems ?? [] {
+                ctx.out.line("  \(p.state.rawValue): \(p.op.rawValue.replacingOccurrences(of: "_", with: " ")) \(p.path)" + (p.reason.map { ": \($0)" } ?? ""))
+            }
+        }
         if let st = s.storage {
             ctx.out.line("storage pinned \(ByteCount.format(st.pinnedBytes)), cached \(ByteCount.format(st.cachedBytes)), staged \(ByteCount.format(st.stagedBytes)), free \(ByteCount.format(st.freeBytes))")
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
         if let agent = s.agent { agentLines(agent).forEach(ctx.out.line) }
+        for w in s.warnings { ctx.out.warn(w) }
     }
 }

@@ -88,7 +88,8 @@ extension VaultCommandLine {
         if ctx.out.json { try ctx.out.emit(s); return }
         if pinnedOnly && s.downloaded == 0 && s.waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
         if !pinnedOnly { ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
-                     + (s.skipped > 0 ? ", \(s.skipped) waiting behind a conflict" : "") + ".") }
+                     + (s.failed > 0 ? ", \(s.failed) failed" : "")
+                     + (s.skipped > 0 ? ", \(s.skipped) waiting behind another change" : "") + ".") }
         if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
         if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
         if s.waitingForUnmetered > 0 {
@@ -97,6 +98,9 @@ extension VaultCommandLine {
         }
         if s.conflicts > 0 {
             ctx.out.warn("conflicts were left untouched: the server's newer versions were not overwritten")
+        }
+        if s.failed > 0 {
+            ctx.out.warn("\(s.failed) change(s) failed for reasons of their own (see `vault status`); the others went on, and the next sync tries them again")
         }
     }
 
@@ -176,7 +180,7 @@ final class ProgressLine {
         let elapsed = Date().timeIntervalSince(started)
         let rate = elapsed > 0.5 ? Double(p.bytesDone - startBytes) / elapsed : 0
         let percent = p.bytesTotal > 0 ? p.bytesDone * 100 / p.bytesTotal : 100
-        var line = "\(p.direction == "upload" ? "up" : "down") \(DisplayText.escaped(p.path))  \(percent)%  "
+        var line = "\(p.direction == .upload ? "up" : "down") \(DisplayText.escaped(p.path))  \(percent)%  "
             + "\(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))"
         if rate > 0 {
             line += "  \(ByteCount.format(UInt64(rate)))/s  ETA \(Int((Double(p.bytesTotal - p.bytesDone) / rate).rounded(.up))) s"

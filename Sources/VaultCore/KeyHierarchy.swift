@@ -12,10 +12,19 @@ public struct KeyHierarchy {
     public let blobWrapKey: SecureBytes
     /// Authenticates the keyslot file.
     public let keyslotMacKey: SecureBytes
+    /// AES-256-SIV key (64 bytes) of the name tokens the server stores (SECURITY.md "End to end").
+    public let remoteNameKey: SecureBytes
+    /// AES-256-GCM key of the node and content records the server stores.
+    public let remoteMetaKey: SecureBytes
+    /// Wraps the previous epoch's master key in the key history.
+    public let historyKey: SecureBytes
 
     public static let databaseInfo = "vault/v1/database"
     public static let blobWrapInfo = "vault/v1/blob-wrap"
     public static let keyslotMacInfo = "vault/v1/keyslot-mac"
+    public static let remoteNameInfo = "vault/v1/remote-name"
+    public static let remoteMetaInfo = "vault/v1/remote-meta"
+    public static let historyInfo = "vault/v1/key-history"
 
     public init(masterKey: SecureBytes, vaultId: [UInt8], epoch: UInt32) throws {
         self.vaultId = vaultId
@@ -23,5 +32,8 @@ public struct KeyHierarchy {
         databaseKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.databaseInfo.utf8), length: 32)
         blobWrapKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.blobWrapInfo.utf8), length: 32)
         keyslotMacKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.keyslotMacInfo.utf8), length: 32)
+        remoteNameKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.remoteNameInfo.utf8), length: 64)
+        remoteMetaKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.remoteMetaInfo.utf8), length: 32)
+        historyKey = try HKDF.sha256(ikm: masterKey, salt: vaultId, info: Array(Self.historyInfo.utf8), length: 32)
     }
 }

@@ -27,31 +27,24 @@ public struct KeyslotFile: Sendable {
             }
         }
 
+        /// The parameters, checked before any work against the bounds a stored parameter set may
+        /// name (`KDFParameters.storageProblem`): a tampered file must not exhaust memory or time.
         func parameters() throws -> KDFParameters {
-            guard let s = Hex.decode(salt), s.count >= 16 else { throw VaultError(.integrity, "keyslot KDF salt is damaged") }
+            guard let s = Hex.decode(salt) else { throw VaultError(.integrity, "keyslot KDF salt is damaged") }
+            let p: KDFParameters
             switch alg {
             case "argon2id":
                 guard let o = opsLimit, let m = memLimitBytes else { throw VaultError(.integrity, "keyslot Argon2id parameters are missing") }
-                // Bounds checked before any work: a tampered file must not exhaust memory or time.
-                guard (1...Self.maxArgon2Ops).contains(o), (8192...Self.maxArgon2Memory).contains(m) else {
-                    throw VaultError(.integrity, "keyslot Argon2id parameters are out of range (ops \(o), memory \(m) bytes)")
-                }
-                return .argon2id(opsLimit: o, memLimitBytes: m, salt: s)
+                p = .argon2id(opsLimit: o, memLimitBytes: m, salt: s)
             case "pbkdf2-sha512":
                 guard let i = iterations else { throw VaultError(.integrity, "keyslot PBKDF2 iterations are missing") }
-                guard (1000...Self.maxPBKDF2Iterations).contains(i) else {
-                    throw VaultError(.integrity, "keyslot PBKDF2 iteration count is out of range (\(i))")
-                }
-                return .pbkdf2SHA512(iterations: i, salt: s)
+                p = .pbkdf2SHA512(iterations: i, salt: s)
             default:
                 throw VaultError(.integrity, "keyslot uses an unknown KDF '\(alg)'")
             }
+            if let problem = p.storageProblem { throw VaultError(.integrity, "keyslot KDF parameters are out of range: \(problem)") }
+            return p
         }
-
-        /// Upper bounds on KDF cost accepted from a keyslot file.
-        static let maxArgon2Ops: UInt64 = 64
-        static let maxArgon2Memory: UInt64 = 4 << 30
-        static let maxPBKDF2Iterations: UInt32 = 100_000_000
 
         /// The canonical text bound into the slot's AAD.
         var canonical: String {
@@ -85,6 +78,18 @@ public struct KeyslotFile: Sendable {
         public var nonce: String
         public var wrappedNewMaster: String
         public var slots: [Slot]
+        /// The history entry of the epoch being replaced, wrapped under the new epoch's history key.
+        public var historyEntry: HistoryEntry?
+    }
+
+    /// The master key of an earlier epoch, wrapped under the next epoch's history key, so a device
+    /// holding the current key reaches every older one (and never the reverse).
+    public struct HistoryEntry: Codable, Equatable, Sendable {
+        public var epoch: UInt32
+        /// hex, 12 bytes
+        public var nonce: String
+        /// hex, 48 bytes: GCM(historyKey of epoch + 1, nonce, master key of `epoch`, historyAAD)
+        public var wrappedKey: String
     }
 
     public struct Body: Codable, Equatable, Sendable {
@@ -93,11 +98,55 @@ public struct KeyslotFile: Sendable {
         public var epoch: UInt32
         public var slots: [Slot]
         public var pendingRotation: PendingRotation?
+        /// +1 at every change of the slots or the epoch, so a device can refuse an older envelope.
+        /// Absent in files written before end-to-end encryption (read as 0).
+        public var generation: UInt64?
+        /// One entry per earlier epoch (absent: none).
+        public var history: [HistoryEntry]?
     }
 
     public var body: Body
 
     public var vaultId: [UInt8] { Hex.decode(body.vaultId) ?? [] }
+
+    /// The AAD of a history entry: `vault-history-v1|<vaultId>|<epoch>`.
+    static func historyAAD(vaultId: String, epoch: UInt32) -> [UInt8] {
+        Array("vault-history-v1|\(vaultId)|\(epoch)".utf8)
+    }
+
+    /// Wraps `oldMaster` (of `oldEpoch`) under `newKeys`' history key.
+    static func historyEntry(oldMaster: SecureBytes, oldEpoch: UInt32, newKeys: KeyHierarchy, vaultId: String) throws -> HistoryEntry {
+        let nonce = SecureRandom.bytes(12)
+        let wrapped = try oldMaster.withUnsafeBytes { mk in
+            try AESGCMKey(newKeys.historyKey).seal(nonce: nonce, plaintext: Array(mk), aad: historyAAD(vaultId: vaultId, epoch: oldEpoch))
+        }
+        return HistoryEntry(epoch: oldEpoch, nonce: Hex.encode(nonce), wrappedKey: Hex.encode(wrapped))
+    }
+
+    /// The master key of `epoch`, walking the history down from `current` (the master key of
+    /// `body.epoch`). Throws `.integrity` when the chain is broken or does not authenticate.
+    public func masterKey(ofEpoch epoch: UInt32, current: SecureBytes) throws -> SecureBytes {
+        guard epoch <= body.epoch else {
+            throw VaultError(.integrity, "content sealed under key epoch \(epoch), newer than this vault's \(body.epoch)",
+                             hint: "run `vault sync` (or `vault unlock`) to learn the newer key")
+        }
+        var key = current
+        var e = body.epoch
+        while e > epoch {
+            guard let entry = body.history?.first(where: { $0.epoch == e - 1 }),
+                  let nonce = Hex.decode(entry.nonce), let ct = Hex.decode(entry.wrappedKey) else {
+                throw VaultError(.integrity, "the key history has no entry for epoch \(e - 1)")
+            }
+            let keys = try KeyHierarchy(masterKey: key, vaultId: vaultId, epoch: e)
+            do {
+                key = try AESGCMKey(keys.historyKey).open(nonce: nonce, ciphertextAndTag: ct, aad: Self.historyAAD(vaultId: body.vaultId, epoch: e - 1))
+            } catch {
+                throw VaultError(.integrity, "the key history entry of epoch \(e - 1) does not authenticate")
+            }
+            e -= 1
+        }
+        return key
+    }
 
     static func aad(vaultId: String, slot: Slot) -> [UInt8] {
         Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? "")".utf8)
@@ -116,8 +165,12 @@ public struct KeyslotFile: Sendable {
         return slot
     }
 
-    /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf` parameters.
+    /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf`
+    /// parameters. Refuses parameters a reader would refuse (the slot could never be opened).
     static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
+        if let problem = kdf.storageProblem {
+            throw VaultError(.usage, "\(problem): a keyslot with these KDF parameters could never be opened; nothing was changed")
+        }
         let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         return try makeSlot(id: id, type: "password", kdf: .init(kdf), kek: kek, masterKey: masterKey, vaultId: vaultId)
     }

@@ -81,6 +81,21 @@ enum MetadataSchema {
         CREATE TABLE sync_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         """,
+        // 2: a crash-safe, compacted outbox (docs/outbox.md). `sent_at` marks a folder creation
+        // sent without a recorded answer (a 409 then means "ours": adopt it); tombstones keep the
+        // server id and version of nodes removed locally while entries of theirs still replay.
+        """
+        ALTER TABLE outbox ADD COLUMN sent_at INTEGER;
+        CREATE INDEX outbox_node ON outbox(node_id);
+        CREATE TABLE outbox_tombstones(
+          node_id TEXT PRIMARY KEY,
+          remote_id TEXT,
+          type TEXT NOT NULL CHECK(type IN ('file','folder')),
+          version INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX transfers_node ON transfers(node_id);
+        CREATE INDEX transfers_request ON transfers(request_id);
+        """,
     ]
 
     /// True when `db` has the newest schema (nothing to migrate).

@@ -6,8 +6,9 @@ import VaultCrypto
 /// one answers for the vault (`VaultAgent`'s client implements this).
 public protocol SessionAgentLink: AnyObject {
     /// The unlocked session with its master key, or nil and why the agent locked (nil when it was
-    /// locked by `vault lock` or never unlocked). Counts as use of the vault (the idle clock).
-    func session() throws -> (KeyringSession.Record?, lockedReason: String?)
+    /// locked by `vault lock` or never unlocked). With `countsAsUse` (a command, a key press) the
+    /// agent's idle deadline moves; without (a screen refreshing itself) it does not.
+    func session(countsAsUse: Bool) throws -> (KeyringSession.Record?, lockedReason: String?)
 
     /// Hands the agent a master key that was just proven to open the vault (`vault unlock`), with
     /// the session's timeouts (already capped by the policy).
@@ -21,6 +22,7 @@ public protocol SessionAgentLink: AnyObject {
     func lock(reason: String?) throws -> Bool
 
     /// Asks the agent to stop its background work (an upload in flight stops; it resumes later
-    /// from where the server says it got) and leave the vault to this process until it exits.
-    func yieldVault() throws
+    /// from where the server says it got) and leave the vault to this process while the
+    /// returned token lives (nil: nothing to wait for). `VaultSessions` keeps it with the open vault.
+    func yieldVault() throws -> AnyObject?
 }

@@ -16,8 +16,7 @@ extension Vault {
                              hint: isReadOnly ? "the vault is on a read-only filesystem, where nothing can be downloaded; remount it read-write, then `vault get` or `vault pin` downloads it"
                                               : "connect to the server and run `vault get` or `vault pin` to download it")
         }
-        let area = BlobArea(rawValue: try db.scalar("SELECT area FROM blobs WHERE id = ?", [blobId])?.string ?? "") ?? .cache
-        let handle = try blobs.open(blobId, area: area)
+        let handle = try openBlob(blobId).handle   // either area: a publish may have stopped between its steps
         guard handle.plaintextSize == n.size else {
             throw Self.contentMismatch(blobId, path: (try? path(of: n)) ?? n.id,
                                        "it holds \(handle.plaintextSize) bytes of plaintext where the file has \(n.size)")

@@ -18,8 +18,10 @@ extension Vault {
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
-        for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: tmp/\(name)") }
-        // 2. Each node's claimed content against the disk.
+        for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: \(name)") }
+        // 2. Blob files where their rows say (a publish interrupted between commit and move).
+        r.repaired += try repairBlobAreas()
+        // 3. Each node's claimed content against the disk.
         let nodes = try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
         var referenced = Set<String>()
         for n in nodes {
@@ -61,9 +63,9 @@ extension Vault {
                 r.repaired.append("\(p): content is on disk; marked LOCAL")
             }
         }
-        // 3. Revision blobs are referenced too.
+        // 4. Revision blobs are referenced too.
         for row in try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL") { if let b = row[0].string { referenced.insert(b) } }
-        // 4. Blob files or records nobody references.
+        // 5. Blob files or records nobody references.
         for area in [BlobArea.cache, .staging] {
             for id in blobs.idsOnDisk(area) where !referenced.contains(id) {
                 blobs.delete(id, area: area)
@@ -76,21 +78,24 @@ extension Vault {
 }
 
 extension Vault {
-    /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob, an
-    /// atomic write): everything but the partial blob of a download that has not finished, which
-    /// the next attempt resumes. Called by `doctor` and whenever a command holds the vault alone
-    /// (nobody else can be writing there then), so the space comes back before any free-space
-    /// check. Returns the names removed.
+    /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob):
+    /// everything but the partial blob of a download that has not finished, which the next attempt
+    /// resumes; and the temp files of an atomic rewrite of the keyslot file (`keyslots.tmp-<pid>`,
+    /// which hold wrapped master keys). Called by `doctor` and whenever a command holds the vault
+    /// alone (nobody else can be writing them then), so the space comes back before any free-space
+    /// check. Returns the paths removed, relative to the vault root.
     @discardableResult
     func removeInterruptedWrites() throws -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
-        guard !names.isEmpty else { return [] }
-        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
-            .compactMap { $0[0].string.map { $0 + ".partial" } })
         var removed: [String] = []
-        for name in names where !resumable.contains(name) {
-            if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append(name) }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
+        if !names.isEmpty {
+            let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
+                .compactMap { $0[0].string.map { $0 + ".partial" } })
+            for name in names where !resumable.contains(name) {
+                if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append("tmp/" + name) }
+            }
         }
+        for name in layout.keyslotTempFiles() where unlink(layout.path(name)) == 0 { removed.append(name) }
         return removed
     }
 }

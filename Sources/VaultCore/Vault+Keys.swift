@@ -4,7 +4,11 @@ import VaultCrypto
 /// Keyslots: list, add a recovery or escrow slot, remove a slot, change the password.
 extension Vault {
     /// Writes the keyslot file atomically, authenticated with the current master key.
-    func saveKeyslots(_ file: KeyslotFile, macKey: SecureBytes) throws {
+    /// Writes the keyslot file atomically. A change of the slots (`bumpGeneration`) raises the
+    /// envelope generation, so other devices can tell the newer envelope from an older one.
+    func saveKeyslots(_ file: KeyslotFile, macKey: SecureBytes, bumpGeneration: Bool = true) throws {
+        var file = file
+        if bumpGeneration { file.body.generation = (file.body.generation ?? 0) + 1 }
         try POSIX.writeAtomically(try file.serialized(macKey: macKey), to: layout.keyslotFile)
         keyslots = file
     }
@@ -104,4 +108,9 @@ extension Vault {
                                                             kdf: kdf, masterKey: masterKey, vaultId: vaultId))
         try saveKeyslots(file, macKey: keys.keyslotMacKey)
     }
+}
+
+extension Vault {
+    /// Seals and opens what the server stores about nodes (names, records) under this vault's keys.
+    public var remoteCodec: RemoteCodec { RemoteCodec(keyslots: keyslots, keys: keys, masterKey: masterKey) }
 }

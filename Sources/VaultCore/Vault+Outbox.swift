@@ -1,56 +1,125 @@
 import Foundation
+import VaultSQL
 
-/// One local change waiting to be replayed to the server, in order, with the node's version.
-public struct OutboxEntry: Sendable, Codable, Equatable {
-    public var seq: Int64
-    public var op: String
-    public var nodeId: String
-    public var payload: OutboxPayload
-    public var baseVersion: Int64?
-    public var requestId: String
-    public var state: String
-}
-
-/// What the server needs to replay an operation.
-public struct OutboxPayload: Sendable, Codable, Equatable {
-    public var name: String?
-    public var parentId: String?
-    public var remoteId: String?
-    public var blobId: String?
-    public var size: UInt64?
-    public var sha256: String?
-    public var mimeType: String?
-    public init(name: String? = nil, parentId: String? = nil, remoteId: String? = nil, blobId: String? = nil,
-                size: UInt64? = nil, sha256: String? = nil, mimeType: String? = nil) {
-        self.name = name; self.parentId = parentId; self.remoteId = remoteId; self.blobId = blobId
-        self.size = size; self.sha256 = sha256; self.mimeType = mimeType
-    }
-}
-
+/// The outbox: local changes waiting for the server, in order (docs/outbox.md). The tree
+/// operations record them (`enqueue`, and the compaction rules in `Vault+OutboxCompaction`); the
+/// sync layer reads them, records what the server answered, and holds or releases them.
 extension Vault {
-    /// Operations the outbox records (BRIEF §8).
-    public enum OutboxOp: String, Sendable {
-        case createFolder = "create_folder", upload, move, delete
+    static let outboxColumns = "seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at"
+
+    static func outboxEntry(_ r: SQLRow) -> OutboxEntry {
+        OutboxEntry(seq: r[0].int64 ?? 0, op: OutboxOp(rawValue: r[1].string ?? "") ?? .move, nodeId: r[2].string ?? "",
+                    payload: decodePayload(r[3].string), baseVersion: r[4].int64, requestId: r[5].string ?? "",
+                    state: OutboxState(rawValue: r[6].string ?? "") ?? .failed, attempts: r[7].int ?? 0,
+                    lastError: r[8].string, sentAt: r[9].int64)
+    }
+
+    static func decodePayload(_ json: String?) -> OutboxPayload {
+        (try? JSONDecoder().decode(OutboxPayload.self, from: Data((json ?? "{}").utf8))) ?? OutboxPayload()
+    }
+
+    static func encodePayload(_ p: OutboxPayload) throws -> String {
+        String(decoding: try JSONEncoder().encode(p), as: UTF8.self)
     }
 
     /// Records a local change; call inside the transaction that makes the change.
     func enqueue(_ op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?) throws {
-        let json = String(decoding: try JSONEncoder().encode(payload), as: UTF8.self)
         try db.run("INSERT INTO outbox(op, node_id, payload, base_version, request_id, created_at) VALUES (?,?,?,?,?,?)",
-                   [op.rawValue, nodeId, json, baseVersion, UUID().uuidString.lowercased(), Vault.now])
+                   [op.rawValue, nodeId, try Self.encodePayload(payload), baseVersion, Self.newRequestId(), Vault.now])
     }
 
-    /// Drops pending entries of a node that never reached the server (nothing to replay).
-    func dropPendingOutbox(nodeId: String) throws {
-        try db.run("DELETE FROM outbox WHERE node_id = ? AND state = 'pending'", [nodeId])
-    }
+    static func newRequestId() -> String { UUID().uuidString.lowercased() }
 
-    /// Pending outbox entries, oldest first.
+    /// Every outbox entry, oldest first (the replay order).
     public func outbox() throws -> [OutboxEntry] {
-        try db.query("SELECT seq, op, node_id, payload, base_version, request_id, state FROM outbox ORDER BY seq").map { r in
-            OutboxEntry(seq: r[0].int64 ?? 0, op: r[1].string ?? "", nodeId: r[2].string ?? "",
-                        payload: (try? JSONDecoder().decode(OutboxPayload.self, from: Data((r[3].string ?? "{}").utf8))) ?? OutboxPayload(),
-                        baseVersion: r[4].int64, requestId: r[5].string ?? "", state: r[6].string ?? "")
+        try db.query("SELECT \(Self.outboxColumns) FROM outbox ORDER BY seq").map(Self.outboxEntry)
+    }
+
+    /// The entries of one node, oldest first.
+    func outbox(nodeId: String) throws -> [OutboxEntry] {
+        try db.query("SELECT \(Self.outboxColumns) FROM outbox WHERE node_id = ? ORDER BY seq", [nodeId]).map(Self.outboxEntry)
+    }
+
+    /// The state of entry `seq` now, or nil once it is gone (another command may hold it meanwhile).
+    public func outboxState(seq: Int64) throws -> OutboxState? {
+        try db.scalar("SELECT state FROM outbox WHERE seq = ?", [seq])?.string.flatMap(OutboxState.init(rawValue:))
+    }
+
+    /// Notes that entry `seq` is about to be sent: if the process dies before the answer is
+    /// recorded, the next replay knows the server may already have applied it.
+    public func markOutboxSent(seq: Int64) throws {
+        try db.run("UPDATE outbox SET sent_at = ? WHERE seq = ?", [Vault.now, seq])
+    }
+
+    /// Records that entry `seq` could not be replayed: `.conflict` or `.failed`, with the reason
+    /// people see in `vault status`.
+    public func markOutbox(seq: Int64, _ state: OutboxState, reason: String) throws {
+        try db.run("UPDATE outbox SET state = ?, last_error = ?, attempts = attempts + 1, sent_at = NULL WHERE seq = ?",
+                   [state.rawValue, reason, seq])
+    }
+
+    // MARK: - Holds (`vault transfers pause|cancel|resume`)
+
+    /// Pauses (or cancels) the entries of `nodeId` still to replay. Returns how many it marked.
+    /// Only bookkeeping: safe beside a running `vault sync`, which notices at its next progress write.
+    @discardableResult
+    public func holdOutbox(nodeId: String, cancel: Bool) throws -> Int {
+        try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN ('pending', 'failed', 'paused', 'cancelled')",
+                   [(cancel ? OutboxState.cancelled : .paused).rawValue, nodeId])
+    }
+
+    /// Puts paused or cancelled entries (of one node, or all) back in line, with their transfers.
+    @discardableResult
+    public func releaseOutbox(nodeId: String?) throws -> Int {
+        try db.transaction {
+            let held = "('\(TransferState.paused.rawValue)', '\(TransferState.cancelled.rawValue)')"
+            if let nodeId {
+                try db.run("UPDATE transfers SET state = 'queued' WHERE node_id = ? AND state IN \(held)", [nodeId])
+                return try db.run("UPDATE outbox SET state = 'pending' WHERE node_id = ? AND state IN ('paused', 'cancelled')", [nodeId])
+            }
+            try db.run("UPDATE transfers SET state = 'queued' WHERE state IN \(held)")
+            return try db.run("UPDATE outbox SET state = 'pending' WHERE state IN ('paused', 'cancelled')")
         }
+    }
+
+    /// `paused` or `cancelled` when the user holds the uploads of `nodeId`, else nil.
+    public func outboxHold(nodeId: String) throws -> OutboxState? {
+        try db.scalar("SELECT state FROM outbox WHERE node_id = ? AND state IN ('paused', 'cancelled') LIMIT 1", [nodeId])?
+            .string.flatMap(OutboxState.init(rawValue:))
+    }
+
+    /// Unfinished upload transfers whose entries the user holds: the sync layer aborts a
+    /// cancelled one's server session and shows each as paused or cancelled.
+    public func heldUploadTransfers() throws -> [(transfer: TransferRow, hold: OutboxState)] {
+        try db.query("""
+            SELECT DISTINCT \(Self.transferColumns(prefix: "t.")), o.state FROM transfers t JOIN outbox o ON o.node_id = t.node_id
+            WHERE t.direction = 'upload' AND t.state != 'done' AND o.state IN ('paused', 'cancelled')
+            """).map { (Self.transferRow($0), OutboxState(rawValue: $0[15].string ?? "") ?? .paused) }
+    }
+
+    // MARK: - For people
+
+    /// Entries by state.
+    public func outboxCounts() throws -> OutboxCounts {
+        var c = OutboxCounts()
+        for r in try db.query("SELECT state, count(*) FROM outbox GROUP BY state") {
+            let n = r[1].int ?? 0
+            switch OutboxState(rawValue: r[0].string ?? "") {
+            case .pending?: c.pending += n
+            case .conflict?: c.conflict += n
+            case .paused?, .cancelled?: c.held += n
+            case .failed?, nil: c.failed += n
+            }
+        }
+        return c
+    }
+
+    /// Entries in conflict or failed, oldest first (at most `limit`), with their reasons.
+    public func outboxProblems(limit: Int = 20) throws -> [OutboxProblem] {
+        try db.query("SELECT \(Self.outboxColumns) FROM outbox WHERE state IN ('conflict', 'failed') ORDER BY seq LIMIT ?", [limit])
+            .map(Self.outboxEntry).map { e in
+                let path = try node(id: e.nodeId).map { try self.path(of: $0) } ?? "(removed) \(e.payload.name ?? e.nodeId)"
+                return OutboxProblem(path: path, op: e.op, state: e.state, reason: e.lastError)
+            }
     }
 }

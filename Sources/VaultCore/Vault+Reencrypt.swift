@@ -18,6 +18,7 @@ extension Vault {
             try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [Self.reencryptMarkKey, String(m)])
             return m
         }
+        try repairBlobAreas()   // each file where its row says, before it is re-sealed in that area
         let todo = try db.query("SELECT id, area FROM blobs WHERE rowid <= ? ORDER BY rowid", [mark])
         var done = 0
         for row in todo {

@@ -91,15 +91,4 @@ extension Vault {
         blobs.delete(blobId, area: .cache)
         return UInt64(max(0, row[1].int64 ?? 0))
     }
-
-    /// Marks a node's staged content as uploaded: it moves to the cache, and becomes evictable.
-    /// (Used by the sync layer once the server holds the content.)
-    public func markUploaded(nodeId: String, remoteId: String, version: Int64) throws {
-        guard let n = try node(id: nodeId) else { throw VaultError(.notFound, "no node \(nodeId)") }
-        if let blobId = n.localPath, try db.scalar("SELECT area FROM blobs WHERE id=?", [blobId])?.string == "staging" {
-            try blobs.move(blobId, from: .staging, to: .cache)
-            try db.run("UPDATE blobs SET area='cache' WHERE id=?", [blobId])
-        }
-        try db.run("UPDATE nodes SET remote_id=?, version=?, pending_op=NULL WHERE id=?", [remoteId, version, nodeId])
-    }
 }

@@ -154,10 +154,12 @@ extension Vault {
                     try insert(n)
                 }
                 try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [n.id, blob.id])
-                try enqueue(.upload, nodeId: n.id,
-                            payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: blob.id,
-                                           size: blob.size, sha256: blob.sha256, mimeType: n.mimeType),
-                            baseVersion: existing?.version)
+                if try existing == nil || !mergeNewContent(into: n, blob: blob) {
+                    try enqueue(.upload, nodeId: n.id,
+                                payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: blob.id,
+                                               size: blob.size, sha256: blob.sha256, mimeType: n.mimeType),
+                                baseVersion: existing?.version)
+                }
                 return n
             }
         } catch {
@@ -183,7 +185,8 @@ extension Vault {
             } else {
                 (parent, name) = try parentAndName(dest)
             }
-            if parent.id == n.parentId && name == n.name { return n }
+            // Names compare byte for byte (Swift's `==` would call "é" and "e" + U+0301 equal).
+            if parent.id == n.parentId && name.utf8.elementsEqual(n.name.utf8) { return n }
             try requireFree(name, in: parent)
             // No cycles: the new parent may not be the node or one of its descendants.
             var walk: Node? = parent
@@ -227,16 +230,15 @@ extension Vault {
                 }
                 try db.run("DELETE FROM blobs WHERE node_id = ?", [x.id])
                 try db.run("DELETE FROM revisions WHERE node_id = ?", [x.id])
-                try dropPendingOutbox(nodeId: x.id)
             }
+            try compactOutbox(removing: all)
             // Children first, for the parent reference.
             for x in all.reversed() { try db.run("DELETE FROM nodes WHERE id = ?", [x.id]) }
-            if n.remoteId != nil {
-                try enqueue(.delete, nodeId: n.id, payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId), baseVersion: n.version)
-            }
+            try db.run("DELETE FROM transfers WHERE node_id NOT IN (SELECT id FROM nodes)")
             return all
         }
-        for (id, area) in doomedBlobs { blobs.delete(id, area: area) }
+        // Both areas: a publish interrupted between its commit and its move leaves the file in the other.
+        for (id, _) in doomedBlobs { blobs.delete(id, area: .cache); blobs.delete(id, area: .staging) }
         return removed
     }
 

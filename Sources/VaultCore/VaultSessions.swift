@@ -139,7 +139,10 @@ public struct VaultSessions {
     public func unlock(recoveryKey typed: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        return try hold(masterKey: try unlockMaster(file) { try file.unlock(recoveryKey: try RecoveryKey.parse(typed)) },
+        // A typo (wrong length, a letter outside the alphabet, a failed checksum) is caught before
+        // any key is tried, so it is not a failed unlock: only a well-formed key counts.
+        let key = try RecoveryKey.parse(typed)
+        return try hold(masterKey: try unlockMaster(file) { try file.unlock(recoveryKey: key) },
                         idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
     }
 
@@ -150,8 +153,9 @@ public struct VaultSessions {
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
         let link = agent(for: try Vault.readKeyslots(layout).0.body.vaultId, avail)
-        try link?.yieldVault()
+        let yielded = try link?.yieldVault()
         let vault = try Vault.open(layout: layout, masterKey: masterKey, access: .read)
+        vault.heldWhileOpen = yielded
         try noteSuccess(vault)
         try opened(vault)
         guard avail.available else { warnNoKeyring(avail.reason); return false }
@@ -198,14 +202,14 @@ public struct VaultSessions {
     }
 
     /// The current keyring session, if unlocked and not expired (an expired one is removed).
-    /// With a running agent the agent answers (it enforces the deadlines itself); a `v2` item
-    /// whose agent is gone opens nothing and is removed.
-    public func currentSession() throws -> (KeyringSession.Record?, expiredReason: String?) {
+    /// With a running agent the agent answers (it enforces the deadlines itself), and `touch`
+    /// (a use) moves its idle deadline; a `v2` item whose agent is gone opens nothing and is removed.
+    public func currentSession(touch: Bool = true) throws -> (KeyringSession.Record?, expiredReason: String?) {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         guard avail.available else { return (nil, nil) }
         if let link = agent(for: file.body.vaultId, avail) {
-            let (rec, why) = try link.session()
+            let (rec, why) = try link.session(countsAsUse: touch)
             return (rec, why)
         }
         let ring = KeyringSession(vaultId: file.body.vaultId)
@@ -225,17 +229,42 @@ public struct VaultSessions {
         return (rec, nil)
     }
 
+    /// The session between two steps of a long-lived command (`VaultReopener.check`), without
+    /// opening the vault. `touch` counts as use: the agent moves its idle deadline, or a `v1`
+    /// item's clock is refreshed as `open` refreshes it.
+    public func checkSession(touch: Bool) throws -> (KeyringSession.Record?, expiredReason: String?) {
+        let (file, _) = try Vault.readKeyslots(layout)
+        var (session, expired) = try currentSession(touch: touch)
+        guard touch, var rec = session, agent(for: file.body.vaultId, keyringAvailability) == nil else { return (session, expired) }
+        let now = Vault.now
+        if now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout) {
+            rec.lastUsedAt = now
+            try KeyringSession(vaultId: file.body.vaultId).store(rec)
+            session = rec
+        }
+        return (session, expired)
+    }
+
     /// Opens the vault for one command: from the keyring session, else with a password when the
     /// vault has no keyring or the user named a password source; else it is locked. `access`
     /// `.read` lets the command run on a read-only filesystem (see `Vault.open`).
     public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive, access: Vault.Access = .readWrite) throws -> Vault {
+        try open(password: password, lock: lock, access: access, touch: true, lockTimeout: Vault.lockTimeout).vault
+    }
+
+    /// `open(password:lock:access:)` for a long-lived command that opens the vault again for each
+    /// step (`vault browse`): `touch` false leaves the session's idle clock alone (a screen
+    /// refreshing by itself is not use), `lockTimeout` bounds the wait for the vault lock (0: fail
+    /// at once with `.busy`). Also returns the keyring session the vault was opened from, if any.
+    public func open(password: PasswordSource, lock: VaultLock.Request, access: Vault.Access = .readWrite, touch: Bool,
+                     lockTimeout: TimeInterval) throws -> (vault: Vault, session: KeyringSession.Record?) {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
         let link = agent(for: file.body.vaultId, avail)
         if avail.available {
             let ring = KeyringSession(vaultId: file.body.vaultId)
-            let (session, expired) = try currentSession()
+            let (session, expired) = try currentSession(touch: touch)
             if let rec = session, rec.epoch != file.body.epoch, file.body.pendingRotation == nil {
                 // The master key was rotated by another path since this session began.
                 try link?.lock(reason: "its master key was rotated since it was unlocked")
@@ -245,25 +274,28 @@ public struct VaultSessions {
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
-                if lock != .control { try link?.yieldVault() }
-                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access)
+                let yielded = lock != .control ? try link?.yieldVault() : nil
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
+                vault.heldWhileOpen = yielded
                 let rotated = vault.keyslots.body.epoch != rec.epoch
+                var store = rotated
                 if rotated {
                     // This command finished an interrupted rotation: keep the new key.
                     rec.epoch = vault.keyslots.body.epoch
                     rec.masterKey = vault.masterKey
                 }
                 if let link {
-                    // The agent counted this use itself; it only needs a rotated key.
+                    // The agent counted this use itself (or not, without `touch`); it only needs a rotated key.
                     if rotated { try link.replace(masterKey: rec.masterKey, epoch: rec.epoch) }
-                    return vault
+                    return (vault, rec)
                 }
                 let now = Vault.now
-                if rotated || now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout) {
+                if touch && (rotated || now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout)) {
                     rec.lastUsedAt = now
-                    try ring.store(rec)
+                    store = true
                 }
-                return vault
+                if store { try ring.store(rec) }
+                return (vault, rec)
             }
             if !password.isExplicit {
                 if let expired {
@@ -277,10 +309,11 @@ public struct VaultSessions {
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let opened = try unlockMaster(file) { try file.unlockPassword(pw) }
-        if lock != .control { try link?.yieldVault() }
-        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access)
+        let yielded = lock != .control ? try link?.yieldVault() : nil
+        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
+        vault.heldWhileOpen = yielded
         try noteSuccess(vault)
         try upgrade(vault, opened.legacySlot, pw)
-        return vault
+        return (vault, nil)
     }
 }

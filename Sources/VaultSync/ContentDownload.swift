@@ -34,7 +34,7 @@ final class ContentDownload {
         let record = try TransferRecord.download(in: vault, nodeId: node.id, total: Int64(node.size))
         if let onProgress {
             let total = Int64(node.size)
-            record.observer = { onProgress(TransferProgress(path: path, direction: "download", bytesDone: $0, bytesTotal: total)) }
+            record.observer = { onProgress(TransferProgress(path: path, direction: .download, bytesDone: $0, bytesTotal: total)) }
         }
         var failures = 0
         while true {
@@ -76,13 +76,10 @@ final class ContentDownload {
     private func fetch(_ remoteId: String, path: String, size: UInt64, version: Int64, record: TransferRecord) throws -> BlobRecord {
         var response: HTTPResponse?
         var received: Int64 = 0
-        var offset: UInt64 = 0
-        api.http.onProgress = { _, got in record.progress(Int64(offset) + got); return true }
-        defer { api.http.onProgress = nil }
         let blob = try vault.blobs.writeResumable(area: .cache, resuming: record.partialBlobId,
                                                   onStart: { if $0 != record.partialBlobId { record.setPartialBlob($0) } }) { resumeAt, emitNow in
-          offset = resumeAt
           self.arrived = resumeAt
+          record.progress(Int64(resumeAt), force: true)   // persisted at the start, so a kill never shows less
           if resumeAt > 0 { say("\(path): resuming the download at \(ByteCount.format(resumeAt))") }
           let remaining = Int64(size) - Int64(resumeAt)
           try withoutActuallyEscaping(emitNow) { emit in
@@ -104,6 +101,7 @@ final class ContentDownload {
                     received += Int64(piece.count)
                     self.arrived = resumeAt + UInt64(received)
                     try emit(piece)
+                    record.progress(Int64(self.arrived))   // coalesced: a few writes a second
                     if received >= 4 << 20 { TestHooks.crashPoint("download-midway") }
                 })
             } catch let e as HTTPError {
@@ -186,30 +184,17 @@ final class ContentDownload {
                              "the server sent content for \(path) that does not match its checksum (expected SHA-256 \(node.sha256 ?? "unknown"), \(node.size) bytes; got \(blob.sha256), \(blob.size) bytes); it was discarded",
                              hint: "the server or the network corrupted the file; nothing was stored; report it to the server's administrator")
         }
-        do {
-            try vault.db.transaction {
-                try vault.db.run("""
-                    INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at)
-                    VALUES (?, ?, 'cache', ?, ?, ?, ?, ?)
-                    """, [blob.id, node.id, Int64(blob.size), Int64(blob.sealedSize), blob.sha256, Int64(blob.keyEpoch),
-                          Int64(Date().timeIntervalSince1970)])
-                try vault.db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ? AND content_state = 'NOT_DOWNLOADED'",
-                                 [blob.id, node.id])
-            }
-        } catch {
+        let published: Node?
+        do { published = try vault.publishDownloaded(blob, nodeId: node.id) } catch {
             vault.blobs.delete(blob.id, area: .cache)
             throw error
         }
         record.progress(Int64(blob.size), force: true)
         record.set(.done)
-        guard let updated = try vault.node(id: node.id), updated.localPath == blob.id else {
-            vault.blobs.delete(blob.id, area: .cache)
-            _ = try? vault.db.run("DELETE FROM blobs WHERE id = ?", [blob.id])
-            throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again")
-        }
+        guard let published else { throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again") }
         // New content in the cache: fit the cache to the budget, keeping this file (it is being
         // read or was asked for). The download stands even if that bookkeeping fails.
         if let warning = (try? vault.applyBudget(keeping: [node.id]))?.message { say("warning: " + warning) }
-        return updated
+        return published
     }
 }

@@ -11,8 +11,6 @@ public struct NetworkCost: Sendable {
     /// Where the answer came from, for messages.
     public var source: String
 
-    static let settingKey = "metered"
-    static let thresholdKey = "large_transfer_bytes"
     /// Transfers at least this large wait for an unmetered network (unless allowed).
     public static let defaultLargeTransferBytes: UInt64 = 50 << 20
 
@@ -20,7 +18,7 @@ public struct NetworkCost: Sendable {
         if let v = environment["VAULT_METERED"], v == "1" || v == "0" {
             return NetworkCost(metered: v == "1", source: "VAULT_METERED")
         }
-        if let s = try vault.db.scalar("SELECT value FROM settings WHERE key = ?", [settingKey])?.string, s != "auto" {
+        if let s = try vault.setting(.metered), s != "auto" {
             return NetworkCost(metered: s == "yes", source: "the vault's setting")
         }
         var value: UInt32 = 0
@@ -34,22 +32,15 @@ public struct NetworkCost: Sendable {
 
     /// The size from which a transfer counts as large.
     public static func largeTransferBytes(vault: Vault) throws -> UInt64 {
-        try vault.db.scalar("SELECT value FROM settings WHERE key = ?", [thresholdKey])?.string.flatMap(UInt64.init)
-            ?? defaultLargeTransferBytes
+        try vault.setting(.largeTransferBytes).flatMap(UInt64.init) ?? defaultLargeTransferBytes
     }
 
     /// Stores `yes`, `no` or `auto` (ask NetworkManager).
     public static func setMetered(_ value: String, vault: Vault) throws {
-        try vault.db.transaction {
-            try vault.db.run("DELETE FROM settings WHERE key = ?", [settingKey])
-            try vault.db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [settingKey, value])
-        }
+        try vault.setSetting(.metered, value)
     }
 
     public static func setLargeTransferBytes(_ bytes: UInt64, vault: Vault) throws {
-        try vault.db.transaction {
-            try vault.db.run("DELETE FROM settings WHERE key = ?", [thresholdKey])
-            try vault.db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [thresholdKey, String(bytes)])
-        }
+        try vault.setSetting(.largeTransferBytes, String(bytes))
     }
 }

@@ -23,11 +23,21 @@ struct UploadJob {
 /// How an upload ended (errors that stop it are thrown as `VaultError`).
 enum UploadOutcome {
     case uploaded(FileResource)
-    /// The server holds a newer version (412) or the name is taken (409): nothing was overwritten.
-    case conflict(String)
+    /// The server holds a newer version (412) or the name is taken (409, `nameTaken`): nothing
+    /// was overwritten.
+    case conflict(String, nameTaken: Bool)
     /// The user paused or cancelled it meanwhile (`paused` / `cancelled`); nothing more was sent.
     /// The caller settles it (`OutboxReplay.settleHolds`): its transfer row and the server session.
-    case held(String)
+    case held(OutboxState)
+    /// Failed for a reason of this upload alone (unreadable staged content, a checksum the server
+    /// computed differently, a request the server refuses such as a full quota): recorded on the
+    /// transfer; the other entries go on.
+    case failed(String)
+}
+
+/// A failure of one upload that the others do not share (see `UploadOutcome.failed`).
+struct EntryFailure: Error {
+    var reason: String
 }
 
 /// A failure worth another try after a backoff.
@@ -57,7 +67,7 @@ final class ResumableUpload {
 
     private enum Step {
         case done(FileResource)
-        case conflict(String)
+        case conflict(String, nameTaken: Bool)
         /// Try again at once (a fresh session, or re-read the status); not a failure.
         case again
         /// The user asked to stop (see `TransferRecord.holdRequested`).
@@ -68,13 +78,13 @@ final class ResumableUpload {
         let record = try TransferRecord.upload(in: vault, nodeId: job.nodeId, requestId: job.requestId,
                                                blobId: job.blobId, total: job.size)
         if let onProgress {
-            record.observer = { onProgress(TransferProgress(path: job.path, direction: "upload", bytesDone: $0, bytesTotal: job.size)) }
+            record.observer = { onProgress(TransferProgress(path: job.path, direction: .upload, bytesDone: $0, bytesTotal: job.size)) }
         }
-        let area = BlobArea(rawValue: try vault.db.scalar("SELECT area FROM blobs WHERE id = ?", [job.blobId])?.string ?? "") ?? .staging
-        let handle: BlobHandle
-        do { handle = try vault.blobs.open(job.blobId, area: area) } catch {
-            record.set(.failed, error: "the staged content is unreadable: \(error)")
-            throw error
+        let handle: BlobHandle, area: BlobArea
+        do { (handle, area) = try vault.openBlob(job.blobId) } catch {
+            let why = "the staged content is unreadable: \((error as? VaultError)?.message ?? "\(error)")"
+            record.set(.failed, error: why)
+            return .failed(why)
         }
         record.set(.running)
         heldBefore = -1
@@ -88,14 +98,14 @@ final class ResumableUpload {
                     record.progress(job.size, force: true)
                     record.set(.done)
                     return .uploaded(file)
-                case .conflict(let why):
+                case let .conflict(why, nameTaken):
                     record.set(.conflict, error: why)
-                    return .conflict(why)
+                    return .conflict(why, nameTaken: nameTaken)
                 case .again:
                     quickRepeats += 1
                     if quickRepeats > 5 { throw RetryableFailure(reason: "the server keeps losing the upload session", retryAfter: nil) }
                 case .held:
-                    return .held(record.holdRequested ?? "paused")
+                    return .held(record.holdRequested ?? .paused)
                 }
             } catch let f as RetryableFailure {
                 if let h = record.holdRequested { return .held(h) }
@@ -107,6 +117,10 @@ final class ResumableUpload {
                     throw VaultError(.io, "the upload of \(job.path) stopped after \(failures) failed attempts: \(f.reason)",
                                      hint: "run `vault sync` (or `vault transfers resume`) later; it continues where the server stopped")
                 }
+            } catch let f as EntryFailure {
+                if let h = record.holdRequested { return .held(h) }
+                record.set(.failed, error: f.reason)
+                return .failed(f.reason)
             } catch {
                 if let h = record.holdRequested { return .held(h) }
                 record.set(.failed, error: (error as? VaultError)?.message ?? "\(error)")
@@ -189,10 +203,9 @@ final class ResumableUpload {
             record.setSession(uploadId: nil, url: nil)
             return .again
         case 412:
-            return .conflict(Self.conflictReason(r, job))
+            return .conflict(Self.conflictReason(r, job), nameTaken: false)
         case 422:
-            throw VaultError(.integrity, "the server computed a different SHA-256 for \(job.path) than the staged content's; nothing was published",
-                             hint: "run `vault doctor --verify`, then `vault sync` again")
+            throw EntryFailure(reason: "the server computed a different SHA-256 for \(job.path) than the staged content's; nothing was published (run `vault doctor --verify`)")
         default:
             try failure(r, doing: "upload a chunk of \(job.path)")
         }
@@ -244,9 +257,9 @@ final class ResumableUpload {
         let r = try transport { try api.json(.post, "/v1/upload?uploadType=resumable", body: body) }
         switch r.status {
         case 200, 201: return (try ServerAPI.decode(UploadSessionResponse.self, r), r.status == 201, nil)
-        case 412: return (nil, false, .conflict(Self.conflictReason(r, job)))
+        case 412: return (nil, false, .conflict(Self.conflictReason(r, job), nameTaken: false))
         case 409 where ServerAPI.apiError(r)?.code != "chunk_in_progress":
-            return (nil, false, .conflict("the server refused: \(ServerAPI.apiError(r)?.message ?? "name taken")"))
+            return (nil, false, .conflict("the server refused: \(ServerAPI.apiError(r)?.message ?? "name taken")", nameTaken: true))
         default:
             try failure(r, doing: "start the upload of \(job.path)")
             return (nil, false, nil)
@@ -280,12 +293,14 @@ final class ResumableUpload {
         }
     }
 
-    /// Throws `RetryableFailure` for a retryable status, else a final `VaultError`.
+    /// Throws `RetryableFailure` for a retryable status, `EntryFailure` for a refusal of this
+    /// upload (a 4xx other than 401), else a final `VaultError`.
     private func failure(_ r: HTTPResponse, doing what: String) throws -> Never {
         if RetryPolicy.isRetryable(status: r.status) {
             let detail = ServerAPI.apiError(r)?.message ?? "HTTP \(r.status)"
             throw RetryableFailure(reason: "server answered \(r.status): \(detail)", retryAfter: RetryPolicy.retryAfter(r))
         }
+        if (400..<500).contains(r.status) && r.status != 401 { throw EntryFailure(reason: ServerAPI.statusError(r, doing: what).message) }
         throw ServerAPI.statusError(r, doing: what)
     }
 

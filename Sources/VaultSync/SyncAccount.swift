@@ -1,6 +1,5 @@
 import Foundation
 import VaultCore
-import VaultSQL
 
 /// The server this vault syncs with, as kept in the encrypted `sync_state` table: address, user,
 /// device id, the current bearer token and its expiry, and the server password (the server has no
@@ -20,21 +19,16 @@ public struct SyncAccount: Sendable {
     var token: String?
     var tokenExpiresAt: Date?
 
-    static let keys = ["server_url", "server_user", "device_id", "server_ca_file", "server_insecure_http",
-                       "server_password", "server_token", "server_token_expires"]
-
     /// The account stored in `vault`, or nil when `vault login` never ran.
     public static func load(from vault: Vault) throws -> SyncAccount? {
-        var v: [String: String] = [:]
-        for row in try vault.db.query("SELECT key, value FROM sync_state WHERE key LIKE 'server_%' OR key = 'device_id'") {
-            if let k = row[0].string, let value = row[1].string { v[k] = value }
-        }
-        guard let url = v["server_url"], let user = v["server_user"], let password = v["server_password"] else { return nil }
+        let v = try vault.syncState([.serverURL, .serverUser, .deviceId, .serverCAFile, .serverInsecureHTTP, .serverPassword,
+                                     .serverToken, .serverTokenExpires])
+        guard let url = v[.serverURL], let user = v[.serverUser], let password = v[.serverPassword] else { return nil }
         return SyncAccount(serverURL: TestHooks.serverURLOverride ?? url, user: user,
-                           deviceId: v["device_id"] ?? UUID().uuidString.lowercased(),
-                           caFile: v["server_ca_file"], insecureHTTP: v["server_insecure_http"] == "1",
-                           password: password, token: v["server_token"],
-                           tokenExpiresAt: v["server_token_expires"].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
+                           deviceId: v[.deviceId] ?? UUID().uuidString.lowercased(),
+                           caFile: v[.serverCAFile], insecureHTTP: v[.serverInsecureHTTP] == "1",
+                           password: password, token: v[.serverToken],
+                           tokenExpiresAt: v[.serverTokenExpires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
     }
 
     /// Loads the account or explains how to create one.
@@ -48,31 +42,16 @@ public struct SyncAccount: Sendable {
 
     /// Writes every field (one transaction).
     func save(to vault: Vault) throws {
-        let values: [(String, String?)] = [
-            ("server_url", serverURL), ("server_user", user), ("device_id", deviceId), ("server_ca_file", caFile),
-            ("server_insecure_http", insecureHTTP ? "1" : nil),
-            ("server_password", password), ("server_token", token),
-            ("server_token_expires", tokenExpiresAt.map { String($0.timeIntervalSince1970) }),
-        ]
-        try vault.db.transaction {
-            for (k, value) in values {
-                try vault.db.run("DELETE FROM sync_state WHERE key = ?", [k])
-                if let value { try vault.db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [k, value]) }
-            }
-        }
+        try vault.setSyncState([
+            (.serverURL, serverURL), (.serverUser, user), (.deviceId, deviceId), (.serverCAFile, caFile),
+            (.serverInsecureHTTP, insecureHTTP ? "1" : nil),
+            (.serverPassword, password), (.serverToken, token),
+            (.serverTokenExpires, tokenExpiresAt.map { String($0.timeIntervalSince1970) }),
+        ])
     }
 
     /// Stores a freshly obtained token.
     func saveToken(in vault: Vault) throws {
-        try vault.db.transaction {
-            try vault.db.run("DELETE FROM sync_state WHERE key IN ('server_token', 'server_token_expires')")
-            if let token {
-                try vault.db.run("INSERT INTO sync_state(key, value) VALUES ('server_token', ?)", [token])
-            }
-            if let tokenExpiresAt {
-                try vault.db.run("INSERT INTO sync_state(key, value) VALUES ('server_token_expires', ?)",
-                                 [String(tokenExpiresAt.timeIntervalSince1970)])
-            }
-        }
+        try vault.setSyncState([(.serverToken, token), (.serverTokenExpires, tokenExpiresAt.map { String($0.timeIntervalSince1970) })])
     }
 }

@@ -97,9 +97,11 @@ public final class SyncClient {
     /// the server, so more connections cost no re-sent bytes; four keep loopback near line rate.
     public static let defaultConcurrency = 4
 
-    /// Replays every pending local change to the server, in order. Stops at the first failure
-    /// that retries could not overcome (its transfer is left waiting, resumable); conflicts are
-    /// recorded and reported, never overwritten.
+    /// Replays every pending local change to the server, in order. An entry that fails for a
+    /// reason of its own is marked failed (with the reason) and the entries that do not depend
+    /// on it go on; conflicts are recorded and reported, never overwritten. Stops at the first
+    /// failure no entry can get past (the server or network down after retries); its transfer is
+    /// left waiting, resumable. Records how the sync went (`Vault.syncHealth`).
     /// - Parameter concurrency: chunks of one upload in flight at once, each on its own connection (1…16).
     /// - Parameter holdLargeFrom: when set, uploads of at least this many bytes wait (metered network).
     public func push(concurrency: Int = SyncClient.defaultConcurrency, holdLargeFrom: UInt64? = nil) throws -> PushSummary {
@@ -109,11 +111,9 @@ public final class SyncClient {
         // Uploaded content moves from staging to the cache: fit the cache to the budget after the
         // replay, also when it stopped part-way.
         defer { if let warning = (try? vault.applyBudget())?.message { say("warning: " + warning) } }
-        let summary = try replay.run()
-        try vault.db.transaction {
-            try vault.db.run("DELETE FROM sync_state WHERE key = 'last_sync_at'")
-            try vault.db.run("INSERT INTO sync_state(key, value) VALUES ('last_sync_at', ?)", [String(Int64(Date().timeIntervalSince1970))])
-        }
+        let summary = try recordingFailure { try replay.run() }
+        try vault.recordSyncSuccess()
+        try vault.pruneTransfers()
         return summary
     }
 
@@ -121,10 +121,11 @@ public final class SyncClient {
     /// content downloads in the background of sync). Files at least `holdLargeFrom` bytes wait
     /// when the network is metered. Returns (downloaded, waiting).
     public func downloadPinned(holdLargeFrom: UInt64? = nil) throws -> (downloaded: Int, waiting: Int) {
-        let ids = try vault.db.query("""
-            SELECT id FROM nodes WHERE type = 'file' AND pinned = 1 AND remote_id IS NOT NULL
-              AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
-            """).compactMap { $0[0].string }
+        try recordingFailure { try downloadPinnedFiles(holdLargeFrom: holdLargeFrom) }
+    }
+
+    private func downloadPinnedFiles(holdLargeFrom: UInt64?) throws -> (downloaded: Int, waiting: Int) {
+        let ids = try vault.pinnedFilesToDownload()
         var done = 0, waiting = 0
         for id in ids {
             guard let node = try vault.node(id: id) else { continue }
@@ -136,6 +137,14 @@ public final class SyncClient {
             done += 1
         }
         return (done, waiting)
+    }
+
+    /// Runs `body`; an error it throws is recorded as a failed sync (for `vault status`) and rethrown.
+    private func recordingFailure<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch {
+            try? vault.recordSyncFailure((error as? VaultError)?.message ?? "\(error)")
+            throw error
+        }
     }
 
     /// Pauses (or, with `cancel`, cancels) the pending upload of `nodeId`: its outbox entries are
@@ -151,8 +160,7 @@ public final class SyncClient {
     /// running `vault sync`, which stops that upload at its next progress write (about three
     /// times a second) and settles it (a cancel aborts the server session). Returns the entries marked.
     public static func requestHold(vault: Vault, nodeId: String, cancel: Bool) throws -> Int {
-        try vault.db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN ('pending', 'paused', 'cancelled')",
-                         [cancel ? "cancelled" : "paused", nodeId])
+        try vault.holdOutbox(nodeId: nodeId, cancel: cancel)
     }
 
     /// Waits (up to `timeout`) until no upload of `nodeId` is running, i.e. the sync beside us
@@ -160,8 +168,7 @@ public final class SyncClient {
     public static func waitUntilStopped(vault: Vault, nodeId: String, timeout: TimeInterval = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            let running = (try? vault.db.scalar("SELECT count(*) FROM transfers WHERE node_id = ? AND direction = 'upload' AND state = 'running'",
-                                                [nodeId])?.int) ?? 0
+            let running = (try? vault.runningUploads(nodeId: nodeId)) ?? 0
             if running == 0 { return true }
             usleep(100_000)
         }
@@ -171,12 +178,7 @@ public final class SyncClient {
     /// Puts paused or cancelled entries (of one node, or all) back in line for the next push.
     @discardableResult
     public static func release(vault: Vault, nodeId: String?) throws -> Int {
-        if let nodeId {
-            try vault.db.run("UPDATE transfers SET state = 'queued' WHERE node_id = ? AND state = 'paused'", [nodeId])
-            return try vault.db.run("UPDATE outbox SET state = 'pending' WHERE node_id = ? AND state IN ('paused', 'cancelled')", [nodeId])
-        }
-        try vault.db.run("UPDATE transfers SET state = 'queued' WHERE state = 'paused'")
-        return try vault.db.run("UPDATE outbox SET state = 'pending' WHERE state IN ('paused', 'cancelled')")
+        try vault.releaseOutbox(nodeId: nodeId)
     }
 
     /// Makes `node`'s content local: downloads it when it is NOT_DOWNLOADED and on the server.
@@ -202,8 +204,7 @@ public final class SyncClient {
 public struct TransferProgress: Sendable {
     /// The file's vault path.
     public var path: String
-    /// `upload` or `download`.
-    public var direction: String
+    public var direction: TransferDirection
     public var bytesDone: Int64
     public var bytesTotal: Int64
 }

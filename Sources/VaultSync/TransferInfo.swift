@@ -5,10 +5,9 @@ import VaultCore
 public struct TransferInfo: Sendable, Codable, Equatable {
     /// The row id in the `transfers` table.
     public var id: Int64
-    /// The vault path of the file, when the node still exists.
+    /// The vault path of the file.
     public var path: String?
-    /// `upload` or `download`.
-    public var direction: String
+    public var direction: TransferDirection
     /// Where it stands.
     public var state: TransferState
     /// Bytes the other side confirmed (uploads) or that arrived (downloads); persisted a few times a second.
@@ -24,26 +23,18 @@ public struct TransferInfo: Sendable, Codable, Equatable {
     /// When the row last changed (seconds since the epoch).
     public var updatedAt: Int64
 
-    /// Every transfer, newest first. Call it with the vault open and nothing transferring in this
-    /// process: the vault lock then guarantees no other process runs a transfer, so a row still
-    /// marked running was interrupted and is shown as `interrupted` — unless `besideSync` (this
-    /// command runs beside a `vault sync`, whose transfers really are running).
+    /// Every transfer of a file that still exists, newest first (finished ones: the recent
+    /// history, see `Vault.transferHistoryCount`). Call it with the vault open and nothing
+    /// transferring in this process: the vault lock then guarantees no other process runs a
+    /// transfer, so a row still marked running was interrupted and is shown as `interrupted` —
+    /// unless `besideSync` (this command runs beside a `vault sync`, whose transfers really are running).
     public static func all(in vault: Vault, besideSync: Bool = false) throws -> [TransferInfo] {
-        try vault.db.query("""
-            SELECT id, node_id, direction, state, bytes_done, bytes_total, attempts, next_attempt_at, error, updated_at
-            FROM transfers ORDER BY id DESC
-            """).map { r in
-            let node = try r[1].string.flatMap { try vault.node(id: $0) }
-            return TransferInfo(id: r[0].int64 ?? 0, path: try node.map { try vault.path(of: $0) },
-                                direction: r[2].string ?? "", state: Self.shown(r[3].string, besideSync: besideSync),
-                                bytesDone: r[4].int64 ?? 0, bytesTotal: r[5].int64 ?? 0, attempts: r[6].int64 ?? 0,
-                                nextAttemptAt: r[7].int64, error: r[8].string, updatedAt: r[9].int64 ?? 0)
+        try vault.transfers().map { t in
+            TransferInfo(id: t.id, path: try vault.node(id: t.nodeId).map { try vault.path(of: $0) },
+                         direction: t.direction, state: t.state == .running && !besideSync ? .interrupted : t.state,
+                         bytesDone: t.bytesDone, bytesTotal: t.bytesTotal, attempts: t.attempts,
+                         nextAttemptAt: t.nextAttemptAt, error: t.error, updatedAt: t.updatedAt)
         }
-    }
-
-    private static func shown(_ stored: String?, besideSync: Bool) -> TransferState {
-        let state = TransferState(rawValue: stored ?? "") ?? .failed
-        return state == .running && !besideSync ? .interrupted : state
     }
 
     /// A one-line description: state, bytes and reason.
@@ -58,10 +49,11 @@ public struct TransferInfo: Sendable, Codable, Equatable {
         case .conflict: state = "conflict"
         case .interrupted: state = "interrupted (resume with `vault transfers resume`)"
         case .paused: state = "paused (`vault transfers resume`)"
+        case .cancelled: state = "cancelled, awaiting upload (`vault transfers resume` sends it)"
         case .waitingForUnmetered: state = "waiting for an unmetered network (or `vault sync --allow-metered`)"
         default: state = self.state.rawValue
         }
         if let error, self.state != .done { state += " (\(error))" }
-        return "\(direction.padding(toLength: 8, withPad: " ", startingAt: 0)) \(path ?? "(removed)")  \(bytes)  \(state)"
+        return "\(direction.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(path ?? "(removed)")  \(bytes)  \(state)"
     }
 }

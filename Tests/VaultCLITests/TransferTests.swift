@@ -209,7 +209,10 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(status["state"] as? String, "complete")
         let received = try XCTUnwrap(status["bytesReceivedTotal"] as? Int)
         print("kill -9 resume: server received \(received) bytes for a \(size)-byte file (\(received - size) re-sent)")
-        XCTAssertLessThanOrEqual(received, size + (1 << 20), "re-sent more than one chunk")
+        // Usually nothing is re-sent. A chunk whose whole body was already in the dead client's
+        // socket buffers may still reach the server after the resumed client asked for the status,
+        // so the bound is the chunks in flight (4 by default); the benchmark reports the average.
+        XCTAssertLessThanOrEqual(received, size + 4 * (1 << 20), "re-sent more than the chunks in flight")
         let remote = try XCTUnwrap(try server.children()["big.bin"])
         XCTAssertEqual(remote["sha256"] as? String, sha256Hex(data))
         let after = try XCTUnwrap(try transfers().first)
@@ -345,8 +348,13 @@ final class TransferTests: XCTestCase {
         let cId = try XCTUnwrap(server.uploadIds.last)
         XCTAssertNotEqual(cId, uploadId)
         XCTAssertEqual(try server.curl("GET", "/v1/upload/\(cId)").status, 404, "the cancelled session is freed")
-        XCTAssertFalse(try transfers().contains { $0["path"] as? String == "/c.bin" })
+        // The cancelled upload stays visible, and agrees with the node and the outbox (issue 9 item 14).
+        let cancelledRow = try XCTUnwrap(try transfers().first { $0["path"] as? String == "/c.bin" })
+        XCTAssertEqual(cancelledRow["state"] as? String, "cancelled", "\(cancelledRow)")
         XCTAssertEqual(try node("/c.bin")["pendingOp"] as? String, "upload")
+        let status = try XCTUnwrap(try h.ok(["status", "--json"] + h.pw).json as? [String: Any])
+        XCTAssertEqual((status["changes"] as? [String: Any])?["held"] as? Int, 1, "\(status)")
+        XCTAssertTrue(try h.ok(["transfers"] + h.pw).out.contains("cancelled, awaiting upload"))
         try server.faults("{}")
         try h.ok(["transfers", "resume", "/c.bin"] + h.pw)
         XCTAssertEqual(try server.children()["c.bin"]?["sha256"] as? String, sha256Hex(cData))
@@ -440,6 +448,10 @@ final class TransferTests: XCTestCase {
         let killed = try h.run(["cat", "/dl.bin"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-midway"])
         XCTAssertEqual(killed.status, 9, killed.stderr)
         XCTAssertEqual(try node("/dl.bin")["contentState"] as? String, "NOT_DOWNLOADED", "nothing published by the killed download")
+        // Its progress was persisted before the kill (issue 9 item 14): shown, interrupted.
+        let row = try XCTUnwrap(try transfers().first { $0["direction"] as? String == "download" })
+        XCTAssertEqual(row["state"] as? String, "interrupted", "\(row)")
+        XCTAssertGreaterThan(row["bytesDone"] as? Int ?? 0, 0, "\(row)")
         let partials = try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)
         XCTAssertEqual(partials.count, 1, "the sealed partial download is kept")
         try h.ok(["doctor"] + h.pw)   // keeps it: an unfinished download still owns it

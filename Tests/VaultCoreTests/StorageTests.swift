@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import VaultCore
+@testable import VaultCore
 
 /// Budget, LRU eviction, pinning and staged content (BRIEF §3 Storage).
 final class StorageTests: VaultTestCase {

@@ -33,10 +33,10 @@ final class DocumentedBehaviourTests: XCTestCase {
         let id = f["id"] as! String
         let sha = String(repeating: "0", count: 64)
         let bodies: [(String, String, [String: String], String, [String])] = [
-            ("POST", "/v1/files", [:], #"{"name":"n","type":"folder"}"#, ["parentId", "type", "mimeType", "name"]),
-            ("PATCH", "/v1/files/\(id)", ["If-Match": "\"1\""], #"{}"#, ["name", "parentId", "mimeType", "trashed"]),
+            ("POST", "/v1/files", [:], #"{"name":"n","type":"folder"}"#, ["parentId", "type", "mimeType", "name", "id", "meta"]),
+            ("PATCH", "/v1/files/\(id)", ["If-Match": "\"1\""], #"{}"#, ["name", "parentId", "mimeType", "trashed", "meta"]),
             ("POST", "/v1/upload?uploadType=resumable", [:], #"{"name":"r","size":1,"sha256":"\#(sha)","requestId":"q"}"#,
-             ["name", "parentId", "mimeType", "fileId", "baseVersion", "size", "sha256", "requestId"]),
+             ["name", "parentId", "mimeType", "fileId", "baseVersion", "size", "sha256", "requestId", "id", "meta", "contentMeta"]),
             ("POST", "/v1/auth/token", [:], #"{"username":"alice","password":"pw-alice"}"#, ["username", "password"]),
         ]
         for (method, path, headers, base, fields) in bodies {

@@ -35,12 +35,12 @@ final class FilesTests: XCTestCase {
     func testNameRules() throws {
         let s = try ServerProcess()
         let u = try APIUser(s, "alice")
-        for bad in ["", ".", "..", "a/b", "a\u{0}b", String(repeating: "x", count: 256)] {
+        for bad in ["", ".", "..", "a/b", "a\u{0}b", String(repeating: "x", count: 1025)] {
             let r = try u.json("POST", "/v1/files", ["name": bad])
             XCTAssertEqual(r.status, 400, "name \(bad.debugDescription)")
             XCTAssertEqual(r.errorCode, "invalid_name")
         }
-        XCTAssertEqual(try u.json("POST", "/v1/files", ["name": String(repeating: "x", count: 255)]).status, 201)
+        XCTAssertEqual(try u.json("POST", "/v1/files", ["name": String(repeating: "x", count: 1024)]).status, 201)
         XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "Same"]).status, 201)
         XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "same"]).status, 201, "case-sensitive")
         let dup = try u.json("POST", "/v1/files", ["name": "Same"])

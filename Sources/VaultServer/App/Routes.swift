@@ -19,6 +19,8 @@ extension VaultService {
             ("GET", "/v1/upload/{id}", true, VaultService.uploadStatus),
             ("DELETE", "/v1/upload/{id}", true, VaultService.abortUpload),
             ("PUT", "/v1/upload/{id}/chunk", true, VaultService.putChunk),
+            ("GET", "/v1/keys/envelope", true, VaultService.getEnvelope),
+            ("PUT", "/v1/keys/envelope", true, VaultService.putEnvelope),
             ("GET", "/v1/changes/start", true, VaultService.changesStart),
             ("GET", "/v1/changes", true, VaultService.listChanges),
             ("GET", "/v1/events", true, VaultService.events),

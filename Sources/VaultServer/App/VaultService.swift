@@ -27,7 +27,9 @@ final class VaultService: @unchecked Sendable {
         hub = EventHub(perUserLimit: config.maxEventStreams, keepAlive: Double(config.keepAliveInterval))
         logins = LoginThrottle(policy: config.loginThrottle, clock: clock)
         let stall = TimeInterval(config.chunkStallTimeout)
-        chunkClaims = ChunkClaims(stallAfter: stall, graceWait: min(2, stall))
+        // A short stall is waited out whole (plus a margin), so a waiter never gives up a hair before
+        // the writer would have counted as stalled.
+        chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
         content = try ContentStore(root: config.dataDir)
         store = try MetadataStore(path: config.dataDir + "/meta.db")
         users = UserDirectory(store: store)
@@ -122,11 +124,33 @@ extension VaultService {
     /// Name rules: not empty, ≤ 255 bytes, no `/` or NUL, not `.` or `..`.
     static func validateName(_ name: String) throws {
         guard !name.isEmpty else { throw APIError.badRequest("a name cannot be empty", code: "invalid_name") }
-        guard name.utf8.count <= 255 else { throw APIError.badRequest("a name is at most 255 bytes", code: "invalid_name") }
+        guard name.utf8.count <= maxNameBytes else {
+            throw APIError.badRequest("a name is at most \(maxNameBytes) bytes", code: "invalid_name")
+        }
         guard !name.contains("/"), !name.unicodeScalars.contains("\0") else {
             throw APIError.badRequest("a name cannot contain '/' or NUL", code: "invalid_name")
         }
         guard name != ".", name != ".." else { throw APIError.badRequest("'.' and '..' are not names", code: "invalid_name") }
+    }
+
+    /// Names are at most this long: room for an end-to-end name token of a 255-byte name.
+    static let maxNameBytes = 1024
+    /// Sealed records (`meta`, `contentMeta`) are at most this long.
+    static let maxRecordBytes = 4096
+
+    /// 400 unless `id` is 32 lowercase hex (a client-chosen id).
+    static func validateClientId(_ id: String) throws {
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw APIError.badRequest("an id is 32 lowercase hex digits", code: "invalid_id")
+        }
+    }
+
+    /// 400 unless a sealed record fits the limit and is printable ASCII.
+    static func validateRecord(_ record: String?, _ field: String) throws {
+        guard let record else { return }
+        guard !record.isEmpty, record.utf8.count <= maxRecordBytes, record.utf8.allSatisfy({ (33...126).contains($0) }) else {
+            throw APIError.badRequest("\(field) must be 1–\(maxRecordBytes) printable ASCII bytes", code: "invalid_record")
+        }
     }
 
     static func etag(_ f: FileResource) -> (String, String) { ("ETag", "\"\(f.version)\"") }

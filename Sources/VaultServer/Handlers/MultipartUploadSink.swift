@@ -146,12 +146,15 @@ extension VaultService {
         let sink = MultipartUploadSink(boundary: boundary, makeWriter: { [self] in
             try ContentWriter(store: content, limit: config.maxBody)
         }) { [self] meta, mime, writer in
+            try Self.validateRecord(meta.contentMeta, "contentMeta")
+            try Self.validateRecord(meta.meta, "meta")
+            if let id = meta.id { try Self.validateClientId(id) }
             let target: UploadTarget = meta.fileId.map { .existing(fileId: $0, baseVersion: meta.baseVersion) }
-                ?? .new(name: meta.name, parentId: meta.parentId ?? "root")
+                ?? .new(name: meta.name, parentId: meta.parentId ?? "root", id: meta.id, meta: meta.meta)
             let (size, sha) = try writer.seal()
             let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
                                    content: NewContent(source: .move(path: writer.path), size: size, sha256: sha,
-                                                       mimeType: meta.mimeType ?? mime),
+                                                       mimeType: meta.mimeType ?? mime, contentMeta: meta.contentMeta),
                                    target: target, checkQuota: true)
             return .json(file, status: 201, headers: [Self.etag(file)])
         }

@@ -6,9 +6,13 @@ import VaultSQL
 extension VaultService {
     func listFiles(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
+        if let scope = q["scope"] {
+            guard scope == "all" else { throw APIError.badRequest("scope must be 'all'", code: "invalid_scope") }
+            return try listAllFiles(ctx)
+        }
         let parentId = q["parentId"] ?? "root"
-        let pageSize = q["pageSize"].map { Digits.parse($0, max: 1000).map(Int.init) ?? 0 } ?? 100
-        guard pageSize >= 1 else { throw APIError.badRequest("pageSize must be 1…1000") }
+        let pageSize = q["pageSize"].map { Digits.parse($0, max: 5000).map(Int.init) ?? 0 } ?? 100
+        guard pageSize >= 1 else { throw APIError.badRequest("pageSize must be 1…5000") }
         var after: (String, String)?
         if let token = q["pageToken"], !token.isEmpty {
             guard let bytes = Base64URL.decode(Substring(token)),
@@ -30,20 +34,46 @@ extension VaultService {
         return Self.respond(FileList(files: files, nextPageToken: next))
     }
 
+    /// `scope=all`: every live node of the account except the root, in id order, paged by id —
+    /// the flat listing a new device starts from (its cursor comes from `/v1/changes/start` first).
+    func listAllFiles(_ ctx: RequestContext) throws -> RequestPlan {
+        let q = ctx.request.query
+        let pageSize = q["pageSize"].map { Digits.parse($0, max: 5000).map(Int.init) ?? 0 } ?? 1000
+        guard (1...5000).contains(pageSize) else { throw APIError.badRequest("pageSize must be 1…5000") }
+        var after = ""
+        if let token = q["pageToken"], !token.isEmpty {
+            guard let bytes = Base64URL.decode(Substring(token)), let id = String(bytes: bytes, encoding: .utf8),
+                  !id.isEmpty, id.utf8.count <= 64 else {
+                throw APIError.badRequest("pageToken is not one this server issued", code: "invalid_page_token")
+            }
+            after = id
+        }
+        let rows = try store.withDB { db in
+            try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
+                         [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
+        }
+        let files = Array(rows.prefix(pageSize))
+        let next = rows.count > pageSize ? files.last.map { Base64URL.encode(Array($0.id.utf8)) } : nil
+        return Self.respond(FileList(files: files, nextPageToken: next))
+    }
+
     func createFile(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(CreateFileRequest.self, body)
             try Self.validateName(req.name)
             try Self.validateIds(req.parentId)
             if let m = req.mimeType { try Self.validateMediaType(m) }
+            try Self.validateRecord(req.meta, "meta")
+            if let id = req.id { try Self.validateClientId(id) }
             let type = req.type ?? .file
             let now = Date()
             var file = FileResource(
-                id: Sodium.randomID(), name: req.name, parentId: req.parentId ?? "root", type: type,
+                id: req.id ?? Sodium.randomID(), name: req.name, parentId: req.parentId ?? "root", type: type,
                 mimeType: req.mimeType ?? (type == .folder ? Self.folderMime : "application/octet-stream"),
                 size: 0, version: 1, sha256: type == .folder ? nil : Self.emptySHA256,
-                createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil)
+                createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil, meta: req.meta)
             let cursor = try store.write { db -> Int64 in
+                if req.id != nil { try db.checkIdFree(owner: ctx.userId, id: file.id) }
                 _ = try db.requireParentFolder(owner: ctx.userId, id: file.parentId!)
                 try db.checkNameFree(owner: ctx.userId, parentId: file.parentId!, name: file.name)
                 try db.insertFile(owner: ctx.userId, file)
@@ -63,6 +93,7 @@ extension VaultService {
     func updateFile(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UpdateFileRequest.self, body)
+            try Self.validateRecord(req.meta, "meta")
             // The body's own rules first: a malformed body is a 400 whatever the version.
             if let name = req.name { try Self.validateName(name) }
             try Self.validateIds(req.parentId)
@@ -86,6 +117,7 @@ extension VaultService {
                     f.parentId = parent; kind = .moved
                 }
                 if let mime = req.mimeType { f.mimeType = mime }
+                if let meta = req.meta { f.meta = meta }
                 if let trashed = req.trashed, trashed != f.trashed {
                     f.trashed = trashed
                     kind = trashed ? .deleted : .restored

@@ -4,7 +4,8 @@ import VaultSQL
 
 /// Where new content goes: a new file in a folder, or a new revision of an existing file.
 enum UploadTarget {
-    case new(name: String, parentId: String)
+    /// `id` and `meta`: the client's chosen id and sealed node record (end-to-end encryption).
+    case new(name: String, parentId: String, id: String? = nil, meta: String? = nil)
     case existing(fileId: String, baseVersion: Int64?)
 }
 
@@ -16,6 +17,8 @@ struct NewContent {
     var size: Int64
     var sha256: String
     var mimeType: String?
+    /// The client's sealed content record of this revision (opaque).
+    var contentMeta: String?
     var revisionId: String = Sodium.randomID()
 }
 
@@ -26,8 +29,13 @@ extension VaultService {
     /// Checks that `target` can take new content (404, 409, 412), without changing anything.
     func validate(_ db: SQLDatabase, owner: String, target: UploadTarget) throws {
         switch target {
-        case .new(let name, let parentId):
+        case .new(let name, let parentId, let id, let meta):
             try Self.validateName(name)
+            try Self.validateRecord(meta, "meta")
+            if let id {
+                try Self.validateClientId(id)
+                try db.checkIdFree(owner: owner, id: id)
+            }
             _ = try db.requireParentFolder(owner: owner, id: parentId)
             try db.checkNameFree(owner: owner, parentId: parentId, name: name)
         case .existing(let fileId, let base):
@@ -51,17 +59,19 @@ extension VaultService {
             var file: FileResource
             var kind: ChangeKind
             switch target {
-            case .new(let name, let parentId):
-                file = FileResource(id: Sodium.randomID(), name: name, parentId: parentId, type: .file,
+            case .new(let name, let parentId, let id, let meta):
+                file = FileResource(id: id ?? Sodium.randomID(), name: name, parentId: parentId, type: .file,
                                     mimeType: content.mimeType ?? "application/octet-stream", size: content.size,
                                     version: 1, sha256: content.sha256, createdAt: now, modifiedAt: now,
-                                    trashed: false, headRevisionId: content.revisionId)
+                                    trashed: false, headRevisionId: content.revisionId, meta: meta,
+                                    contentMeta: content.contentMeta)
                 try db.insertFile(owner: owner, file)
                 kind = .created
             case .existing(let fileId, _):
                 file = try db.requireFile(owner: owner, id: fileId)
                 file.size = content.size; file.sha256 = content.sha256
                 file.headRevisionId = content.revisionId
+                file.contentMeta = content.contentMeta
                 if let m = content.mimeType { file.mimeType = m }
                 file.version += 1; file.modifiedAt = now
                 try db.updateFile(owner: owner, file)
@@ -69,7 +79,7 @@ extension VaultService {
             }
             try db.insertRevision(owner: owner, Revision(
                 id: content.revisionId, fileId: file.id, mimeType: file.mimeType, size: content.size,
-                sha256: content.sha256, modifiedAt: now, deviceId: deviceId, isHead: true))
+                sha256: content.sha256, modifiedAt: now, deviceId: deviceId, isHead: true, contentMeta: content.contentMeta))
             switch content.source {
             case .move(let path): try self.content.publish(from: path, revisionId: content.revisionId)
             case .link(let rid):

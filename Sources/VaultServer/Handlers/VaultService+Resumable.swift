@@ -23,8 +23,11 @@ extension VaultService {
             guard (1...200).contains(req.requestId.unicodeScalars.count) else {
                 throw APIError.badRequest("requestId must be 1–200 characters")
             }
+            try Self.validateRecord(req.contentMeta, "contentMeta")
+            try Self.validateRecord(req.meta, "meta")
+            if let id = req.id { try Self.validateClientId(id) }
             let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
-                ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root")
+                ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root", id: req.id, meta: req.meta)
             let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
                 if let row = try db.queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?",
                                              [ctx.userId, req.requestId]) {
@@ -46,12 +49,14 @@ extension VaultService {
                 let now = Date()
                 try db.run("""
                     INSERT INTO uploads(id, owner, request_id, state, name, parent_id, size, mime_type, sha256,
-                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id)
-                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?)
+                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id,
+                        client_id, meta, content_meta)
+                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                     """, [id, ctx.userId, req.requestId, req.name, req.parentId ?? (req.fileId == nil ? "root" : nil),
                           req.size, req.mimeType ?? "application/octet-stream", sha, req.fileId, req.baseVersion,
                           config.chunkSize, Sodium.randomID(), now.timeIntervalSince1970,
-                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId])
+                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId,
+                          req.fileId == nil ? req.id : nil, req.fileId == nil ? req.meta : nil, req.contentMeta])
                 return (try db.uploadSession(owner: ctx.userId, id: id)!, true)
             }
             if isNew { _ = try POSIXFile(path: content.partPath(session.id), flags: O_WRONLY | O_CREAT) }
@@ -258,7 +263,7 @@ extension VaultService {
             try f.sync()
             return try publish(owner: s.owner, deviceId: s.deviceId,
                                content: NewContent(source: .move(path: part), size: s.size, sha256: sha,
-                                                   mimeType: s.mimeType, revisionId: s.revisionId),
+                                                   mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
                                target: s.target, checkQuota: false) { db, file in
                 try db.run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [file.id, s.id])
                 try db.run("DELETE FROM upload_chunks WHERE upload_id = ?", [s.id])

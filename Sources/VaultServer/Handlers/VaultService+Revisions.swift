@@ -33,16 +33,21 @@ extension VaultService {
                                             mimeType: r.mimeType, etag: "\"rev-\(r.id)\""))
     }
 
-    /// Makes a revision's content the new head (a new revision; nothing is overwritten).
+    /// Makes a revision's content the new head (a new revision; nothing is overwritten). An
+    /// optional JSON body gives the new head's sealed content record (else the old one is copied).
     func restoreRevision(_ ctx: RequestContext) throws -> RequestPlan {
-        let (f, r) = try lookupRevision(ctx)
-        let expected = try requireIfMatch(ctx.request)
-        guard expected == f.version else { throw APIError.stale(f) }
-        let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
-                               content: NewContent(source: .link(revisionId: r.id), size: r.size, sha256: r.sha256,
-                                                   mimeType: r.mimeType),
-                               target: .existing(fileId: f.id, baseVersion: expected), checkQuota: true,
-                               restoredFrom: r.id)
-        return Self.respond(file, headers: [Self.etag(file)])
+        .buffer(limit: Self.jsonLimit) { [self] body in
+            let req = body.isEmpty ? RestoreRequest() : try decode(RestoreRequest.self, body)
+            try Self.validateRecord(req.contentMeta, "contentMeta")
+            let (f, r) = try lookupRevision(ctx)
+            let expected = try requireIfMatch(ctx.request)
+            guard expected == f.version else { throw APIError.stale(f) }
+            let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
+                                   content: NewContent(source: .link(revisionId: r.id), size: r.size, sha256: r.sha256,
+                                                       mimeType: r.mimeType, contentMeta: req.contentMeta ?? r.contentMeta),
+                                   target: .existing(fileId: f.id, baseVersion: expected), checkQuota: true,
+                                   restoredFrom: r.id)
+            return .json(file, headers: [Self.etag(file)])
+        }
     }
 }

@@ -66,6 +66,18 @@ final class MetadataStore: @unchecked Sendable {
             upload_id TEXT NOT NULL, idx INTEGER NOT NULL, bytes INTEGER NOT NULL,
             PRIMARY KEY(upload_id, idx));
         """,
+        // End-to-end encryption: records the server keeps but cannot read, client-chosen ids of new
+        // files (uploads.client_id), and each account's key envelope.
+        """
+        ALTER TABLE files ADD COLUMN meta TEXT;
+        ALTER TABLE files ADD COLUMN content_meta TEXT;
+        ALTER TABLE revisions ADD COLUMN content_meta TEXT;
+        ALTER TABLE uploads ADD COLUMN client_id TEXT;
+        ALTER TABLE uploads ADD COLUMN meta TEXT;
+        ALTER TABLE uploads ADD COLUMN content_meta TEXT;
+        CREATE TABLE envelopes(
+            owner TEXT PRIMARY KEY, body TEXT NOT NULL, version INTEGER NOT NULL, updated_at REAL NOT NULL);
+        """,
     ]
 
     private static func migrate(_ db: SQLDatabase) throws {

@@ -4,7 +4,7 @@ import VaultSQL
 
 /// File rows: reads and writes, always scoped by owner (isolation lives in every WHERE clause).
 extension SQLDatabase {
-    static let fileColumns = "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id"
+    static let fileColumns = "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id, meta, content_meta"
 
     static func fileResource(_ row: SQLRow) -> FileResource {
         FileResource(
@@ -14,7 +14,8 @@ extension SQLDatabase {
             size: row["size"].int64 ?? 0, version: row["version"].int64 ?? 1, sha256: row["sha256"].string,
             createdAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
             modifiedAt: Date(timeIntervalSince1970: row["modified_at"].double ?? 0),
-            trashed: (row["trashed"].int ?? 0) != 0, headRevisionId: row["head_revision_id"].string)
+            trashed: (row["trashed"].int ?? 0) != 0, headRevisionId: row["head_revision_id"].string,
+            meta: row["meta"].string, contentMeta: row["content_meta"].string)
     }
 
     /// The file `id` of `owner`, or nil (another user's id is simply absent).
@@ -27,6 +28,13 @@ extension SQLDatabase {
     func requireFile(owner: String, id: String) throws -> FileResource {
         guard let f = try file(owner: owner, id: id) else { throw APIError.notFound() }
         return f
+    }
+
+    /// 409 `id_taken` when `owner` already has a node (live or trashed) with `id`.
+    func checkIdFree(owner: String, id: String) throws {
+        if try queryOne("SELECT 1 FROM files WHERE owner = ? AND id = ?", [owner, id]) != nil {
+            throw APIError.conflict("a file or folder with id \(id) already exists", code: "id_taken")
+        }
     }
 
     /// A live (untrashed) folder to put things in, or the matching error.
@@ -50,20 +58,20 @@ extension SQLDatabase {
     func insertFile(owner: String, _ f: FileResource) throws {
         try run("""
             INSERT INTO files(owner, id, parent_id, name, type, mime_type, size, version, sha256,
-                              created_at, modified_at, trashed, head_revision_id)
-            VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
+                              created_at, modified_at, trashed, head_revision_id, meta, content_meta)
+            VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """, [owner, f.id, f.parentId, f.name, f.type.rawValue, f.mimeType, f.size, f.version, f.sha256,
                   f.createdAt.timeIntervalSince1970, f.modifiedAt.timeIntervalSince1970, f.trashed,
-                  f.headRevisionId])
+                  f.headRevisionId, f.meta, f.contentMeta])
     }
 
     func updateFile(owner: String, _ f: FileResource) throws {
         try run("""
             UPDATE files SET parent_id = ?, name = ?, mime_type = ?, size = ?, version = ?, sha256 = ?,
-                   modified_at = ?, trashed = ?, head_revision_id = ?
+                   modified_at = ?, trashed = ?, head_revision_id = ?, meta = ?, content_meta = ?
             WHERE owner = ? AND id = ?
             """, [f.parentId, f.name, f.mimeType, f.size, f.version, f.sha256,
-                  f.modifiedAt.timeIntervalSince1970, f.trashed, f.headRevisionId, owner, f.id])
+                  f.modifiedAt.timeIntervalSince1970, f.trashed, f.headRevisionId, f.meta, f.contentMeta, owner, f.id])
     }
 
     /// Live children of `parentId` after the (name, id) position, ordered by name then id.

@@ -21,14 +21,15 @@ extension SQLDatabase {
                         mimeType: row["mime_type"].string ?? "application/octet-stream",
                         size: row["size"].int64 ?? 0, sha256: row["sha256"].string ?? "",
                         modifiedAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
-                        deviceId: row["device_id"].string, isHead: id == headId)
+                        deviceId: row["device_id"].string, isHead: id == headId, contentMeta: row["content_meta"].string)
     }
 
     func insertRevision(owner: String, _ r: Revision) throws {
         try run("""
-            INSERT INTO revisions(owner, id, file_id, mime_type, size, sha256, created_at, device_id)
-            VALUES(?,?,?,?,?,?,?,?)
-            """, [owner, r.id, r.fileId, r.mimeType, r.size, r.sha256, r.modifiedAt.timeIntervalSince1970, r.deviceId])
+            INSERT INTO revisions(owner, id, file_id, mime_type, size, sha256, created_at, device_id, content_meta)
+            VALUES(?,?,?,?,?,?,?,?,?)
+            """, [owner, r.id, r.fileId, r.mimeType, r.size, r.sha256, r.modifiedAt.timeIntervalSince1970, r.deviceId,
+                  r.contentMeta])
     }
 
     /// Deletes all but the newest `keep` revisions of a file (never the head); returns the

@@ -21,6 +21,10 @@ struct UploadSession {
     var bytesReceived: Int64
     var deviceId: String?
     var resultFileId: String?
+    /// End-to-end fields: the new file's client-chosen id and node record, this revision's content record.
+    var clientId: String?
+    var meta: String?
+    var contentMeta: String?
 
     init(row: SQLRow) {
         id = row["id"].string ?? ""; owner = row["owner"].string ?? ""
@@ -33,6 +37,7 @@ struct UploadSession {
         expiresAt = Date(timeIntervalSince1970: row["expires_at"].double ?? 0)
         bytesReceived = row["bytes_received"].int64 ?? 0; deviceId = row["device_id"].string
         resultFileId = row["result_file_id"].string
+        clientId = row["client_id"].string; meta = row["meta"].string; contentMeta = row["content_meta"].string
     }
 
     /// An empty file still has one (empty) chunk. (Rounded up without `size + chunkSize - 1`,
@@ -43,7 +48,8 @@ struct UploadSession {
     func chunkLength(_ index: Int) -> Int64 { min(chunkSize, size - Int64(index) * chunkSize) }
 
     var target: UploadTarget {
-        fileId.map { .existing(fileId: $0, baseVersion: baseVersion) } ?? .new(name: name ?? "", parentId: parentId ?? "root")
+        fileId.map { .existing(fileId: $0, baseVersion: baseVersion) }
+            ?? .new(name: name ?? "", parentId: parentId ?? "root", id: clientId, meta: meta)
     }
 
     var isExpired: Bool { expiresAt < Date() }

@@ -1,0 +1,189 @@
+import Foundation
+import VaultCrypto
+
+/// The one seam where remote names and records are sealed and opened (SECURITY.md "End to end").
+/// Everything the server stores about a node passes through here; the sync layer above sees only
+/// plaintext `RemoteNode`s, and every way a server can lie about one is an integrity error.
+public final class RemoteCodec: @unchecked Sendable {
+    /// Remote ids are 32 lowercase hex, or `root`.
+    public static let rootId = "root"
+
+    let vaultIdHex: String
+    let keyslots: KeyslotFile
+    let current: KeyHierarchy
+    private let currentMaster: SecureBytes
+    /// Older epochs' keys, derived on first use through the key history.
+    private var older: [UInt32: KeyHierarchy] = [:]
+    private let lock = NSLock()
+
+    init(keyslots: KeyslotFile, keys: KeyHierarchy, masterKey: SecureBytes) {
+        self.keyslots = keyslots; self.current = keys; self.currentMaster = masterKey
+        vaultIdHex = keyslots.body.vaultId
+    }
+
+    /// The epoch new tokens and records are sealed with.
+    public var epoch: UInt32 { current.epoch }
+
+    /// The keys of `epoch` (the current one, or an older one through the key history).
+    public func keys(epoch: UInt32) throws -> KeyHierarchy {
+        if epoch == current.epoch { return current }
+        lock.lock(); defer { lock.unlock() }
+        if let k = older[epoch] { return k }
+        let master = try keyslots.masterKey(ofEpoch: epoch, current: currentMaster)
+        let k = try KeyHierarchy(masterKey: master, vaultId: current.vaultId, epoch: epoch)
+        older[epoch] = k
+        return k
+    }
+
+    /// A new remote id: 16 random bytes in hex.
+    public static func newId() -> String { Hex.encode(SecureRandom.bytes(16)) }
+
+    /// True for ids this format allows (`root` or 32 lowercase hex).
+    public static func isValidId(_ id: String) -> Bool {
+        id == rootId || (id.utf8.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) })
+    }
+
+    // MARK: Names
+
+    func nameAAD(parentId: String) -> [UInt8] { Array("vault-name-v1|\(vaultIdHex)|\(parentId)".utf8) }
+
+    /// The name token of `name` (normalised to NFC) in the folder `parentId`.
+    public func nameToken(_ name: String, parentId: String) throws -> String {
+        let sealed = try AESSIV.seal(key: current.remoteNameKey, plaintext: Array(name.precomposedStringWithCanonicalMapping.utf8),
+                                     associatedData: [nameAAD(parentId: parentId)])
+        return "\(current.epoch)." + Base64URL.encode(sealed)
+    }
+
+    /// The name a token holds, checked against the folder it is listed in.
+    public func openName(_ token: String, parentId: String) throws -> String {
+        let (epoch, bytes) = try Self.split(token, what: "name")
+        let plain: [UInt8]
+        do {
+            plain = try AESSIV.open(key: try keys(epoch: epoch).remoteNameKey, sealed: bytes, associatedData: [nameAAD(parentId: parentId)])
+        } catch let e as VaultError { throw e } catch {
+            throw Self.lie("a name does not authenticate in the folder it is listed in (moved, swapped or forged by the server)")
+        }
+        guard let name = String(bytes: plain, encoding: .utf8), !name.utf8.contains(0) else { throw Self.lie("a name is not UTF-8") }
+        return name
+    }
+
+    // MARK: Records
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder(); e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]; return e
+    }()
+
+    func recordAAD(_ kind: String, nodeId: String) -> [UInt8] { Array("vault-\(kind)-v1|\(vaultIdHex)|\(nodeId)".utf8) }
+
+    private func seal<T: Encodable>(_ value: T, kind: String, nodeId: String) throws -> String {
+        let nonce = SecureRandom.bytes(12)
+        let sealed = try AESGCMKey(current.remoteMetaKey).seal(nonce: nonce, plaintext: Array(try Self.encoder.encode(value)),
+                                                              aad: recordAAD(kind, nodeId: nodeId))
+        return "\(current.epoch)." + Base64URL.encode(nonce + sealed)
+    }
+
+    private func open<T: Decodable>(_ text: String, as: T.Type, kind: String, nodeId: String) throws -> T {
+        let (epoch, bytes) = try Self.split(text, what: kind)
+        guard bytes.count > 12 + 16 else { throw Self.lie("a \(kind) record is too short") }
+        let plain: SecureBytes
+        do {
+            plain = try AESGCMKey(try keys(epoch: epoch).remoteMetaKey)
+                .open(nonce: Array(bytes[..<12]), ciphertextAndTag: Array(bytes[12...]), aad: recordAAD(kind, nodeId: nodeId))
+        } catch let e as VaultError { throw e } catch {
+            throw Self.lie("the \(kind) record of \(nodeId) does not authenticate (swapped, altered or forged by the server)")
+        }
+        guard let value = try? plain.withUnsafeBytes({ try JSONDecoder().decode(T.self, from: Data($0)) }) else {
+            throw Self.lie("the \(kind) record of \(nodeId) is not valid")
+        }
+        return value
+    }
+
+    /// Seals a node record for `nodeId`.
+    public func sealNode(_ record: NodeRecord, nodeId: String) throws -> String { try seal(record, kind: "meta", nodeId: nodeId) }
+
+    /// Opens the node record of `nodeId`.
+    public func openNode(_ text: String, nodeId: String) throws -> NodeRecord { try open(text, as: NodeRecord.self, kind: "meta", nodeId: nodeId) }
+
+    /// Seals a content record for `nodeId`.
+    public func sealContent(_ record: ContentRecord, nodeId: String) throws -> String { try seal(record, kind: "content", nodeId: nodeId) }
+
+    /// Opens the content record of `nodeId` (a head or a revision).
+    public func openContent(_ text: String, nodeId: String) throws -> ContentRecord {
+        let r = try open(text, as: ContentRecord.self, kind: "content", nodeId: nodeId)
+        guard r.v == 1, r.size >= 0, r.sealedSize > 0, Self.isValidId(r.blob), r.blob != Self.rootId,
+              r.sha256.utf8.count == 64 else { throw Self.lie("the content record of \(nodeId) is not valid") }
+        return r
+    }
+
+    // MARK: Nodes
+
+    /// Opens and cross-checks everything the server says about one node: the record is bound to
+    /// the id, names the parent the server lists it under and the same type, and its name is the
+    /// one the token holds in that folder; a file's content record is bound to the id and the
+    /// server stores at least the sealed size.
+    public func open(_ e: SealedRemoteEntry) throws -> RemoteNode {
+        guard Self.isValidId(e.id) else { throw Self.lie("the server listed a node with an invalid id") }
+        if e.id == Self.rootId {
+            return RemoteNode(id: e.id, parentId: nil, name: "", isFolder: true, version: e.version, trashed: false,
+                              record: nil, content: nil, storedSize: 0)
+        }
+        guard let parent = e.parentId, Self.isValidId(parent) else { throw Self.lie("node \(e.id) has no valid parent") }
+        guard let meta = e.meta else {
+            throw VaultError(.integrity, "node \(e.id) on the server is not end-to-end encrypted",
+                             hint: "this account holds files synced in plaintext by an older vault (see SECURITY.md \"End to end\": migration)")
+        }
+        let record = try openNode(meta, nodeId: e.id)
+        guard record.v == 1 else { throw Self.lie("node \(e.id) has a record of an unknown version") }
+        guard record.parent == parent else { throw Self.lie("node \(e.id) is listed in another folder than the one it was put in") }
+        guard record.isFolder == e.isFolder else { throw Self.lie("node \(e.id) is listed with another type") }
+        guard try openName(e.name, parentId: parent) == record.name else {
+            throw Self.lie("node \(e.id) is listed under another node's name")
+        }
+        var content: ContentRecord?
+        if !e.isFolder {
+            guard let cm = e.contentMeta else { throw Self.lie("file \(e.id) has no content record") }
+            let c = try openContent(cm, nodeId: e.id)
+            guard e.size >= c.sealedSize else { throw Self.lie("file \(e.id) is shorter on the server than its content") }
+            content = c
+        }
+        return RemoteNode(id: e.id, parentId: parent, name: record.name, isFolder: e.isFolder, version: e.version,
+                          trashed: e.trashed, record: record, content: content, storedSize: e.size)
+    }
+
+    // MARK: Helpers
+
+    static func lie(_ what: String) -> VaultError {
+        VaultError(.integrity, "the server's data failed its integrity check: \(what)",
+                   hint: "nothing was applied on this device; the server may be faulty or malicious")
+    }
+
+    /// Splits `<epoch>.<base64url>`.
+    static func split(_ text: String, what: String) throws -> (UInt32, [UInt8]) {
+        guard let dot = text.firstIndex(of: "."), let epoch = UInt32(text[..<dot]), epoch > 0,
+              let bytes = Base64URL.decode(String(text[text.index(after: dot)...])) else {
+            throw lie("a \(what) is not in the vault's format")
+        }
+        return (epoch, bytes)
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5).
+enum Base64URL {
+    static func encode(_ bytes: [UInt8]) -> String {
+        var s = Data(bytes).base64EncodedString()
+        s = s.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while s.hasSuffix("=") { s.removeLast() }
+        return s
+    }
+
+    static func decode(_ s: String) -> [UInt8]? {
+        guard s.utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 45 || $0 == 95 }),
+              s.utf8.count % 4 != 1 else { return nil }
+        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while t.utf8.count % 4 != 0 { t += "=" }
+        guard let d = Data(base64Encoded: t) else { return nil }
+        // Canonical only: re-encoding must give the same text.
+        guard encode([UInt8](d)) == s else { return nil }
+        return [UInt8](d)
+    }
+}

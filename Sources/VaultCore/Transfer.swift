@@ -1,0 +1,91 @@
+import VaultSQL
+
+/// Where a transfer stands, as stored in the `transfers` table.
+public enum TransferState: String, Sendable, Codable {
+    /// Recorded, not started yet.
+    case queued
+    /// In progress now.
+    case running
+    /// Left `running` by a process that stopped (killed, crashed, power cut); the next
+    /// `vault sync` or `vault transfers resume` continues it where the server says it stopped.
+    /// (Shown, never stored: a stored `running` row seen while no transfer can run.)
+    case interrupted
+    /// Paused by the user (`vault transfers pause`); `vault transfers resume` continues it.
+    case paused
+    /// Cancelled by the user (`vault transfers cancel`): the server's partial copy is freed; the
+    /// file stays in the vault awaiting upload until `vault transfers resume` or its removal.
+    case cancelled
+    /// A large transfer held back on a metered network (`vault sync --allow-metered` sends it).
+    case waitingForUnmetered = "waiting_for_unmetered"
+    /// Failed for now; retried at `nextAttemptAt` (or by the next `vault sync`).
+    case waitingToRetry = "waiting_to_retry"
+    /// Stopped for good; `error` says why.
+    case failed
+    /// The server holds a newer version; the sync layer must resolve it (never overwritten).
+    case conflict
+    /// Finished and verified.
+    case done
+}
+
+/// Which way the bytes go.
+public enum TransferDirection: String, Sendable, Codable {
+    case upload, download
+}
+
+/// One row of the `transfers` table.
+public struct TransferRow: Sendable, Equatable {
+    public var id: Int64
+    public var nodeId: String
+    public var direction: TransferDirection
+    public var state: TransferState
+    /// Uploads: the staged blob; downloads: the sealed partial in `tmp/` while unfinished.
+    public var blobId: String?
+    public var bytesTotal: Int64
+    public var bytesDone: Int64
+    public var uploadId: String?
+    public var uploadURL: String?
+    /// Uploads: the outbox entry's request id (the session's idempotency key).
+    public var requestId: String?
+    public var attempts: Int64
+    public var nextAttemptAt: Int64?
+    public var error: String?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+/// One change to a transfer row (`Vault.updateTransfer`); each also sets `updated_at`.
+public enum TransferChange: Sendable {
+    /// A new state, with its reason and (when waiting to retry) the next attempt time.
+    case state(TransferState, error: String? = nil, retryAt: Int64? = nil)
+    /// Bytes confirmed by the server (uploads) or arrived (downloads).
+    case progress(Int64)
+    /// The partial blob a download writes into (nil: none).
+    case partialBlob(String?)
+    /// The server's upload session (nil: none, e.g. expired or freed).
+    case session(uploadId: String?, url: String?)
+    /// One more failed attempt.
+    case attempt
+}
+
+extension TransferRow {
+    static let columns = ["id", "node_id", "direction", "state", "blob_id", "bytes_total", "bytes_done", "upload_id",
+                          "upload_url", "request_id", "attempts", "next_attempt_at", "error", "created_at", "updated_at"]
+
+    init(row r: SQLRow) {
+        id = r[0].int64 ?? 0
+        nodeId = r[1].string ?? ""
+        direction = TransferDirection(rawValue: r[2].string ?? "") ?? .upload
+        state = TransferState(rawValue: r[3].string ?? "") ?? .failed
+        blobId = r[4].string
+        bytesTotal = r[5].int64 ?? 0
+        bytesDone = r[6].int64 ?? 0
+        uploadId = r[7].string
+        uploadURL = r[8].string
+        requestId = r[9].string
+        attempts = r[10].int64 ?? 0
+        nextAttemptAt = r[11].int64
+        error = r[12].string
+        createdAt = r[13].int64 ?? 0
+        updatedAt = r[14].int64 ?? 0
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// Publishing content: a staged blob becomes cached content once the server holds it, and a
+/// downloaded blob becomes a node's content. Crash-safe in two steps: the metadata commits first
+/// (the row says `cache` while the file is still in `staging/`), then the file moves. A process
+/// killed between the two leaves a blob the readers find in either area and that
+/// `repairBlobAreas` (run by `vault sync`, `vault doctor` and re-encryption) moves where its row
+/// says.
+extension Vault {
+    /// The area the `blobs` table records for `id`, if it has a row.
+    func recordedArea(ofBlob id: String) throws -> BlobArea? {
+        try db.scalar("SELECT area FROM blobs WHERE id = ?", [id])?.string.flatMap(BlobArea.init(rawValue:))
+    }
+
+    /// Where blob `id`'s file is: its recorded area, else the other one; nil when it is in neither.
+    public func locateBlob(_ id: String) throws -> BlobArea? {
+        let recorded = try recordedArea(ofBlob: id)
+        let order: [BlobArea] = recorded == .staging ? [.staging, .cache] : [.cache, .staging]
+        return order.first { POSIX.exists(blobs.path(id: id, area: $0)) }
+    }
+
+    /// Opens blob `id` for authenticated reads, in whichever area its file is.
+    public func openBlob(_ id: String) throws -> (handle: BlobHandle, area: BlobArea) {
+        let area = try locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
+        return (try blobs.open(id, area: area), area)
+    }
+
+    /// The second step of a publish, after the commit that recorded `blobId` as cached: moves
+    /// its file from `staging/` to `cache/`. A failure here loses nothing (the readers find the
+    /// file in staging, and `repairBlobAreas` moves it later).
+    func moveStagedToCache(_ blobId: String) {
+        TestHooks.crashPoint("publish-after-commit")
+        guard POSIX.exists(blobs.path(id: blobId, area: .staging)) else { return }
+        try? blobs.move(blobId, from: .staging, to: .cache)
+    }
+
+    /// Moves each blob file to the area its row records (a publish interrupted between its
+    /// commit and its move; or, in vaults written before schema 2, a move whose transaction was
+    /// rolled back). Looks only at `staging/` and the rows that say staging, so it is cheap.
+    /// Returns one line per blob moved.
+    @discardableResult
+    public func repairBlobAreas() throws -> [String] {
+        var fixed: [String] = []
+        for id in blobs.idsOnDisk(.staging) where try recordedArea(ofBlob: id) == .cache {
+            guard !POSIX.exists(blobs.path(id: id, area: .cache)) else { continue }
+            try blobs.move(id, from: .staging, to: .cache)
+            fixed.append("finished an interrupted publish: moved blob \(id) from staging/ to cache/")
+        }
+        for row in try db.query("SELECT id FROM blobs WHERE area = 'staging'") {
+            guard let id = row[0].string, !POSIX.exists(blobs.path(id: id, area: .staging)),
+                  POSIX.exists(blobs.path(id: id, area: .cache)) else { continue }
+            try blobs.move(id, from: .cache, to: .staging)
+            fixed.append("moved blob \(id) back to staging/, where its record says it is (it is not uploaded yet)")
+        }
+        return fixed
+    }
+
+    /// Marks a node's staged content as uploaded (the server holds it as `remoteId` at
+    /// `version`): it becomes cached content, evictable.
+    public func markUploaded(nodeId: String, remoteId: String, version: Int64) throws {
+        var publish: String?
+        try db.transaction {
+            guard let n = try node(id: nodeId) else { throw VaultError(.notFound, "no node \(nodeId)") }
+            try db.run("UPDATE nodes SET remote_id = ?, version = ?, pending_op = NULL WHERE id = ?", [remoteId, version, nodeId])
+            publish = try publishInTransaction(n)
+        }
+        if let publish { moveStagedToCache(publish) }
+    }
+
+    /// Inside a transaction: records `n`'s staged content blob as cached; returns the blob id whose
+    /// file `moveStagedToCache` must move after the commit.
+    func publishInTransaction(_ n: Node, blobId: String? = nil) throws -> String? {
+        guard let id = n.localPath, blobId == nil || blobId == id, try recordedArea(ofBlob: id) == .staging else { return nil }
+        try db.run("UPDATE blobs SET area = 'cache' WHERE id = ?", [id])
+        return id
+    }
+
+    /// Publishes a downloaded, verified cache blob as the content of `nodeId`, if the node still
+    /// waits for it (NOT_DOWNLOADED). Returns the node, or nil when it changed meanwhile (the blob
+    /// is then deleted).
+    public func publishDownloaded(_ blob: BlobRecord, nodeId: String) throws -> Node? {
+        let published: Bool = try db.transaction {
+            try recordBlob(blob, nodeId: nodeId)
+            let changed = try db.run("""
+                UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ? AND content_state = 'NOT_DOWNLOADED'
+                """, [blob.id, nodeId])
+            if changed == 0 { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
+            return changed > 0
+        }
+        guard published else {
+            blobs.delete(blob.id, area: blob.area)
+            return nil
+        }
+        return try node(id: nodeId)
+    }
+}

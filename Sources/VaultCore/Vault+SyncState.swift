@@ -1,0 +1,135 @@
+import Foundation
+
+/// Keys of the encrypted `sync_state` table: the server account (kept by the sync layer's
+/// `SyncAccount`), and how syncs went.
+public enum SyncStateKey: String, Sendable, CaseIterable {
+    case serverURL = "server_url"
+    case serverUser = "server_user"
+    case deviceId = "device_id"
+    case serverCAFile = "server_ca_file"
+    /// `1` when the user allowed plain HTTP to a remote server (`vault login --insecure-http`).
+    case serverInsecureHTTP = "server_insecure_http"
+    case serverPassword = "server_password"
+    case serverToken = "server_token"
+    case serverTokenExpires = "server_token_expires"
+    /// Seconds since the epoch of the last sync that finished.
+    case lastSyncAt = "last_sync_at"
+    /// Seconds since the epoch of the last sync that stopped with an error, and that error.
+    case lastSyncFailureAt = "last_sync_failure_at"
+    case lastSyncFailure = "last_sync_failure"
+    /// Syncs that failed since the last one that finished.
+    case syncFailuresInRow = "sync_failures_in_row"
+}
+
+/// Settings of the sync layer in the `settings` table.
+public enum SyncSetting: String, Sendable {
+    /// `yes`, `no` or `auto` (ask NetworkManager).
+    case metered
+    /// The size (bytes) from which a transfer counts as large.
+    case largeTransferBytes = "large_transfer_bytes"
+}
+
+/// How syncs have gone lately, for `vault status`.
+public struct SyncHealth: Sendable, Codable, Equatable {
+    public var lastSuccessAt: Int64?
+    public var lastFailureAt: Int64?
+    public var lastFailure: String?
+    /// Syncs that failed since the last one that finished.
+    public var failuresInRow: Int
+
+    /// Consecutive failures from which `vault status` warns.
+    public static let failuresBeforeWarning = 3
+    /// `vault status` warns when changes wait and no sync finished for this long (seconds).
+    public static let quietPeriod: Int64 = 24 * 3600
+
+    public init(lastSuccessAt: Int64? = nil, lastFailureAt: Int64? = nil, lastFailure: String? = nil, failuresInRow: Int = 0) {
+        self.lastSuccessAt = lastSuccessAt; self.lastFailureAt = lastFailureAt
+        self.lastFailure = lastFailure; self.failuresInRow = failuresInRow
+    }
+
+    /// The warning `vault status` shows, if any: after `failuresBeforeWarning` failed syncs in a
+    /// row, or when local changes (`unsynced`) or a failure have waited more than `quietPeriod`
+    /// without a sync that finished.
+    public func warning(now: Int64, unsynced: Int) -> String? {
+        let last = lastFailure.map { ": \($0)" } ?? ""
+        if failuresInRow >= Self.failuresBeforeWarning {
+            return "the last \(failuresInRow) syncs failed\(last)"
+        }
+        let failedSince = lastFailureAt.map { $0 > (lastSuccessAt ?? 0) } ?? false
+        guard unsynced > 0 || failedSince else { return nil }
+        if let s = lastSuccessAt {
+            guard now - s > Self.quietPeriod else { return nil }
+            return "no sync has finished for \((now - s) / 3600) hours\(failedSince ? " (the last one failed\(last))" : "")"
+        }
+        // Never finished: warn once the oldest evidence (a failure) is older than the period.
+        guard let f = lastFailureAt, now - f > Self.quietPeriod || failuresInRow >= Self.failuresBeforeWarning else { return nil }
+        return "no sync has ever finished (the last one failed\(last))"
+    }
+}
+
+extension Vault {
+    /// The stored values of `keys` (missing keys are absent).
+    public func syncState(_ keys: [SyncStateKey] = SyncStateKey.allCases) throws -> [SyncStateKey: String] {
+        var out: [SyncStateKey: String] = [:]
+        for row in try db.query("SELECT key, value FROM sync_state") {
+            if let k = row[0].string.flatMap(SyncStateKey.init(rawValue:)), keys.contains(k), let v = row[1].string { out[k] = v }
+        }
+        return out
+    }
+
+    /// Sets (or, with nil, removes) each value, in one transaction.
+    public func setSyncState(_ values: [(SyncStateKey, String?)]) throws {
+        try db.transaction {
+            for (k, v) in values {
+                try db.run("DELETE FROM sync_state WHERE key = ?", [k.rawValue])
+                if let v { try db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [k.rawValue, v]) }
+            }
+        }
+    }
+
+    /// A sync-layer setting, if set.
+    public func setting(_ s: SyncSetting) throws -> String? {
+        try db.scalar("SELECT value FROM settings WHERE key = ?", [s.rawValue])?.string
+    }
+
+    /// Sets (or, with nil, removes) a sync-layer setting.
+    public func setSetting(_ s: SyncSetting, _ value: String?) throws {
+        try db.transaction {
+            try db.run("DELETE FROM settings WHERE key = ?", [s.rawValue])
+            if let value { try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [s.rawValue, value]) }
+        }
+    }
+
+    /// Records a sync that finished (its entries replayed, or left as conflicts or failures).
+    public func recordSyncSuccess(at time: Int64? = nil) throws {
+        try setSyncState([(.lastSyncAt, String(time ?? Vault.now)), (.syncFailuresInRow, "0")])
+    }
+
+    /// Records a sync that stopped with an error.
+    public func recordSyncFailure(_ message: String, at time: Int64? = nil) throws {
+        let n = Int(try syncState([.syncFailuresInRow])[.syncFailuresInRow] ?? "0") ?? 0
+        try setSyncState([(.lastSyncFailureAt, String(time ?? Vault.now)), (.lastSyncFailure, String(message.prefix(500))),
+                          (.syncFailuresInRow, String(n + 1))])
+    }
+
+    /// How syncs have gone lately.
+    public func syncHealth() throws -> SyncHealth {
+        let s = try syncState([.lastSyncAt, .lastSyncFailureAt, .lastSyncFailure, .syncFailuresInRow])
+        return SyncHealth(lastSuccessAt: s[.lastSyncAt].flatMap { Int64($0) ?? Double($0).map { Int64($0) } },
+                          lastFailureAt: s[.lastSyncFailureAt].flatMap { Int64($0) }, lastFailure: s[.lastSyncFailure],
+                          failuresInRow: s[.syncFailuresInRow].flatMap { Int($0) } ?? 0)
+    }
+
+    /// How many nodes the tree has (the root included).
+    public func nodeCount() throws -> Int {
+        try db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+    }
+
+    /// Pinned files on the server whose content is not on this device (ids, in a stable order).
+    public func pinnedFilesToDownload() throws -> [String] {
+        try db.query("""
+            SELECT id FROM nodes WHERE type = 'file' AND pinned = 1 AND remote_id IS NOT NULL
+              AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
+            """).compactMap { $0[0].string }
+    }
+}
