@@ -25,8 +25,9 @@ public struct VaultSessions {
     /// The running `vault agent` of a vault (by id), if one answers: it then owns the session.
     let agentLink: ((String) -> SessionAgentLink?)?
 
-    /// Why a `v2` keyring item without its agent is no session.
-    static let agentGone = "the `vault agent` that held the session is not running, and its key went with it"
+    /// Why a `v2` keyring item is no session for a command that reaches no agent: the agent
+    /// stopped (its key went with it), or this command cannot reach it (another XDG_RUNTIME_DIR).
+    static let agentGone = "its session is held by a `vault agent` that this command cannot reach (it stopped, and its key with it, or it runs for another XDG_RUNTIME_DIR)"
 
     public static let defaultIdleTimeout: Int64 = 15 * 60
     public static let defaultAbsoluteTimeout: Int64 = 8 * 3600
@@ -186,8 +187,7 @@ public struct VaultSessions {
             rec.masterKey = vault.masterKey
             rec.epoch = vault.keyslots.body.epoch
             try ring.store(rec)
-        case .agentWrapped?: try ring.clear()   // its agent is gone: the item opens nothing
-        case nil: return
+        case .agentWrapped?, nil: return   // held by an agent this command cannot reach, or none
         }
     }
 
@@ -214,10 +214,9 @@ public struct VaultSessions {
         }
         let ring = KeyringSession(vaultId: file.body.vaultId)
         let item = try ring.lookup()
-        if case .agentWrapped? = item {
-            try ring.clear()
-            return (nil, Self.agentGone)
-        }
+        // Left in place: it opens nothing here, and an agent this command cannot reach may still
+        // hold its key. The next agent to start removes it; `vault unlock` or `vault lock` replaces it.
+        if case .agentWrapped? = item { return (nil, Self.agentGone) }
         guard case .direct(var rec)? = item else { return (nil, nil) }
         // A policy made stricter after unlock applies to the running session too.
         rec.idleTimeout = policy.cap(rec.idleTimeout, policy.idleTimeoutMax)

@@ -160,6 +160,29 @@ final class AgentTransferTests: XCTestCase {
         XCTAssertNotNil(try waitFor(30) { try server.children()["docs"] != nil })
     }
 
+    func testAnOpenBrowserPausesBackgroundWorkOnlyForItsOwnChanges() throws {
+        try startAgent()
+        try h.ok(["put", try h.localFile("a.txt", Data("a".utf8)), "/"])
+        XCTAssertNotNil(try waitForServer("a.txt", Data("a".utf8)), agent.log)
+        let t = try TmuxPane(h)
+        try t.waitFor("a.txt")
+        // The browser's refreshes read beside the agent's passes: an upload goes on meanwhile...
+        let (big, data) = try randomFile("big.bin", bytes: 4 << 20)
+        try h.ok(["put", big, "/"])
+        XCTAssertNotNil(try waitForServer("big.bin", data), "no upload while the browser is open: \(agent.log)")
+        // ...and a change made in the browser reaches the server while it stays open.
+        try t.waitFor("big.bin")
+        try t.press("r")
+        try t.waitFor("Rename a.txt to:")
+        try t.press("C-u")
+        try t.type("b.txt")
+        try t.press("Enter")
+        try t.waitFor("Renamed to b.txt")
+        XCTAssertNotNil(try waitFor(60) { try server.children()["b.txt"] != nil }, "the rename waited for the browser to quit: \(agent.log)")
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+    }
+
     func testMemoryPressureStopsTheUploadWhichResumesAfterwards() throws {
         let events = h.root.appendingPathComponent("memory.events")
         try Data("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n".utf8).write(to: events)
