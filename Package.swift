@@ -49,12 +49,14 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
+        // The background agent: session owner, timers, D-Bus signals, socket server, sync passes.
+        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultPrimitives", "CGioShims", "CLinuxShims"]),
         // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
         // (no terminal: unit-tested as plain values), and thin executables.
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
-                                                 "VaultTerminal", "VaultBrowseModel"]),
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
@@ -76,6 +78,7 @@ let package = Package(
         // man pages and completions (docs/, completions/) against what the code says.
         .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
+        .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]
 )

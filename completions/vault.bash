@@ -4,13 +4,14 @@
 # The subcommands of a command path ("vault key").
 _vault_subcommands() {
     case "$1" in
-        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login sync transfers browse help version completion' ;;
+        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login sync transfers browse agent help version completion' ;;
         'vault key') echo 'list add-recovery add-escrow remove passwd rotate reencrypt calibrate' ;;
         'vault admin') echo 'keygen recover sign-policy' ;;
         'vault policy') echo 'show check' ;;
         'vault backup-exclusion') echo 'apply remove status' ;;
         'vault backup') echo 'export import' ;;
         'vault transfers') echo 'list resume pause cancel' ;;
+        'vault agent') echo 'run install uninstall status stop' ;;
     esac
 }
 
@@ -20,7 +21,7 @@ _vault_options() {
         'vault') echo '--help -h' ;;
         'vault init') echo '--kdf --kdf-time --kdf-ops --kdf-mem --pbkdf2-iterations --org-key --no-backup-exclusion --password-file --json --help -h' ;;
         'vault unlock') echo '--idle --absolute --recovery-key --recovery-key-file --password-file --json --help -h' ;;
-        'vault lock') echo '--json --help -h' ;;
+        'vault lock') echo '--all --json --help -h' ;;
         'vault status') echo '--password-file --json --help -h' ;;
         'vault ls') echo '--long -l --password-file --json --help -h' ;;
         'vault tree') echo '--password-file --json --help -h' ;;
@@ -66,6 +67,12 @@ _vault_options() {
         'vault transfers pause') echo '--password-file --json --help -h' ;;
         'vault transfers cancel') echo '--password-file --json --help -h' ;;
         'vault browse') echo '--password-file --help -h' ;;
+        'vault agent') echo '--help -h' ;;
+        'vault agent run') echo '--help -h' ;;
+        'vault agent install') echo '--no-start --json --help -h' ;;
+        'vault agent uninstall') echo '--json --help -h' ;;
+        'vault agent status') echo '--json --help -h' ;;
+        'vault agent stop') echo '--json --help -h' ;;
         'vault help') echo '--man --help -h' ;;
         'vault version') echo '--json --help -h' ;;
         'vault completion') echo '--help -h' ;;

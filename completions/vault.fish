@@ -2,7 +2,7 @@
 # Do not edit: scripts/generate-docs.sh writes it, and a test fails when it differs.
 
 # Every command path, and every option that takes a value (its value is not a command).
-set -g __fish_vault_commands 'vault init' 'vault unlock' 'vault lock' 'vault status' 'vault ls' 'vault tree' 'vault mkdir' 'vault put' 'vault mv' 'vault rm' 'vault cat' 'vault get' 'vault pin' 'vault unpin' 'vault storage' 'vault evict' 'vault doctor' 'vault key' 'vault key list' 'vault key add-recovery' 'vault key add-escrow' 'vault key remove' 'vault key passwd' 'vault key rotate' 'vault key reencrypt' 'vault key calibrate' 'vault admin' 'vault admin keygen' 'vault admin recover' 'vault admin sign-policy' 'vault policy' 'vault policy show' 'vault policy check' 'vault backup-exclusion' 'vault backup-exclusion apply' 'vault backup-exclusion remove' 'vault backup-exclusion status' 'vault backup' 'vault backup export' 'vault backup import' 'vault login' 'vault sync' 'vault transfers' 'vault transfers list' 'vault transfers resume' 'vault transfers pause' 'vault transfers cancel' 'vault browse' 'vault help' 'vault version' 'vault completion'
+set -g __fish_vault_commands 'vault init' 'vault unlock' 'vault lock' 'vault status' 'vault ls' 'vault tree' 'vault mkdir' 'vault put' 'vault mv' 'vault rm' 'vault cat' 'vault get' 'vault pin' 'vault unpin' 'vault storage' 'vault evict' 'vault doctor' 'vault key' 'vault key list' 'vault key add-recovery' 'vault key add-escrow' 'vault key remove' 'vault key passwd' 'vault key rotate' 'vault key reencrypt' 'vault key calibrate' 'vault admin' 'vault admin keygen' 'vault admin recover' 'vault admin sign-policy' 'vault policy' 'vault policy show' 'vault policy check' 'vault backup-exclusion' 'vault backup-exclusion apply' 'vault backup-exclusion remove' 'vault backup-exclusion status' 'vault backup' 'vault backup export' 'vault backup import' 'vault login' 'vault sync' 'vault transfers' 'vault transfers list' 'vault transfers resume' 'vault transfers pause' 'vault transfers cancel' 'vault browse' 'vault agent' 'vault agent run' 'vault agent install' 'vault agent uninstall' 'vault agent status' 'vault agent stop' 'vault help' 'vault version' 'vault completion'
 set -g __fish_vault_valued 'vault init --kdf' 'vault init --kdf-time' 'vault init --kdf-ops' 'vault init --kdf-mem' 'vault init --pbkdf2-iterations' 'vault init --org-key' 'vault init --password-file' 'vault unlock --idle' 'vault unlock --absolute' 'vault unlock --recovery-key-file' 'vault unlock --password-file' 'vault status --password-file' 'vault ls --password-file' 'vault tree --password-file' 'vault mkdir --password-file' 'vault put --password-file' 'vault mv --password-file' 'vault rm --password-file' 'vault cat --password-file' 'vault get --password-file' 'vault pin --password-file' 'vault unpin --password-file' 'vault storage --budget' 'vault storage --password-file' 'vault evict --password-file' 'vault doctor --password-file' 'vault key list --password-file' 'vault key add-recovery --password-file' 'vault key add-escrow --org-key' 'vault key add-escrow --password-file' 'vault key remove --password-file' 'vault key passwd --new-password-file' 'vault key passwd --kdf' 'vault key passwd --kdf-time' 'vault key passwd --kdf-ops' 'vault key passwd --kdf-mem' 'vault key passwd --pbkdf2-iterations' 'vault key passwd --password-file' 'vault key rotate --password-file' 'vault key reencrypt --password-file' 'vault key calibrate --kdf' 'vault key calibrate --kdf-time' 'vault key calibrate --kdf-ops' 'vault key calibrate --kdf-mem' 'vault key calibrate --pbkdf2-iterations' 'vault key calibrate --password-file' 'vault admin keygen --out' 'vault admin recover --org-key' 'vault admin recover --new-password-file' 'vault admin recover --kdf' 'vault admin recover --kdf-time' 'vault admin recover --kdf-ops' 'vault admin recover --kdf-mem' 'vault admin recover --pbkdf2-iterations' 'vault admin sign-policy --signing-key' 'vault policy check --password-file' 'vault backup export --passphrase-file' 'vault backup export --recovery-key-file' 'vault backup export --kdf-ops' 'vault backup export --kdf-mem' 'vault backup export --password-file' 'vault backup import --passphrase-file' 'vault backup import --recovery-key-file' 'vault backup import --new-password-file' 'vault backup import --kdf' 'vault backup import --kdf-time' 'vault backup import --kdf-ops' 'vault backup import --kdf-mem' 'vault backup import --pbkdf2-iterations' 'vault login --server' 'vault login --user' 'vault login --server-password-file' 'vault login --ca-file' 'vault login --password-file' 'vault sync --concurrency' 'vault sync --password-file' 'vault transfers --metered' 'vault transfers --large-threshold' 'vault transfers --password-file' 'vault transfers list --metered' 'vault transfers list --large-threshold' 'vault transfers list --password-file' 'vault transfers resume --concurrency' 'vault transfers resume --metered' 'vault transfers resume --large-threshold' 'vault transfers resume --password-file' 'vault transfers pause --password-file' 'vault transfers cancel --password-file' 'vault browse --password-file'
 
 # The command path of the words before the cursor ("vault key list").
@@ -43,7 +43,7 @@ end
 complete -c vault -f
 complete -c vault -n '__fish_vault_using vault' -a 'init' -d 'Create a new vault with a password slot (and an escrow slot with --org-key).'
 complete -c vault -n '__fish_vault_using vault' -a 'unlock' -d 'Check the password (or recovery key) and hold the key in the keyring (auto-locks after 15m idle / 8h).'
-complete -c vault -n '__fish_vault_using vault' -a 'lock' -d 'Remove the key from the keyring.'
+complete -c vault -n '__fish_vault_using vault' -a 'lock' -d 'Remove the key from the keyring (--all: every vault of this user, through their agents too).'
 complete -c vault -n '__fish_vault_using vault' -a 'status' -d 'Show the vault, its lock state and what awaits sync.'
 complete -c vault -n '__fish_vault_using vault' -a 'ls' -d 'List a folder (works offline).'
 complete -c vault -n '__fish_vault_using vault' -a 'tree' -d 'Show the folder tree with content states.'
@@ -67,6 +67,7 @@ complete -c vault -n '__fish_vault_using vault' -a 'login' -d 'Connect the vault
 complete -c vault -n '__fish_vault_using vault' -a 'sync' -d 'Push local changes to the server (folders, resumable uploads, moves, deletes), then download pinned content (--pinned-only: just that).'
 complete -c vault -n '__fish_vault_using vault' -a 'transfers' -d 'List uploads and downloads with their state; resume, pause or cancel them.'
 complete -c vault -n '__fish_vault_using vault' -a 'browse' -d 'Browse the vault full-screen: arrows or hjkl to move, Enter to open (files in $PAGER), p pin, e evict, d delete, r rename, / filter, ? help.'
+complete -c vault -n '__fish_vault_using vault' -a 'agent' -d 'The background agent: locks at the deadline (and on screen lock or sleep by policy), uploads in the background, listens for server changes.'
 complete -c vault -n '__fish_vault_using vault' -a 'help' -d 'Show the help of a command (vault help key passwd), or the manual page with --man.'
 complete -c vault -n '__fish_vault_using vault' -a 'version' -d 'Print the version (as --version does).'
 complete -c vault -n '__fish_vault_using vault' -a 'completion' -d 'Print the completion script for bash, zsh or fish.'
@@ -88,6 +89,7 @@ complete -c vault -n '__fish_vault_using vault unlock' -l recovery-key-file -r -
 complete -c vault -n '__fish_vault_using vault unlock' -l password-file -r -F -d 'Read the vault password from the first line of FILE (a regular file or a pipe) instead of VAULT_PASSWORD_COMMAND or the terminal.'
 complete -c vault -n '__fish_vault_using vault unlock' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'
 complete -c vault -n '__fish_vault_using vault unlock' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault lock' -l all -d 'Lock every vault of this user: each running agent, and every session item in the keyring.'
 complete -c vault -n '__fish_vault_using vault lock' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'
 complete -c vault -n '__fish_vault_using vault lock' -s h -l help -d 'Show help information.'
 complete -c vault -n '__fish_vault_using vault status' -l password-file -r -F -d 'Read the vault password from the first line of FILE (a regular file or a pipe) instead of VAULT_PASSWORD_COMMAND or the terminal.'
@@ -292,6 +294,22 @@ complete -c vault -n '__fish_vault_using vault transfers cancel' -l json -d 'Pri
 complete -c vault -n '__fish_vault_using vault transfers cancel' -s h -l help -d 'Show help information.'
 complete -c vault -n '__fish_vault_using vault browse' -l password-file -r -F -d 'Read the vault password from the first line of FILE (a regular file or a pipe) instead of VAULT_PASSWORD_COMMAND or the terminal.'
 complete -c vault -n '__fish_vault_using vault browse' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault agent' -a 'run' -d 'Run the agent in the foreground (what the systemd unit starts).'
+complete -c vault -n '__fish_vault_using vault agent' -a 'install' -d 'Write this vault'\''s systemd user unit, enable it and start it.'
+complete -c vault -n '__fish_vault_using vault agent' -a 'uninstall' -d 'Stop, disable and remove this vault'\''s systemd user unit.'
+complete -c vault -n '__fish_vault_using vault agent' -a 'status' -d 'Whether the agent runs, and what it holds and does.'
+complete -c vault -n '__fish_vault_using vault agent' -a 'stop' -d 'Lock the vault and stop the agent.'
+complete -c vault -n '__fish_vault_using vault agent' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault agent run' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault agent install' -l no-start -d 'Write and enable the unit without starting it now.'
+complete -c vault -n '__fish_vault_using vault agent install' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'
+complete -c vault -n '__fish_vault_using vault agent install' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault agent uninstall' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'
+complete -c vault -n '__fish_vault_using vault agent uninstall' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault agent status' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'
+complete -c vault -n '__fish_vault_using vault agent status' -s h -l help -d 'Show help information.'
+complete -c vault -n '__fish_vault_using vault agent stop' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'
+complete -c vault -n '__fish_vault_using vault agent stop' -s h -l help -d 'Show help information.'
 complete -c vault -n '__fish_vault_using vault help' -l man -d 'Print the manual page vault(1) in roff (what docs/vault.1 holds).'
 complete -c vault -n '__fish_vault_using vault help' -s h -l help -d 'Show help information.'
 complete -c vault -n '__fish_vault_using vault version' -l json -d 'Print the result as one JSON document (docs/json.md); errors too.'

@@ -21,10 +21,7 @@ enum BackgroundDownload {
     /// Spawns the background download; returns its pid. Call after the vault was closed (the
     /// child waits for the vault lock like any other command).
     static func start(_ ctx: CommandContext) throws -> pid_t {
-        var exe = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        guard n > 0 else { throw VaultError(.io, "cannot find the vault executable: \(String(cString: strerror(errno)))") }
-        let path = String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = try AgentCommand.executablePath()
         var args = [path, "sync", "--pinned-only"]
         if let f = ctx.passwordFile {
             args += ["--password-file", f.hasPrefix("/") ? f : FileManager.default.currentDirectoryPath + "/" + f]

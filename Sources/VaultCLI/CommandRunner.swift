@@ -1,4 +1,5 @@
 import Foundation
+import VaultAgent
 import VaultArguments
 import VaultCore
 #if canImport(Glibc)
@@ -43,7 +44,8 @@ enum CommandRunner {
             }
             let policy = type(of: command).obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none
             let ctx = CommandContext(layout: layout, environment: environment, out: out,
-                                     passwordFile: (command as? ReadsPassword)?.password.passwordFile, policy: policy)
+                                     passwordFile: (command as? ReadsPassword)?.password.passwordFile, policy: policy,
+                                     agents: AgentConnections(environment: environment, warn: { out.warn($0) }))
             try command.run(ctx)
             return finish(0)
         } catch let e as ReportedFailure {

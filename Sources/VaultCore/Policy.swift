@@ -29,6 +29,12 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
     /// http:// to this machine (loopback) is always allowed; https:// always.
     public var allowInsecureHTTP: Bool?
+    /// true: a running `vault agent` locks the vault when the screen locks (logind `Lock`, the
+    /// freedesktop ScreenSaver `ActiveChanged(true)`).
+    public var lockOnScreenLock: Bool?
+    /// true: a running `vault agent` locks the vault before the machine suspends or hibernates
+    /// (logind `PrepareForSleep(true)`, holding a delay inhibitor until it has locked).
+    public var lockOnSuspend: Bool?
 
     public init() {}
 }
@@ -59,6 +65,8 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
+    public var lockOnScreenLock: PolicyValue<Bool>
+    public var lockOnSuspend: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -97,6 +105,8 @@ public struct EffectivePolicy: Sendable, Encodable {
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
+        lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
+        lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

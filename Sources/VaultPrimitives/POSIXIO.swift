@@ -93,3 +93,14 @@ public enum POSIXIO {
         return status
     }
 }
+
+/// This process.
+public enum CurrentProcess {
+    /// The path of the running executable (`/proc/self/exe`), to start it again.
+    public static func executablePath() throws(Errno) -> String {
+        var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        guard n > 0 else { throw .current }
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

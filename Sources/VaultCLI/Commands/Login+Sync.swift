@@ -3,6 +3,7 @@ import VaultArguments
 import VaultCore
 import VaultCrypto
 import VaultSync
+import VaultAgent
 
 /// `vault login`: connect the vault to a server.
 struct LoginCommand: VaultCommand, ProducesJSON, ReadsPassword {
@@ -48,6 +49,7 @@ struct LoginCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let client = try SyncClient.login(vault: vault, serverURL: server, user: user, password: password,
                                           caFile: caFile, insecureHTTP: insecureHttp,
                                           policy: ctx.policy, warn: { ctx.out.warn($0) })
+        ctx.queuedChanges(vault)   // the agent, if one runs, opens the push channel and syncs
         let msg = "Logged in to \(client.serverURL) as \(user)."
         if ctx.out.json { try ctx.out.emit(Result(message: msg, server: client.serverURL, user: user)) } else { ctx.out.line(msg) }
     }
@@ -79,6 +81,16 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
     @OptionGroup var output: OutputOptions
 
     func run(_ ctx: CommandContext) throws {
+        if let agent = ctx.agent() {
+            // The agent runs the pass (queued after the one it may be running); a locked agent
+            // leaves it to this command when a password source was named.
+            do {
+                let r = try agent.sync(WorkOptions(allowMetered: push.allowMetered, concurrency: push.concurrency, pinnedOnly: pinnedOnly))
+                guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
+                try Self.report(ctx, summary, pinnedOnly: pinnedOnly, meteredSource: r.meteredSource ?? "?", unmeteredOnly: r.unmeteredOnly)
+                return
+            } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
+        }
         let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
         try Self.push(ctx, vault, push, pinnedOnly: pinnedOnly)
     }
@@ -89,16 +101,18 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         client.onProgress = bar.update
         // Large uploads wait on a metered network unless allowed (never when the policy forbids it).
         let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
-        if options.allowMetered && unmeteredOnly {
-            throw VaultError(.policy, "the policy allows large transfers only on unmetered networks", hint: "connect to an unmetered network")
-        }
-        let cost = try NetworkCost.current(vault: vault, environment: ctx.environment)
-        let hold = cost.metered && !options.allowMetered ? try NetworkCost.largeTransferBytes(vault: vault) : nil
+        let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: options.allowMetered,
+                                                             environment: ctx.environment)
         var s = pinnedOnly ? PushSummary() : try client.push(concurrency: options.concurrency, holdLargeFrom: hold)
         let pinned = try client.downloadPinned(holdLargeFrom: hold)
         s.downloaded = pinned.downloaded
         s.waitingForUnmetered += pinned.waiting
         bar.clear()
+        try report(ctx, s, pinnedOnly: pinnedOnly, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+    }
+
+    /// What a sync did, for people or as JSON (whether this command or the agent ran it).
+    static func report(_ ctx: CommandContext, _ s: PushSummary, pinnedOnly: Bool, meteredSource: String, unmeteredOnly: Bool) throws {
         if ctx.out.json { try ctx.out.emit(s); return }
         if pinnedOnly && s.downloaded == 0 && s.waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
         if !pinnedOnly { ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
@@ -107,7 +121,7 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
         if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
         if s.waitingForUnmetered > 0 {
-            ctx.out.note("\(s.waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(cost.source))"
+            ctx.out.note("\(s.waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(meteredSource))"
                          + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
         }
         if s.conflicts > 0 {

@@ -19,6 +19,7 @@ struct MkdirCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let vault = try ctx.openVault()
         let n = try vault.mkdir(path, parents: parents)
         let p = try vault.path(of: n)
+        ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(NodeResult(n, path: p)) } else { ctx.out.line("Created \(p)/") }
     }
 }
@@ -41,6 +42,7 @@ struct MvCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let vault = try ctx.openVault()
         let n = try vault.move(source, to: destination)
         let p = try vault.path(of: n)
+        ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(NodeResult(n, path: p)) } else { ctx.out.line("Moved to \(p)") }
     }
 }
@@ -68,6 +70,7 @@ struct RmCommand: VaultCommand, ProducesJSON, ReadsPassword {
     func run(_ ctx: CommandContext) throws {
         let vault = try ctx.openVault()
         let removed = try vault.remove(path, recursive: recursive)
+        ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(Result(path: path, removed: removed.count)) } else {
             ctx.out.line("Removed \(path)\(removed.count > 1 ? " and \(removed.count - 1) item(s) in it" : "")")
         }

@@ -63,6 +63,8 @@ struct PinCommand: VaultCommand, ProducesJSON, ReadsPassword {
                 msg += " Its content (\(what)) was not downloaded:"
                 if ctx.out.json { try ctx.out.emit(Result(ok: false, message: msg + " " + refused.message, path: path, pinned: pinned, items: items)) } else { ctx.out.line(msg) }
                 throw ctx.out.json ? ReportedFailure(exitCode: refused.exitCode) : refused
+            } else if let agent = ctx.agent(), (try? agent.notifyWork()) != nil {
+                msg += " The vault agent downloads \(what) in the background; `vault transfers` shows the progress."
             } else if BackgroundDownload.canStart(ctx) {
                 let pid = try BackgroundDownload.start(ctx)
                 msg += " Downloading \(what) in the background (pid \(pid)); `vault transfers` shows the progress."

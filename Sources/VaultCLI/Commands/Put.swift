@@ -51,8 +51,9 @@ struct PutCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let vault = try ctx.openVault()
         let n = try vault.put(source, to: dest, replace: replace)
         let p = try vault.path(of: n)
+        let background = ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(NodeResult(n, path: p)) } else {
-            ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; awaiting upload)")
+            ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; \(background ? "the agent uploads it in the background" : "awaiting upload"))")
         }
     }
 
@@ -63,10 +64,12 @@ struct PutCommand: VaultCommand, ProducesJSON, ReadsPassword {
             do { return try vault.resolve(p).isFolder } catch let e as VaultError where e.kind == .notFound { return nil }
         })
         let r = try vault.importFolder(tree, to: target)
+        let background = ctx.queuedChanges(vault)
         if ctx.out.json {
             try ctx.out.emit(TreeResult(ok: r.firstFailure == nil, path: target, files: r.files, folders: r.folders, bytes: r.bytes, skipped: r.skipped))
         } else {
-            ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s) into \(target), \(ByteCount.format(r.bytes)), sealed; awaiting upload")
+            ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s) into \(target), \(ByteCount.format(r.bytes)), sealed; "
+                         + (background ? "the agent uploads them in the background" : "awaiting upload"))
             for s in r.skipped { s.failure == nil ? ctx.out.note("skipped \(s.path): \(s.reason)") : ctx.out.warn("not imported: \(s.path): \(s.reason)") }
         }
         if let first = r.firstFailure {

@@ -2,6 +2,7 @@ import Foundation
 import VaultArguments
 import VaultCore
 import VaultSync
+import VaultAgent
 
 /// `vault status`: the vault, its lock state, and what awaits sync.
 struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
@@ -32,6 +33,10 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var syncHealth: SyncHealth?
         var warnings: [String] = []
         var reducedProtection: [String]
+        /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
+        /// the next command enforces auto-lock.
+        var autoLock: String = "next-command"
+        var agent: AgentStatus?
     }
 
     func run(_ ctx: CommandContext) throws {
@@ -42,15 +47,18 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
                            keyring: avail.available ? "available" : "unavailable: \(avail.reason)",
                            reducedProtection: sessions.degradations)
         let (rec, expired) = try sessions.currentSession()
+        s.agent = try ctx.agent()?.status()   // after the session request this command's use moved
+        s.autoLock = s.agent == nil ? "next-command" : "agent"
         if let rec {
             s.locked = false
             s.unlockedAt = rec.unlockedAt
             let idleEnd = rec.idleTimeout > 0 ? rec.lastUsedAt + rec.idleTimeout : Int64.max
             let absEnd = rec.absoluteTimeout > 0 ? rec.unlockedAt + rec.absoluteTimeout : Int64.max
             s.locksAt = min(idleEnd, absEnd) == Int64.max ? nil : min(idleEnd, absEnd)
+            if let agent = s.agent { s.locksAt = agent.session?.locksAt.map { Int64($0.rounded(.up)) } }   // to the second
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
-            let vault = try ctx.openVault(access: .read)
+            let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a sync (the agent's)
             s.nodes = try vault.nodeCount()
             let changes = try vault.outboxCounts()
             s.changes = changes
@@ -80,6 +88,9 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
             ctx.out.line("state   unlocked (auto-locks at \(when))")
         }
         ctx.out.line("keyring \(s.keyring)")
+        if s.agent == nil {
+            ctx.out.line("autolock at the next vault command only: no `vault agent` runs (`vault agent install` locks at the deadline)")
+        }
         for d in s.reducedProtection { ctx.out.line("reduced protection: \(d)") }
         if let n = s.nodes { ctx.out.line("nodes   \(n)") }
         if let c = s.changes {
@@ -96,6 +107,7 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
             ctx.out.line("storage pinned \(ByteCount.format(st.pinnedBytes)), cached \(ByteCount.format(st.cachedBytes)), staged \(ByteCount.format(st.stagedBytes)), free \(ByteCount.format(st.freeBytes))")
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
+        if let agent = s.agent { AgentCommand.lines(agent).forEach(ctx.out.line) }
         for w in s.warnings { ctx.out.warn(w) }
     }
 }

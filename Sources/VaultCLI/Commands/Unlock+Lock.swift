@@ -2,6 +2,7 @@ import Foundation
 import VaultArguments
 import VaultCore
 import VaultCrypto
+import VaultAgent
 
 /// `vault unlock`: check the password (or the recovery key) and hold the key in the keyring.
 struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
@@ -53,9 +54,10 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
         func shown(_ got: Int64, _ asked: Int64) -> String {
             (got > 0 ? Duration.describe(got) : "no") + (got != asked ? " (the policy's maximum; \(asked > 0 ? Duration.describe(asked) : "none") was asked)" : "")
         }
-        let msg = held
-            ? "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit)."
-            : "Correct, but with no keyring each command will ask for the password again."
+        let agent = held && ctx.agent() != nil
+        let msg = !held ? "Correct, but with no keyring each command will ask for the password again."
+            : agent ? "Unlocked: the vault agent holds the session (the keyring holds the key sealed under the agent's own key), and locks it after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit."
+            : "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit; checked at the next command: no `vault agent` runs)."
         if ctx.out.json {
             try ctx.out.emit(Result(keyring: held ? "held" : "unavailable", message: msg,
                                     idleTimeout: held ? limits.idle : nil, absoluteTimeout: held ? limits.absolute : nil))
@@ -66,9 +68,11 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
 /// `vault lock`: remove the key from the keyring.
 struct LockCommand: VaultCommand, ProducesJSON {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "lock", abstract: "remove the key from the keyring")
+        CommandConfiguration(name: "lock", abstract: "remove the key from the keyring (--all: every vault of this user, through their agents too)")
     }
 
+    @Flag(help: "lock every vault of this user: each running agent, and every session item in the keyring")
+    var all = false
     @OptionGroup var output: OutputOptions
 
     struct Result: Encodable {
@@ -79,6 +83,13 @@ struct LockCommand: VaultCommand, ProducesJSON {
     }
 
     func run(_ ctx: CommandContext) throws {
+        if all {
+            let viaAgents = AgentClient.lockAll(environment: ctx.environment)
+            let cleared = ctx.sessions.keyringAvailability.available ? try KeyringSession.clearAll() : false
+            let msg = viaAgents > 0 || cleared ? "Locked every vault of this user (\(viaAgents) through its agent)." : "Every vault was already locked."
+            if ctx.out.json { try ctx.out.emit(Result(message: msg, removed: viaAgents > 0 || cleared)) } else { ctx.out.line(msg) }
+            return
+        }
         let removed = try ctx.sessions.lock()
         let msg = removed ? "Locked: the key was removed from the keyring." : "Already locked."
         if ctx.out.json { try ctx.out.emit(Result(message: msg, removed: removed)) } else { ctx.out.line(msg) }
