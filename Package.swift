@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
         // The command definitions of both executables: help, misplaced options, and the generated
         // man pages and completions (docs/, completions/) against what the code says.
-        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments"]),
+        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),

@@ -66,7 +66,7 @@ expect "vault key list --" "--help --json --password-file"
 expect "vault ls -" "--help --json --long --password-file -h -l"
 contains "vault put --" --recursive --replace --json --password-file --help
 contains "vault key calibrate --kdf" --kdf --kdf-mem --kdf-ops --kdf-time
-expect "vault lock --" "--help --json"
+expect "vault lock --" "--all --help --json"
 contains "vault transfers --" --metered --large-threshold --json
 expect "vault sync --p" "--password-file --pinned-only"
 # Option values: fixed words, and files where the option takes one.
