@@ -26,8 +26,11 @@ let package = Package(
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher"]),
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CVaultShims"]),
+        // The pure sync planner and the value types it plans over (nodes, outbox entries, decoded
+        // remote nodes): no I/O, no clock, no randomness. VaultCore re-exports it.
+        .target(name: "VaultSyncPlan"),
         // Layer 3: the vault.
-        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
         // Layer 6: thin executables.
