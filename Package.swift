@@ -45,6 +45,7 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); pure Swift, no I/O.
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),

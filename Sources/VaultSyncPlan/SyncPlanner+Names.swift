@@ -1,0 +1,100 @@
+/// Placing a node in a folder: name collisions, conflict names and cycles (docs/sync.md, "Name
+/// collisions").
+extension PlanRun {
+    /// Puts `x` in folder `p` as `name`, settling a collision with another node of that name.
+    func place(_ x: inout Node, parent p: String, name: String, remote r: RemoteNode?) throws {
+        if x.isFolder, try state.isWithin(p, x.id) { try breakCycle(x, into: p) }
+        x.parentId = p
+        x.name = name
+        if let other = try state.child(of: p, named: name), other.id != x.id {
+            try collide(other, with: &x)
+        }
+        detached[x.id] = nil
+        state.put(x)
+    }
+
+    /// `x` arrives (from the server) where `other` already is.
+    func collide(_ other: Node, with x: inout Node) throws {
+        let p = x.parentId ?? Node.rootId
+        let placing = state.entries(of: other.id).last { $0.op.placesInParent && $0.payload.parentId == p && $0.payload.name == other.name }
+        if other.remoteId == nil || placing != nil {
+            // New here, or moved here by a pending change: the remote node wins the name, and the
+            // local one's pending entries follow its new name.
+            var o = other
+            o.name = try conflictName(other.name, in: p, taken: x.name)
+            if var e = placing { e.payload.name = o.name; state.update(e) }
+            state.put(o)
+            try say(.nameCollision, o, "\(other.name) arrived from another device where this device had put \(other.name): this device's is now \(o.name)")
+            return
+        }
+        // Two nodes on the server with one name (across key epochs, or a faulty server): the lower
+        // id keeps it; this device renames the other, here and on the server.
+        var loser = (x.remoteId ?? "") < (other.remoteId ?? "") ? other : x
+        let newName = try conflictName(loser.name, in: p, taken: x.name)
+        loser.name = newName
+        state.append(.move, nodeId: loser.id, payload: OutboxPayload(name: newName, parentId: p, remoteId: loser.remoteId),
+                     baseVersion: loser.version, requestId: settings.newId())
+        loser.pendingOp = loser.pendingOp ?? "move"
+        if loser.id == x.id { x = loser } else { state.put(loser) }
+        try say(.duplicateName, loser, "the server holds two items named \(other.name) in one folder: this one is renamed \(newName)")
+    }
+
+    /// A name not used in folder `p` (by a node other than `id`): `name`, or a conflict name.
+    func freeName(_ name: String, in p: String, for id: String) throws -> String {
+        if let other = try state.child(of: p, named: name), other.id != id { return try conflictName(name, in: p) }
+        return name
+    }
+
+    /// `stem (conflict from DEVICE YYYY-MM-DD).ext`, numbered when taken, within 255 bytes.
+    func conflictName(_ name: String, in p: String, taken: String? = nil) throws -> String {
+        var n = 1
+        while true {
+            let candidate = ConflictName.make(name, device: settings.deviceName, date: settings.today, number: n)
+            if candidate != taken, try state.child(of: p, named: candidate) == nil { return candidate }
+            n += 1
+        }
+    }
+
+    /// Moving folder `x` into `p` would make a cycle here: a pending local move put `p` (or a
+    /// folder above it) inside `x`. The server's placement wins: that local move is dropped and
+    /// the node goes back where the server has it.
+    func breakCycle(_ x: Node, into p: String) throws {
+        var cur = try state.node(id: p)
+        var steps = 0
+        while let c = cur, c.id != x.id, steps < 10_000 {
+            let moves = state.entries(of: c.id).filter { $0.op == .move }
+            if !moves.isEmpty, let rid = c.remoteId, let b = try state.base(remoteId: rid) {
+                for e in moves { state.drop(seq: e.seq) }
+                var y = c
+                let parent = try b.parentId.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
+                if try state.isWithin(parent, x.id) { break }
+                y.parentId = parent
+                y.name = try freeName(b.name, in: parent, for: y.id)
+                if state.entries(of: y.id).isEmpty { y.pendingOp = nil }
+                state.put(y)
+                try say(.moveMove, y, "moved here into a folder that another device moved into it: the other device's placement wins")
+                return
+            }
+            cur = try c.parentId.flatMap { try state.node(id: $0) }
+            steps += 1
+        }
+        throw SyncPlanError("the server's tree would put a folder inside itself")
+    }
+}
+
+/// Names of conflict copies: `stem (conflict from DEVICE YYYY-MM-DD).ext`.
+public enum ConflictName {
+    /// The name for `name` (numbered from 2 on), at most 255 bytes of UTF-8, never with `/`, NUL
+    /// or control characters from the device name.
+    public static func make(_ name: String, device: String, date: String, number: Int = 1) -> String {
+        var stem = name, ext = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name.index(after: dot) != name.endIndex {
+            stem = String(name[..<dot]); ext = String(name[dot...])
+        }
+        let cleanDevice = String(device.unicodeScalars.map { $0 == "/" || $0.value < 32 || $0.value == 127 ? "-" : Character($0) })
+        let tag = " (conflict from \(cleanDevice.prefix(40)) \(date)\(number > 1 ? " \(number)" : ""))"
+        while stem.utf8.count + tag.utf8.count + ext.utf8.count > 255 && !stem.isEmpty { stem.removeLast() }
+        if stem.utf8.count + tag.utf8.count + ext.utf8.count > 255 { ext = "" }
+        return stem + tag + ext
+    }
+}

@@ -1,0 +1,186 @@
+/// Deletes on either side: a node trashed on the server, and a node this device removed that
+/// changed on the server (docs/sync.md, the delete rows of "Conflicts").
+extension PlanRun {
+    /// Node `l` (and what is below it here) is gone from the server. What holds changes of this
+    /// device survives: new nodes, new content, and nodes moved in from elsewhere stay, and the
+    /// folders around them that were on the server are re-created (new ids); the rest goes.
+    func remoteTrash(_ l: Node, remote r: RemoteNode?) throws {
+        guard l.id != Node.rootId else { throw SyncPlanError("the server removed the root folder") }
+        let subtree = [l] + (l.isFolder ? try state.descendants(of: l.id) : [])
+        let top = l.remoteId
+        var keep = Set<String>()
+        for x in subtree where try unsynced(x, top: top) {
+            var cur: Node? = x
+            while let c = cur, keep.insert(c.id).inserted, c.id != l.id { cur = try c.parentId.flatMap { try state.node(id: $0) } }
+        }
+        let hadMoves = state.entries(of: l.id).contains { $0.op == .move }
+        for x in subtree.reversed() where !keep.contains(x.id) {
+            for e in state.entries(of: x.id) { state.drop(seq: e.seq) }
+            try state.remove(x.id)
+            outcome.removed += 1
+        }
+        if let top { dropBaseTree(top) }
+        state.dropSpentTombstones()
+        if keep.isEmpty {
+            if hadMoves { outcome.messages.append(SyncMessage(kind: .moveDelete, path: try state.path(of: l), text: "renamed or moved here but deleted on another device: the delete wins")) }
+            return
+        }
+        // Parents first: what was on the server below the trashed node is re-created.
+        var recreated: [String] = []
+        for x in subtree where keep.contains(x.id) {
+            guard var y = try state.node(id: x.id), y.remoteId != nil, try !movedIn(y, top: top) else { continue }
+            y.remoteId = nil; y.version = 0
+            for var e in state.entries(of: y.id) {
+                guard !y.isFolder, e.op == .upload else { state.drop(seq: e.seq); continue }
+                e.payload.remoteId = nil; e.payload.name = y.name; e.payload.parentId = y.parentId
+                e.requestId = settings.newId(); e.baseVersion = nil; e.state = .pending; e.lastError = nil; e.sentAt = nil
+                state.update(e)
+            }
+            y.pendingOp = y.isFolder ? "create" : "upload"
+            state.put(y)
+            recreated.append(y.id)
+        }
+        try reorder(keep: subtree.filter { keep.contains($0.id) }.map(\.id), recreated: Set(recreated))
+        let kept = try state.node(id: l.id) ?? l
+        if l.isFolder {
+            try say(.folderRecreated, kept, "deleted on another device while it held changes of this device: it is re-created with them; what it held unchanged is gone")
+        } else {
+            try say(.editDelete, kept, "changed here but deleted on another device: the edit wins, and the file is re-created")
+        }
+    }
+
+    /// Whether `x` holds a change of this device that a delete of `top` on the server must not take.
+    func unsynced(_ x: Node, top: String?) throws -> Bool {
+        if x.remoteId == nil { return true }
+        let entries = state.entries(of: x.id)
+        if entries.contains(where: { $0.op == .upload }) { return true }
+        return try entries.contains(where: { $0.op == .move }) && movedIn(x, top: top)
+    }
+
+    /// Whether `x` is, on the server, outside `top`'s subtree (this device moved it in).
+    func movedIn(_ x: Node, top: String?) throws -> Bool {
+        guard let top, var id = x.remoteId else { return false }
+        var steps = 0
+        while id != top, steps < 10_000 {
+            guard let b = try state.base(remoteId: id), let p = b.parentId else {
+                // Nothing known of its place on the server: where this device has it.
+                return false
+            }
+            if p == Node.rootId { return true }
+            id = p
+            steps += 1
+        }
+        return false
+    }
+
+    /// Rewrites the outbox after re-creating folders: the creations come first, parents first,
+    /// then every entry of the kept nodes and of nodes going into them, in their order.
+    func reorder(keep: [String], recreated: Set<String>) throws {
+        var folders = Set<String>()
+        for id in keep { if try state.node(id: id)?.isFolder == true { folders.insert(id) } }
+        var affected = Set(keep)
+        var grew = true
+        while grew {
+            grew = false
+            for e in state.outbox where e.op.placesInParent && !affected.contains(e.nodeId) {
+                if let p = e.payload.parentId, folders.contains(p) || affected.contains(p) {
+                    affected.insert(e.nodeId); grew = true
+                    if try state.node(id: e.nodeId)?.isFolder == true { folders.insert(e.nodeId) }
+                }
+            }
+        }
+        var order = keep
+        order += state.outbox.map(\.nodeId).filter { affected.contains($0) && !keep.contains($0) }
+        var moved = Set<String>()
+        for id in order where moved.insert(id).inserted {
+            if recreated.contains(id), let f = try state.node(id: id), f.isFolder {
+                state.append(.createFolder, nodeId: f.id, payload: OutboxPayload(name: f.name, parentId: f.parentId),
+                             baseVersion: nil, requestId: settings.newId())
+            }
+            for e in state.entries(of: id) { state.moveToEnd(e.seq) }
+        }
+    }
+
+    /// A node trashed on the server that this device does not have: a delete of its own (or of
+    /// something in it) has nothing left to do.
+    func trashedElsewhere(_ r: RemoteNode) throws {
+        for t in state.tombstones.values {
+            guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id) else { continue }
+            for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
+        }
+        state.dropSpentTombstones()
+        dropBaseTree(r.id)
+    }
+
+    /// Whether, as last seen on the server, `id` is below `ancestor`.
+    func baseWithin(_ id: String, _ ancestor: String) throws -> Bool {
+        var cur: String? = try state.base(remoteId: id)?.parentId
+        var steps = 0
+        while let c = cur, steps < 10_000 {
+            if c == ancestor { return true }
+            cur = try state.base(remoteId: c)?.parentId
+            steps += 1
+        }
+        return false
+    }
+
+    /// A node this device removed (its delete waits in the outbox) is alive on the server.
+    func deletedHere(_ t: Tombstone, _ r: RemoteNode, parent p: String) throws {
+        let changed = try changes(r)
+        if !r.isFolder && changed.content {
+            // The remote edit wins: the local delete is dropped and the file comes back.
+            for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
+            state.dropTombstone(t.nodeId)
+            state.dropSpentTombstones()
+            try create(r, parent: p)
+            if let n = try state.node(remoteId: r.id) {
+                try say(.deleteEdit, n, "deleted here but changed on another device: the change wins, and the file is back")
+            }
+            return
+        }
+        // Renamed or moved there (or nothing new): the delete wins, against the new version.
+        var t = t
+        t.version = max(t.version, r.version)
+        state.setTombstone(t)
+        var hasDelete = false
+        for var e in state.entries(of: t.nodeId) {
+            guard e.op == .delete else { state.drop(seq: e.seq); continue }
+            hasDelete = true
+            e.state = .pending; e.lastError = nil; e.sentAt = nil
+            state.update(e)
+        }
+        if !hasDelete {
+            state.append(.delete, nodeId: t.nodeId, payload: OutboxPayload(name: r.name, remoteId: r.id), baseVersion: r.version,
+                         requestId: settings.newId())
+        }
+        state.setBase(RemoteBase(r))
+    }
+
+    /// A node alive on the server below a folder this device removed (`top`, its delete waiting).
+    /// A new node there, or new content, wins over the delete: the folder's subtree is listed and
+    /// comes back. Anything else goes with the folder.
+    func underLocalDelete(_ r: RemoteNode, top: Tombstone) throws {
+        let changed = try changes(r)
+        if let rid = top.remoteId, try changed.content || (changed.placement && state.base(remoteId: r.id) == nil) {
+            if !outcome.needSubtrees.contains(rid) { outcome.needSubtrees.append(rid) }
+            return
+        }
+        state.setBase(RemoteBase(r))
+    }
+
+    /// Drops this device's delete of remote folder `remoteId` (and the entries kept for what was
+    /// below it): something in it changed on the server, and the change wins.
+    func dropDelete(remoteId: String) throws {
+        guard let t = state.tombstone(remoteId: remoteId) else { return }
+        for other in state.tombstones.values {
+            let below = try other.remoteId.map { try baseWithin($0, remoteId) } ?? false
+            guard other.nodeId == t.nodeId || below else { continue }
+            for e in state.entries(of: other.nodeId) { state.drop(seq: e.seq) }
+            state.dropTombstone(other.nodeId)
+        }
+        state.dropSpentTombstones()
+        let name = try state.base(remoteId: remoteId)?.name ?? remoteId
+        outcome.messages.append(SyncMessage(kind: .deleteEdit, path: name,
+                                            text: "deleted here but something in it changed on another device: the change wins, and it is back"))
+    }
+}
