@@ -38,6 +38,10 @@ let package = Package(
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
+        // The multi-device sync simulation (the planner and the push decisions against a model of
+        // the server), and its runner for many seeds (scripts/sim.sh).
+        .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan"]),
+        .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
         .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "COpenSSL", "CMicroHTTPD", "CVaultShims"]),
@@ -45,7 +49,7 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan"]),
+        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); pure Swift, no I/O.
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
