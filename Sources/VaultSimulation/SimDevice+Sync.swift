@@ -40,8 +40,12 @@ extension SimDevice {
                     step = try rules.decide(e)
                 case .send(let request):
                     switch request { case .createFile, .newRevision: sent.insert(e.requestId); default: break }
-                    let answer = try sim.network.send(request, from: self)
+                    let answer: PushAnswer
+                    do { answer = try sim.network.send(request, from: self) } catch {
+                        sim.trace("\(name) push \(e.seq) \(request) -> fault"); throw error
+                    }
                     step = try rules.interpret(answer, to: request, for: e)
+                    sim.trace("\(name) push \(e.seq) \(request) -> \(answer) => \(step)")
                 case let .done(completion, base, _):
                     try state.complete(e, completion, base: base)
                     if let base { see(base, sim) }
@@ -68,6 +72,7 @@ extension SimDevice {
                                                          conflictPolicy: sim.policy(self), newId: newId))
         let result = try PullRunner(planner: planner, maxDelete: Int.max, force: true).run(SimSource(sim: sim), SimStore(device: self, sim: sim))
         sim.messages += result.messages.count
+        for m in result.messages { sim.trace("\(name) pull: \(m.kind.rawValue) \(m.path): \(m.text)") }
     }
 
     /// Pinned files whose content is not here (or older) download the server's head.
@@ -112,6 +117,7 @@ final class SimStore: PullStore {
     func apply(_ actions: [PlanAction], cursor: Int64?) throws {
         if saved == nil { try sim.network.maybeCrash() }
         try device.state.apply(actions)
+        for a in actions { sim.trace("\(device.name) apply \(a)") }
         for case .setBase(let b) in actions { device.see(b, sim) }
         if let cursor {
             if let old = device.cursor, cursor < old { sim.fail("\(device.name)'s cursor went back from \(old) to \(cursor)") }

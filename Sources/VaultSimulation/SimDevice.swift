@@ -126,13 +126,18 @@ public final class SimDevice {
         return true
     }
 
-    /// `rm` / `rm -r`. Returns the content tokens this removes knowingly.
-    func remove(_ x: Node) throws -> Set<UInt64> {
+    /// `rm` / `rm -r`. Returns the content tokens this removes knowingly: a file's history up to
+    /// the version this device knows, and its pending content.
+    func remove(_ x: Node, server: SimServer) throws -> Set<UInt64> {
         guard x.id != Node.rootId else { return [] }
         let removed = [x] + (x.isFolder ? try state.descendants(of: x.id) : [])
         var knew = Set<UInt64>()
         for n in removed {
-            if let r = n.remoteId { knew.formUnion(seen[r] ?? []) }
+            if let r = n.remoteId {
+                knew.formUnion(seen[r] ?? [])
+                let known = try state.base(remoteId: r)?.contentSeq ?? 0
+                for c in server.files[r]?.revisions ?? [] where c.seq <= known { if let t = server.blobs[c.blob] { knew.insert(t) } }
+            }
             if let b = n.localPath, let t = blobs[b] { knew.insert(t) }
             for e in state.entries(of: n.id) { if let b = e.payload.blobId, let t = blobs[b] { knew.insert(t) } }
         }

@@ -47,6 +47,10 @@ public final class Simulation {
 
     func policy(_ d: SimDevice) -> ConflictPolicy { policies[d.index] }
 
+    /// Every push request and plan action, when verbose.
+    var traceLog: [String] = []
+    func trace(_ s: @autoclosure () -> String) { if verbose { traceLog.append(s()) } }
+
     func fail(_ message: String) { if failure == nil { failure = message } }
 
     /// Runs `steps` random steps, then quiescence and the checks. Returns nil, or what failed.
@@ -72,9 +76,31 @@ public final class Simulation {
         return failure == nil ? nil : report()
     }
 
+    /// Print every step and, on a failure, every tree.
+    public var verbose = false
+
     func report() -> String {
-        "seed \(seed): \(failure ?? "")\n  last steps: " + log.suffix(12).joined(separator: "; ")
+        var s = "seed \(seed): \(failure ?? "")\n  last steps: " + log.suffix(verbose ? log.count : 12).joined(separator: "; ")
             + "\n  replay: scripts/sim.sh --seed \(seed)"
+        if verbose { s += "\n" + traceLog.joined(separator: "\n") + "\n" + dump() }
+        return s
+    }
+
+    /// Every device's nodes and outbox, and the server's files.
+    public func dump() -> String {
+        var s = "server (latest \(server.latest), pruned \(server.prunedThrough)):\n"
+        for f in server.files.values.sorted(by: { $0.id < $1.id }) {
+            s += "  \(f.id) parent=\(f.parent ?? "-") name=\(f.name) v\(f.version)\(f.trashed ? " TRASHED" : "")\(server.isLive(f.id) ? "" : " (not live)") \(f.content.map { "\($0.sha256) blob \($0.blob)" } ?? "")\n"
+        }
+        for d in devices {
+            s += "\(d.name) (cursor \(d.cursor ?? -1)):\n"
+            for (p, n) in d.all() {
+                s += "  \(p) id=\(n.id) remote=\(n.remoteId ?? "-") v\(n.version) \(n.contentState.rawValue) \(n.sha256 ?? "")\n"
+            }
+            for e in d.state.outbox { s += "  outbox \(e.seq) \(e.op.rawValue) node=\(e.nodeId) \(e.payload.name ?? "") parent=\(e.payload.parentId ?? "-") remote=\(e.payload.remoteId ?? "-") \(e.state.rawValue) \(e.lastError ?? "")\n" }
+            for t in d.state.tombstones.values { s += "  tombstone \(t.nodeId) remote=\(t.remoteId ?? "-") v\(t.version)\n" }
+        }
+        return s
     }
 
     // MARK: - User operations
@@ -107,7 +133,7 @@ public final class Simulation {
             if d.move(x, into: into, name: name) { log.append("\(d.name): mv \(p) \(q)/\(name)") }
         case 8:
             guard let (p, x) = pick(all) else { return }
-            exempt.formUnion(try d.remove(x))
+            exempt.formUnion(try d.remove(x, server: server))
             log.append("\(d.name): rm -r \(p)")
         case 9:
             guard let (p, x) = pick(all) else { return }

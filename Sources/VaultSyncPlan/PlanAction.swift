@@ -9,7 +9,7 @@ public enum PlanAction: Sendable, Equatable {
     case remove(String)
     case setBase(RemoteBase)
     case dropBase(String)
-    /// A new outbox entry (its `seq` is provisional: the store numbers it).
+    /// A new outbox entry, stored with its number (above every number the store ever gave).
     case append(OutboxEntry)
     case updateEntry(OutboxEntry)
     case dropEntry(Int64)
@@ -72,8 +72,7 @@ extension PlanState {
             case .dropBase(let r): dropBase(r)
             case .dropEntry(let seq): drop(seq: seq)
             case .updateEntry(let e): update(e)
-            case .append(let e): append(e.op, nodeId: e.nodeId, payload: e.payload, baseVersion: e.baseVersion, requestId: e.requestId)
-                if var last = outbox.last { last.state = e.state; last.lastError = e.lastError; last.attempts = e.attempts; last.sentAt = e.sentAt; update(last) }
+            case .append(let e): insert(e)
             case .setTombstone(let t): setTombstone(t)
             case .dropTombstone(let id): dropTombstone(id)
             case .put, .remove, .giveBlob: break

@@ -22,11 +22,13 @@ public struct PlanState {
     public private(set) var blobOwners: [String: String] = [:]
     private var nextSeq: Int64
 
-    public init(view: any LocalView, outbox: [OutboxEntry], tombstones: [Tombstone]) {
+    /// - Parameter nextSeq: the number the store gives its next outbox entry (at least one more
+    ///   than any entry it ever held), so entries this state appends keep their numbers when stored.
+    public init(view: any LocalView, outbox: [OutboxEntry], tombstones: [Tombstone], nextSeq: Int64 = 1) {
         self.view = view
         self.outbox = outbox.sorted { $0.seq < $1.seq }
         self.tombstones = Dictionary(tombstones.map { ($0.nodeId, $0) }, uniquingKeysWith: { $1 })
-        nextSeq = (outbox.map(\.seq).max() ?? 0) + 1
+        self.nextSeq = max(nextSeq, (outbox.map(\.seq).max() ?? 0) + 1)
     }
 
     // MARK: - Lookups
@@ -155,6 +157,14 @@ public struct PlanState {
         nextSeq += 1
         outbox.append(e)
         return e.seq
+    }
+
+    /// Stores an entry made elsewhere with its own number (a plan's appended entry).
+    public mutating func insert(_ e: OutboxEntry) {
+        outbox.removeAll { $0.seq == e.seq }
+        let i = outbox.firstIndex { $0.seq > e.seq } ?? outbox.endIndex
+        outbox.insert(e, at: i)
+        nextSeq = max(nextSeq, e.seq + 1)
     }
 
     public mutating func update(_ e: OutboxEntry) {

@@ -121,6 +121,28 @@ final class PlanRun {
             n.name = try freeName(place.name, in: place.parent ?? Node.rootId, for: n.id)
             state.put(n)
         }
+        try settleStaleTargets()
+    }
+
+    /// A pending entry that puts its node somewhere on the way (a creation or a move that later
+    /// moves follow) can find that name taken on the server now: it goes there under a conflict
+    /// name instead (the node ends where the later entries put it).
+    func settleStaleTargets() throws {
+        for var e in state.outbox where e.op.placesInParent {
+            guard let p = e.payload.parentId, let name = e.payload.name,
+                  let holder = try state.child(of: p, named: name), holder.id != e.nodeId, holder.remoteId != nil,
+                  !state.entries(of: holder.id).contains(where: { $0.op.placesInParent }) else { continue }
+            var n = 1
+            var candidate = name
+            repeat {
+                candidate = ConflictName.make(name, device: settings.deviceName, date: settings.today, number: n)
+                n += 1
+            } while try state.child(of: p, named: candidate) != nil
+                || state.outbox.contains(where: { $0.op.placesInParent && $0.payload.parentId == p && $0.payload.name == candidate })
+            e.payload.name = candidate
+            if e.state == .conflict { e.state = .pending; e.lastError = nil }
+            state.update(e)
+        }
     }
 
     // MARK: - Checks

@@ -13,8 +13,12 @@ func value(_ name: String) -> UInt64? {
     return v
 }
 let steps = Int(value("--steps") ?? 80)
+let verbose = args.contains("--verbose")
+args.removeAll { $0 == "--verbose" }
 if let seed = value("--seed") {
-    if let failure = Simulation(seed: seed).run(steps: steps) { print(failure); exit(1) }
+    let sim = Simulation(seed: seed)
+    sim.verbose = verbose
+    if let failure = sim.run(steps: steps) { print(failure); exit(1) }
     print("seed \(seed): ok")
     exit(0)
 }
