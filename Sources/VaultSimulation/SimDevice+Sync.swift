@@ -98,7 +98,12 @@ extension SimDevice {
 struct SimSource: PullSource {
     let sim: Simulation
     func startCursor() throws -> Int64 { try sim.network.read(); return sim.server.latest }
-    func changes(after cursor: Int64) throws -> ChangesPage? { try sim.network.read(); return sim.server.changes(after: cursor) }
+    func changes(after cursor: Int64) throws -> ChangesPage? {
+        try sim.network.read()
+        let page = sim.server.changes(after: cursor)
+        sim.trace("changes after \(cursor): " + (page.map { p in p.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")\($0.trashed ? " trashed" : "") v\($0.version)" }.joined(separator: ", ") + " next \(p.nextCursor)" } ?? "410"))
+        return page
+    }
     func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) { try sim.network.read(); return sim.server.listing(after: token) }
     func subtree(of remoteId: String) throws -> [RemoteNode] { try sim.network.read(); return sim.server.subtree(of: remoteId) }
 }

@@ -96,8 +96,11 @@ public final class SimDevice {
         return true
     }
 
-    /// `put --replace`: new content for a file (rules E3/E4).
-    func replace(_ file: Node, token: UInt64) {
+    /// `put --replace`: new content for a file (rules E3/E4). Returns the content it replaces
+    /// before it was ever sent (E3: only the newest offline version is uploaded).
+    @discardableResult
+    func replace(_ file: Node, token: UInt64) -> UInt64? {
+        var superseded: UInt64?
         var n = file
         let blob = newId()
         blobs[blob] = token
@@ -106,6 +109,7 @@ public final class SimDevice {
         state.put(n)
         let session: (String) -> String? = { self.sent.contains($0) ? $0 : nil }
         if var e = OutboxRules.mergeTarget(n, entries: state.entries(of: n.id), session: session) {
+            superseded = e.payload.blobId.flatMap { blobs[$0] }
             e.payload.blobId = blob; e.payload.size = n.size; e.payload.sha256 = n.sha256; e.requestId = newId()
             if e.state == .failed { e.state = .pending; e.lastError = nil }
             state.update(e)
@@ -113,6 +117,7 @@ public final class SimDevice {
             state.append(.upload, nodeId: n.id, payload: OutboxPayload(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: blob,
                                                                        size: n.size, sha256: n.sha256), baseVersion: n.version, requestId: newId())
         }
+        return superseded
     }
 
     func move(_ x: Node, into folder: Node, name: String) -> Bool {

@@ -125,7 +125,7 @@ public final class Simulation {
         case 4, 5:
             guard let (p, f) = pick(files) else { return }
             let t = token()
-            d.replace(f, token: t)
+            if let old = d.replace(f, token: t) { exempt.insert(old) }
             log.append("\(d.name): edit \(p) #\(t)")
         case 6, 7:
             guard let (p, x) = pick(all), let (q, into) = pick(folders) else { return }

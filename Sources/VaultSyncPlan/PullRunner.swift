@@ -103,8 +103,10 @@ public struct PullRunner {
         for (i, page) in pages.enumerated() {
             let isLast = i == pages.count - 1
             var remote = carried + page.nodes.filter { lastPage[$0.id] == i }.map { final[$0.id]! }
-            var upcoming: [String: RemoteNode] = [:]
-            for (id, p) in lastPage where p > i { upcoming[id] = final[id] }
+            // Every other node of the fetch, as it ends up (earlier pages' too: a child planned here
+            // may sit below a folder that an earlier page trashed).
+            var upcoming = final
+            for n in remote { upcoming[n.id] = nil }
             var restoring = Set<String>()
             while true {
                 var attempt = state
@@ -125,7 +127,8 @@ public struct PullRunner {
             }
         }
         if !carried.isEmpty {
-            throw SyncPlanError("the change feed names \(carried.count) node(s) in a folder it never shows (the server hid or invented a folder)")
+            let first = carried.min { $0.id < $1.id }!
+            throw SyncPlanError("the change feed names \(carried.count) node(s) in a folder it never shows, such as \(first.id) in \(first.parentId ?? "-") (the server hid or invented a folder)")
         }
         if guardTrips(removing: result.removed, of: size) {
             throw DeleteGuardTripped(wouldRemove: result.removed, treeSize: size, limit: maxDelete)

@@ -157,13 +157,20 @@ extension PlanRun {
     }
 
     /// A node alive on the server below a folder this device removed (`top`, its delete waiting).
-    /// A new node there, or new content, wins over the delete: the folder's subtree is listed and
-    /// comes back. Anything else goes with the folder.
+    /// New content there, a node created there or moved in from elsewhere by another device, wins
+    /// over the delete: the folder's subtree is listed and comes back. Anything else goes with it.
     func underLocalDelete(_ r: RemoteNode, top: Tombstone) throws {
         let changed = try changes(r)
-        if let rid = top.remoteId, try changed.content || (changed.placement && state.base(remoteId: r.id) == nil) {
-            if !outcome.needSubtrees.contains(rid) { outcome.needSubtrees.append(rid) }
-            return
+        if let rid = top.remoteId {
+            var movedIn = false
+            if changed.placement {
+                let wasAt = try state.base(remoteId: r.id)?.parentId
+                movedIn = try wasAt.map { try !($0 == rid || baseWithin($0, rid)) } ?? true
+            }
+            if changed.content || movedIn {
+                if !outcome.needSubtrees.contains(rid) { outcome.needSubtrees.append(rid) }
+                return
+            }
         }
         state.setBase(RemoteBase(r))
     }

@@ -10,8 +10,8 @@ public struct SyncPlanner {
     /// Plans one page into `state` (changed in place; on a throw, discard it).
     /// - Parameters:
     ///   - remote: the newest state of each node the page holds (later pages may change them again).
-    ///   - upcoming: the final state of nodes that later pages hold (a child of a folder that ends
-    ///     up trashed is trashed with it; a child of one still to come waits for it).
+    ///   - upcoming: the final state of the fetch's other nodes (a child of a folder that ends up
+    ///     trashed is trashed with it; a child of one still to come waits for it).
     ///   - restoring: remote folders whose subtree the caller listed because a local delete of
     ///     theirs is to be dropped (`PageOutcome.needSubtrees` of an earlier attempt).
     /// - Throws: `SyncPlanError` for a server that rolls a node back or describes a cycle.
@@ -70,17 +70,27 @@ final class PlanRun {
         for r in batch { try checkRollback(r) }
         for id in restoring.sorted() { try dropDelete(remoteId: id) }
 
-        // Trashed on the server: explicitly, or below a folder that ends up trashed.
+        // Trashed on the server: explicitly, or below a folder that ends up trashed (where a
+        // node is on the server: as this fetch shows it, or as this device last saw it).
         var all = upcoming
         for r in batch { all[r.id] = r }
-        var trashed = Set(all.values.filter(\.trashed).map(\.id))
-        var grew = true
-        while grew {
-            grew = false
-            for r in all.values where !trashed.contains(r.id) {
-                if let p = r.parentId, trashed.contains(p) { trashed.insert(r.id); grew = true }
+        let explicitly = Set(all.values.filter(\.trashed).map(\.id))
+        var trashed = explicitly
+        var verdict: [String: Bool] = [:]
+        func isTrashed(_ id: String) throws -> Bool {
+            var chain: [String] = []
+            var cur: String? = id
+            var result = false
+            while let c = cur, c != Node.rootId, chain.count < 10_000 {
+                if let v = verdict[c] { result = v; break }
+                if explicitly.contains(c) { result = true; break }
+                chain.append(c)
+                cur = try all[c]?.parentId ?? state.base(remoteId: c)?.parentId
             }
+            for c in chain { verdict[c] = result }
+            return result
         }
+        for r in all.values where try isTrashed(r.id) { trashed.insert(r.id) }
 
         // Nodes that move on the server leave their place first, so swaps and moves out of a
         // folder trashed in the same page land where they go.
