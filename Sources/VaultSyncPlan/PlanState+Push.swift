@@ -40,6 +40,18 @@ extension PlanState {
         if let base { setBase(base) }
     }
 
+    /// Whether entry `e` puts its node somewhere on the server: a folder creation, a move, or the
+    /// upload that creates a file (not one of a new version).
+    public func places(_ e: OutboxEntry) throws -> Bool {
+        switch e.op {
+        case .createFolder, .move: return true
+        case .upload:
+            guard let n = try node(id: e.nodeId), n.remoteId == nil else { return false }
+            return entries(of: e.nodeId).first { $0.op == .upload }?.seq == e.seq
+        case .delete, .discardUpload: return false
+        }
+    }
+
     /// Sets an entry's state (and reason).
     public mutating func mark(_ seq: Int64, _ s: OutboxState, reason: String?) {
         guard var e = outbox.first(where: { $0.seq == seq }) else { return }

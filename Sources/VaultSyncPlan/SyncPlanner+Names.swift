@@ -16,7 +16,7 @@ extension PlanRun {
     /// `x` arrives (from the server) where `other` already is.
     func collide(_ other: Node, with x: inout Node) throws {
         let p = x.parentId ?? Node.rootId
-        let placing = state.entries(of: other.id).last { $0.op.placesInParent && $0.payload.parentId == p && $0.payload.name == other.name }
+        let placing = try state.entries(of: other.id).last { try state.places($0) && $0.payload.parentId == p && $0.payload.name == other.name }
         if other.remoteId == nil || placing != nil {
             // New here, or moved here by a pending change: the remote node wins the name, and the
             // local one's pending entries follow its new name.

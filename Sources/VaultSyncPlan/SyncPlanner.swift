@@ -101,7 +101,7 @@ final class PlanRun {
         }
         for r in batch where trashed.contains(r.id) && !r.trashed {
             // Below a trashed folder: gone with it, unless this device moves it out.
-            guard let l = try state.node(remoteId: r.id) else { dropBaseTree(r.id); continue }
+            guard let l = try state.node(remoteId: r.id) else { try trashedElsewhere(r); continue }
             if !state.entries(of: l.id).contains(where: { $0.op == .move }) { try remoteTrash(l, remote: r) } else { try update(l, r, parent: nil) }
         }
 
@@ -138,17 +138,17 @@ final class PlanRun {
     /// moves follow) can find that name taken on the server now: it goes there under a conflict
     /// name instead (the node ends where the later entries put it).
     func settleStaleTargets() throws {
-        for var e in state.outbox where e.op.placesInParent {
+        for var e in state.outbox where try state.places(e) {
             guard let p = e.payload.parentId, let name = e.payload.name,
                   let holder = try state.child(of: p, named: name), holder.id != e.nodeId, holder.remoteId != nil,
-                  !state.entries(of: holder.id).contains(where: { $0.op.placesInParent }) else { continue }
+                  try !state.entries(of: holder.id).contains(where: { try state.places($0) }) else { continue }
             var n = 1
             var candidate = name
             repeat {
                 candidate = ConflictName.make(name, device: settings.deviceName, date: settings.today, number: n)
                 n += 1
             } while try state.child(of: p, named: candidate) != nil
-                || state.outbox.contains(where: { $0.op.placesInParent && $0.payload.parentId == p && $0.payload.name == candidate })
+                || state.outbox.contains(where: { try state.places($0) && $0.payload.parentId == p && $0.payload.name == candidate })
             e.payload.name = candidate
             if e.state == .conflict { e.state = .pending; e.lastError = nil }
             state.update(e)
