@@ -138,7 +138,12 @@ extension PlanRun {
             }
             return
         }
-        // Renamed or moved there (or nothing new): the delete wins, against the new version.
+        try deleteWins(t, r)
+    }
+
+    /// A node removed here changed place on the server: it is deleted there, against the new
+    /// version (docs/sync.md: delete versus renamed or moved).
+    func deleteWins(_ t: Tombstone, _ r: RemoteNode) throws {
         var t = t
         t.version = max(t.version, r.version)
         state.setTombstone(t)
@@ -171,6 +176,14 @@ extension PlanRun {
                 if !outcome.needSubtrees.contains(rid) { outcome.needSubtrees.append(rid) }
                 return
             }
+        }
+        if let own = state.tombstone(remoteId: r.id) {
+            // Removed here too: the removal wins, against the new version.
+            return try deleteWins(own, r)
+        }
+        if let l = try state.node(remoteId: r.id) {
+            // Here it is elsewhere (a move out of that folder waits): it stays where it is.
+            return try update(l, r, parent: nil)
         }
         state.setBase(RemoteBase(r))
     }

@@ -132,6 +132,23 @@ final class PlanRun {
             state.put(n)
         }
         try settleStaleTargets()
+        settleRefusedMovesOfRemoved()
+    }
+
+    /// A move kept for a node removed here (rule R4: it was to end up inside the removed folder)
+    /// that the server refused can no longer take the node into that folder's delete: the node is
+    /// deleted where it is instead (the removal wins).
+    func settleRefusedMovesOfRemoved() {
+        for t in state.tombstones.values.sorted(by: { $0.nodeId < $1.nodeId }) {
+            let entries = state.entries(of: t.nodeId)
+            guard let rid = t.remoteId, !entries.contains(where: { $0.op == .delete }),
+                  entries.contains(where: { $0.op == .move && ($0.state == .conflict || $0.state == .failed) }) else { continue }
+            for e in entries where e.op == .move { state.drop(seq: e.seq) }
+            let version = max(t.version, (try? state.base(remoteId: rid))??.version ?? 0)
+            state.setTombstone(Tombstone(nodeId: t.nodeId, remoteId: rid, isFolder: t.isFolder, version: version))
+            state.append(.delete, nodeId: t.nodeId, payload: OutboxPayload(name: (try? state.base(remoteId: rid))??.name, remoteId: rid),
+                         baseVersion: version, requestId: settings.newId())
+        }
     }
 
     /// A pending entry that puts its node somewhere on the way (a creation or a move that later
@@ -195,13 +212,13 @@ final class PlanRun {
         return nil
     }
 
-    /// The tombstone of a folder this device removed (its delete still to replay) that holds, on
-    /// the server, the node with remote id `start` (the node itself or an ancestor).
+    /// The tombstone of a folder this device removed (entries of it still to replay) that holds,
+    /// on the server, the node with remote id `start` (the node itself or an ancestor).
     func deletedAncestor(startingAt start: String) throws -> Tombstone? {
         var id: String? = start
         var steps = 0
         while let cur = id, cur != Node.rootId, steps < 10_000 {
-            if let t = state.tombstone(remoteId: cur), state.entries(of: t.nodeId).contains(where: { $0.op == .delete }) { return t }
+            if let t = state.tombstone(remoteId: cur), !state.entries(of: t.nodeId).isEmpty { return t }
             if try state.node(remoteId: cur) != nil { return nil }
             id = try state.base(remoteId: cur)?.parentId
             steps += 1
