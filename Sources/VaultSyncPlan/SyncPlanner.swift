@@ -131,8 +131,27 @@ final class PlanRun {
             n.name = try freeName(place.name, in: place.parent ?? Node.rootId, for: n.id)
             state.put(n)
         }
+        try settleOrphanedPlacements()
         try settleStaleTargets()
         settleRefusedMovesOfRemoved()
+    }
+
+    /// Entries that put a node into a folder this pull removed (the server trashed it): a move
+    /// there was only on the node's way (the node is elsewhere now) and goes; a creation there
+    /// creates the node where it is now instead, and its later moves go.
+    func settleOrphanedPlacements() throws {
+        for e in state.outbox where e.op.placesInParent {
+            guard let p = e.payload.parentId, p != Node.rootId, try state.node(id: p) == nil, state.tombstones[p] == nil,
+                  state.outbox.contains(where: { $0.seq == e.seq }) else { continue }
+            if try state.places(e) && e.op != .move, let n = try state.node(id: e.nodeId), n.remoteId == nil {
+                var c = e
+                c.payload.parentId = n.parentId; c.payload.name = n.name
+                state.update(c)
+                for m in state.entries(of: n.id) where m.op == .move { state.drop(seq: m.seq) }
+            } else if e.op == .move {
+                state.drop(seq: e.seq)
+            }
+        }
     }
 
     /// A move kept for a node removed here (rule R4: it was to end up inside the removed folder)
