@@ -59,7 +59,7 @@ extension PlanRun {
 
     /// Whether `x` is, on the server, outside `top`'s subtree (this device moved it in).
     func movedIn(_ x: Node, top: String?) throws -> Bool {
-        guard let top, var id = x.remoteId else { return false }
+        guard let top, var id = x.remoteId, !gone.contains(x.id) else { return false }
         var steps = 0
         while id != top, steps < 10_000 {
             guard let b = try state.base(remoteId: id), let p = b.parentId else {

@@ -36,6 +36,7 @@ public struct SyncPlanner {
             while let p = up, !covered { if missing.contains(p) { covered = true }; up = try run.state.node(id: p)?.parentId }
             if !covered { tops.append(n) }
         }
+        run.gone = missing
         for n in tops { try run.remoteTrash(n, remote: nil) }
         state = run.state
         return run.outcome
@@ -48,6 +49,8 @@ final class PlanRun {
     var state: PlanState
     let mode: PlanMode
     var outcome = PageOutcome()
+    /// Local ids the full listing showed gone from the server (none are moved in from a live place).
+    var gone = Set<String>()
     /// Nodes detached from their place for this page (they move on the server), with that place.
     var detached: [String: (parent: String?, name: String)] = [:]
 
