@@ -70,7 +70,7 @@ extension SimDevice {
     func pull(_ sim: Simulation) throws {
         let planner = SyncPlanner(settings: SyncSettings(deviceId: deviceId, deviceName: name, today: "2024-05-01",
                                                          conflictPolicy: sim.policy(self), newId: newId))
-        let result = try PullRunner(planner: planner, maxDelete: Int.max, force: true).run(SimSource(sim: sim), SimStore(device: self, sim: sim))
+        let result = try PullRunner(planner: planner, maxDelete: Int.max, force: true).run(SimSource(sim: sim, device: self), SimStore(device: self, sim: sim))
         sim.messages += result.messages.count
         for m in result.messages { sim.trace("\(name) pull: \(m.kind.rawValue) \(m.path): \(m.text)") }
     }
@@ -97,14 +97,20 @@ extension SimDevice {
 /// The simulated server as a pull reads it (through the network's faults).
 struct SimSource: PullSource {
     let sim: Simulation
+    let device: SimDevice
     func startCursor() throws -> Int64 { try sim.network.read(); return sim.server.latest }
     func changes(after cursor: Int64) throws -> ChangesPage? {
         try sim.network.read()
         let page = sim.server.changes(after: cursor)
-        sim.trace("changes after \(cursor): " + (page.map { p in p.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")\($0.trashed ? " trashed" : "") v\($0.version)" }.joined(separator: ", ") + " next \(p.nextCursor)" } ?? "410"))
+        sim.trace("\(device.name) changes after \(cursor): " + (page.map { p in p.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")\($0.trashed ? " trashed" : "") v\($0.version)" }.joined(separator: ", ") + " next \(p.nextCursor)" } ?? "410"))
         return page
     }
-    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) { try sim.network.read(); return sim.server.listing(after: token) }
+    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+        try sim.network.read()
+        let page = sim.server.listing(after: token)
+        sim.trace("\(device.name) listing: " + page.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")" }.joined(separator: ", "))
+        return page
+    }
     func subtree(of remoteId: String) throws -> [RemoteNode] { try sim.network.read(); return sim.server.subtree(of: remoteId) }
 }
 

@@ -176,7 +176,7 @@ public struct PullRunner {
         } while token != nil
         var state = try store.planState()
         let before = state
-        let out = try planner.sweep(missing: try store.missing(listed: listed), state: &state)
+        let out = try planner.sweep(missing: try store.missing(listed: listed), listed: listed, state: &state)
         state.retryConflicts()
         result.messages += out.messages
         result.removed = out.removed
