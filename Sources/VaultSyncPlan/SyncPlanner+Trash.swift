@@ -107,8 +107,8 @@ extension PlanRun {
         for t in state.tombstones.values {
             guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id) else { continue }
             for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
+            deadFolders.insert(t.nodeId)
         }
-        state.dropSpentTombstones()
         dropBaseTree(r.id)
     }
 

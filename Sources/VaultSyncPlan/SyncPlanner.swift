@@ -31,8 +31,9 @@ public struct SyncPlanner {
         for t in run.state.tombstones.values.sorted(by: { $0.nodeId < $1.nodeId }) {
             guard let rid = t.remoteId, !listed.contains(rid) else { continue }
             for e in run.state.entries(of: t.nodeId) { run.state.drop(seq: e.seq) }
+            run.deadFolders.insert(t.nodeId)
         }
-        run.state.dropSpentTombstones()
+        try run.settleOrphanedPlacements()
         var tops: [Node] = []
         let missing = Set(localIds)
         for id in localIds {
@@ -44,6 +45,7 @@ public struct SyncPlanner {
         }
         run.gone = missing
         for n in tops { try run.remoteTrash(n, remote: nil) }
+        try run.settleOrphanedPlacements()
         state = run.state
         return run.outcome
     }
@@ -57,6 +59,8 @@ final class PlanRun {
     var outcome = PageOutcome()
     /// Local ids the full listing showed gone from the server (none are moved in from a live place).
     var gone = Set<String>()
+    /// Tombstoned folders the server trashed: nothing can go into them any more.
+    var deadFolders = Set<String>()
     /// Nodes detached from their place for this page (they move on the server), with that place.
     var detached: [String: (parent: String?, name: String)] = [:]
 
@@ -140,64 +144,7 @@ final class PlanRun {
             n.name = try freeName(place.name, in: place.parent ?? Node.rootId, for: n.id)
             state.put(n)
         }
-        try settleOrphanedPlacements()
-        try settleStaleTargets()
-        settleRefusedMovesOfRemoved()
-    }
-
-    /// Entries that put a node into a folder this pull removed (the server trashed it): a move
-    /// there was only on the node's way (the node is elsewhere now) and goes; a creation there
-    /// creates the node where it is now instead, and its later moves go.
-    func settleOrphanedPlacements() throws {
-        for e in state.outbox where e.op.placesInParent {
-            guard let p = e.payload.parentId, p != Node.rootId, try state.node(id: p) == nil, state.tombstones[p] == nil,
-                  state.outbox.contains(where: { $0.seq == e.seq }) else { continue }
-            if try state.places(e) && e.op != .move, let n = try state.node(id: e.nodeId), n.remoteId == nil {
-                var c = e
-                c.payload.parentId = n.parentId; c.payload.name = n.name
-                state.update(c)
-                for m in state.entries(of: n.id) where m.op == .move { state.drop(seq: m.seq) }
-            } else if e.op == .move {
-                state.drop(seq: e.seq)
-            }
-        }
-    }
-
-    /// A move kept for a node removed here (rule R4: it was to end up inside the removed folder)
-    /// that the server refused can no longer take the node into that folder's delete: the node is
-    /// deleted where it is instead (the removal wins).
-    func settleRefusedMovesOfRemoved() {
-        for t in state.tombstones.values.sorted(by: { $0.nodeId < $1.nodeId }) {
-            let entries = state.entries(of: t.nodeId)
-            guard let rid = t.remoteId, !entries.contains(where: { $0.op == .delete }),
-                  entries.contains(where: { $0.op == .move && ($0.state == .conflict || $0.state == .failed) }) else { continue }
-            for e in entries where e.op == .move { state.drop(seq: e.seq) }
-            let version = max(t.version, (try? state.base(remoteId: rid))??.version ?? 0)
-            state.setTombstone(Tombstone(nodeId: t.nodeId, remoteId: rid, isFolder: t.isFolder, version: version))
-            state.append(.delete, nodeId: t.nodeId, payload: OutboxPayload(name: (try? state.base(remoteId: rid))??.name, remoteId: rid),
-                         baseVersion: version, requestId: settings.newId())
-        }
-    }
-
-    /// A pending entry that puts its node somewhere on the way (a creation or a move that later
-    /// moves follow) can find that name taken on the server now: it goes there under a conflict
-    /// name instead (the node ends where the later entries put it).
-    func settleStaleTargets() throws {
-        for var e in state.outbox where try state.places(e) {
-            guard let p = e.payload.parentId, let name = e.payload.name,
-                  let holder = try state.child(of: p, named: name), holder.id != e.nodeId, holder.remoteId != nil,
-                  try !state.entries(of: holder.id).contains(where: { try state.places($0) }) else { continue }
-            var n = 1
-            var candidate = name
-            repeat {
-                candidate = ConflictName.make(name, device: settings.deviceName, date: settings.today, number: n)
-                n += 1
-            } while try state.child(of: p, named: candidate) != nil
-                || state.outbox.contains(where: { try state.places($0) && $0.payload.parentId == p && $0.payload.name == candidate })
-            e.payload.name = candidate
-            if e.state == .conflict { e.state = .pending; e.lastError = nil }
-            state.update(e)
-        }
+        try settle()
     }
 
     // MARK: - Checks

@@ -1,0 +1,82 @@
+/// After a page is planned: pending entries that what the server did made impossible are
+/// rewritten so the outbox stays a valid replay (docs/outbox.md, "The invariant").
+extension PlanRun {
+    func settle() throws {
+        try settleOrphanedPlacements()
+        try settleStaleTargets()
+        settleRefusedMovesOfRemoved()
+    }
+
+    /// Entries that put a node into a folder that is gone (the server trashed it: this pull
+    /// removed it here, or this device's delete of it has nothing left to do): a move there was
+    /// only on the node's way (the node is elsewhere now) and goes; a creation there creates the
+    /// node where it is now instead, and its later moves go; entries of a node removed here that
+    /// was to be created or moved there go with it (and it is gone as a folder too).
+    func settleOrphanedPlacements() throws {
+        var changed = true
+        while changed {
+            changed = false
+            for e in state.outbox where e.op.placesInParent {
+                guard let p = e.payload.parentId, p != Node.rootId, try state.node(id: p) == nil,
+                      state.tombstones[p] == nil || deadFolders.contains(p),
+                      state.outbox.contains(where: { $0.seq == e.seq }) else { continue }
+                if let n = try state.node(id: e.nodeId) {
+                    if try state.places(e) && e.op != .move && n.remoteId == nil {
+                        guard e.payload.parentId != n.parentId || e.payload.name != n.name else { continue }
+                        var c = e
+                        c.payload.parentId = n.parentId; c.payload.name = n.name
+                        state.update(c)
+                        for m in state.entries(of: n.id) where m.op == .move { state.drop(seq: m.seq) }
+                    } else if e.op == .move {
+                        state.drop(seq: e.seq)
+                    } else {
+                        continue
+                    }
+                } else {
+                    for m in state.entries(of: e.nodeId) { state.drop(seq: m.seq) }
+                    if state.tombstones[e.nodeId] != nil { deadFolders.insert(e.nodeId) }
+                }
+                changed = true
+            }
+        }
+        state.dropSpentTombstones()
+    }
+
+    /// A pending entry that puts its node somewhere on the way (a creation or a move that later
+    /// moves follow) can find that name taken on the server now: it goes there under a conflict
+    /// name instead (the node ends where the later entries put it).
+    func settleStaleTargets() throws {
+        for var e in state.outbox where try state.places(e) {
+            guard let p = e.payload.parentId, let name = e.payload.name,
+                  let holder = try state.child(of: p, named: name), holder.id != e.nodeId, holder.remoteId != nil,
+                  try !state.entries(of: holder.id).contains(where: { try state.places($0) }) else { continue }
+            var n = 1
+            var candidate = name
+            repeat {
+                candidate = ConflictName.make(name, device: settings.deviceName, date: settings.today, number: n)
+                n += 1
+            } while try state.child(of: p, named: candidate) != nil
+                || state.outbox.contains(where: { try state.places($0) && $0.payload.parentId == p && $0.payload.name == candidate })
+            e.payload.name = candidate
+            if e.state == .conflict { e.state = .pending; e.lastError = nil }
+            state.update(e)
+        }
+    }
+
+    /// A move kept for a node removed here (rule R4: it was to end up inside the removed folder)
+    /// that the server refused can no longer take the node into that folder's delete: the node is
+    /// deleted where it is instead (the removal wins).
+    func settleRefusedMovesOfRemoved() {
+        for t in state.tombstones.values.sorted(by: { $0.nodeId < $1.nodeId }) {
+            let entries = state.entries(of: t.nodeId)
+            guard let rid = t.remoteId, !entries.contains(where: { $0.op == .delete }),
+                  entries.contains(where: { $0.op == .move && ($0.state == .conflict || $0.state == .failed) }) else { continue }
+            for e in entries where e.op == .move { state.drop(seq: e.seq) }
+            let base = (try? state.base(remoteId: rid)) ?? nil
+            let version = max(t.version, base?.version ?? 0)
+            state.setTombstone(Tombstone(nodeId: t.nodeId, remoteId: rid, isFolder: t.isFolder, version: version))
+            state.append(.delete, nodeId: t.nodeId, payload: OutboxPayload(name: base?.name, remoteId: rid),
+                         baseVersion: version, requestId: settings.newId())
+        }
+    }
+}
