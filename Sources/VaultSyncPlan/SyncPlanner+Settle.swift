@@ -5,6 +5,17 @@ extension PlanRun {
         try settleOrphanedPlacements()
         try settleStaleTargets()
         settleRefusedMovesOfRemoved()
+        try settleRefusedIntermediateMoves()
+    }
+
+    /// A move the server refused (or found in conflict) that a later move of the same node
+    /// follows was only on the node's way: it goes, and the later move takes the node where it is.
+    func settleRefusedIntermediateMoves() throws {
+        for t in Set(state.outbox.filter { $0.op == .move }.map(\.nodeId)).sorted() {
+            guard try state.node(id: t) != nil else { continue }
+            let moves = state.entries(of: t).filter { $0.op == .move }
+            for e in moves.dropLast() where e.state == .failed || e.state == .conflict { state.drop(seq: e.seq) }
+        }
     }
 
     /// Entries that put a node into a folder that is gone (the server trashed it: this pull
