@@ -19,7 +19,10 @@ extension PlanRun {
             try state.remove(x.id)
             outcome.removed += 1
         }
-        if let top { dropBaseTree(top) }
+        if let top {
+            try recreateMovedOut(ofTrashed: top)
+            dropBaseTree(top)
+        }
         state.dropSpentTombstones()
         if keep.isEmpty {
             if hadMoves { outcome.messages.append(SyncMessage(kind: .moveDelete, path: try state.path(of: l), text: "renamed or moved here but deleted on another device: the delete wins")) }
@@ -28,16 +31,8 @@ extension PlanRun {
         // Parents first: what was on the server below the trashed node is re-created.
         var recreated: [String] = []
         for x in subtree where keep.contains(x.id) {
-            guard var y = try state.node(id: x.id), y.remoteId != nil, try !movedIn(y, top: top) else { continue }
-            y.remoteId = nil; y.version = 0
-            for var e in state.entries(of: y.id) {
-                guard !y.isFolder, e.op == .upload else { state.drop(seq: e.seq); continue }
-                e.payload.remoteId = nil; e.payload.name = y.name; e.payload.parentId = y.parentId
-                e.requestId = settings.newId(); e.baseVersion = nil; e.state = .pending; e.lastError = nil; e.sentAt = nil
-                state.update(e)
-            }
-            y.pendingOp = y.isFolder ? "create" : "upload"
-            state.put(y)
+            guard let y = try state.node(id: x.id), y.remoteId != nil, try !movedIn(y, top: top) else { continue }
+            recreate(y)
             recreated.append(y.id)
         }
         try reorder(keep: subtree.filter { keep.contains($0.id) }.map(\.id), recreated: Set(recreated))
@@ -46,6 +41,39 @@ extension PlanRun {
             try say(.folderRecreated, kept, "deleted on another device while it held changes of this device: it is re-created with them; what it held unchanged is gone")
         } else {
             try say(.editDelete, kept, "changed here but deleted on another device: the edit wins, and the file is re-created")
+        }
+    }
+
+    /// Node `y` is gone from the server, but holds changes of this device: it is made new here
+    /// (a new id on the server): its moves go, its uploads create it where it is now.
+    func recreate(_ y: Node) {
+        var y = y
+        if let r = y.remoteId { state.dropBase(r) }
+        y.remoteId = nil; y.version = 0
+        for var e in state.entries(of: y.id) {
+            guard !y.isFolder, e.op == .upload else { state.drop(seq: e.seq); continue }
+            e.payload.remoteId = nil; e.payload.name = y.name; e.payload.parentId = y.parentId
+            e.requestId = settings.newId(); e.baseVersion = nil; e.state = .pending; e.lastError = nil; e.sentAt = nil
+            state.update(e)
+        }
+        y.pendingOp = y.isFolder ? "create" : "upload"
+        state.put(y)
+    }
+
+    /// Files that were, on the server, below folder `remoteId` (now trashed) and that this device
+    /// moves out with new content: the server takes no content below a trashed folder, so they
+    /// are re-created where they are here (docs/sync.md: new content versus trashed).
+    func recreateMovedOut(ofTrashed remoteId: String) throws {
+        var queue = [remoteId]
+        var seen = Set<String>()
+        while let id = queue.popLast(), seen.insert(id).inserted {
+            for b in try state.baseChildren(of: id) {
+                queue.append(b.remoteId)
+                guard !b.isFolder, let l = try state.node(remoteId: b.remoteId),
+                      state.entries(of: l.id).contains(where: { $0.op == .upload }) else { continue }
+                recreate(l)
+                try say(.editDelete, l, "changed and moved here, but its folder was deleted on another device: the edit wins, and the file is re-created")
+            }
         }
     }
 
@@ -109,6 +137,7 @@ extension PlanRun {
             for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
             deadFolders.insert(t.nodeId)
         }
+        try recreateMovedOut(ofTrashed: r.id)
         dropBaseTree(r.id)
     }
 
