@@ -77,15 +77,16 @@ extension PlanRun {
         }
     }
 
-    /// Whether `x` holds a change of this device that a delete of `top` on the server must not take.
+    /// Whether `x` holds a change of this device that a delete of `top` on the server must not
+    /// take, or is not below `top` on the server at all (it, or a folder above it, was moved in).
     func unsynced(_ x: Node, top: String?) throws -> Bool {
         if x.remoteId == nil { return true }
-        let entries = state.entries(of: x.id)
-        if entries.contains(where: { $0.op == .upload }) { return true }
-        return try entries.contains(where: { $0.op == .move }) && movedIn(x, top: top)
+        if state.entries(of: x.id).contains(where: { $0.op == .upload }) { return true }
+        return try movedIn(x, top: top)
     }
 
-    /// Whether `x` is, on the server, outside `top`'s subtree (this device moved it in).
+    /// Whether `x` is, on the server, outside `top`'s subtree (this device moved it, or a folder
+    /// above it, in). What the server's place of a node is: as this device last saw it.
     func movedIn(_ x: Node, top: String?) throws -> Bool {
         guard let top, var id = x.remoteId, !gone.contains(x.id) else { return false }
         var steps = 0
