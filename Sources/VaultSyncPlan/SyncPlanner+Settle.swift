@@ -53,14 +53,14 @@ extension PlanRun {
         state.dropSpentTombstones()
     }
 
-    /// A pending entry that puts its node somewhere on the way (a creation or a move that later
-    /// moves follow) can find that name taken on the server now: it goes there under a conflict
-    /// name instead (the node ends where the later entries put it).
+    /// A pending entry that puts its node somewhere can find that name taken on the server now,
+    /// by a node that stays there (synced), or that leaves only after this entry replays (its own
+    /// move comes later: waiting for it could deadlock, as when that move goes into the folder this
+    /// entry creates). The entry then takes a conflict name; when it is where its node is now, the
+    /// node takes it too (said as a name collision).
     func settleStaleTargets() throws {
         for var e in state.outbox where try state.places(e) {
-            guard let p = e.payload.parentId, let name = e.payload.name,
-                  let holder = try state.child(of: p, named: name), holder.id != e.nodeId, holder.remoteId != nil,
-                  try !state.entries(of: holder.id).contains(where: { try state.places($0) }) else { continue }
+            guard let p = e.payload.parentId, let name = e.payload.name, try takenOnServer(e, p, name) else { continue }
             var n = 1
             var candidate = name
             repeat {
@@ -71,7 +71,26 @@ extension PlanRun {
             e.payload.name = candidate
             if e.state == .conflict { e.state = .pending; e.lastError = nil }
             state.update(e)
+            if var node = try state.node(id: e.nodeId), node.parentId == p, node.name == name,
+               try state.entries(of: node.id).last(where: { try state.places($0) })?.seq == e.seq {
+                node.name = candidate
+                state.put(node)
+                try say(.nameCollision, node, "\(name) is taken on the server by another item: this device's is now \(candidate)")
+            }
         }
+    }
+
+    /// Whether the place entry `e` puts its node in is held on the server by another node when it replays.
+    func takenOnServer(_ e: OutboxEntry, _ p: String, _ name: String) throws -> Bool {
+        let mine = try state.node(id: e.nodeId)?.remoteId
+        if let holder = try state.child(of: p, named: name), holder.id != e.nodeId, holder.remoteId != nil,
+           try !state.entries(of: holder.id).contains(where: { try state.places($0) }) { return true }
+        guard let rp = p == Node.rootId ? Node.rootId : try state.node(id: p)?.remoteId else { return false }
+        for b in try state.baseChildren(of: rp) where b.name == name && b.remoteId != mine {
+            guard let holder = try state.node(remoteId: b.remoteId) else { continue }
+            if try state.entries(of: holder.id).contains(where: { try state.places($0) && $0.seq > e.seq }) { return true }
+        }
+        return false
     }
 
     /// A move kept for a node removed here (rule R4: it was to end up inside the removed folder)
