@@ -133,25 +133,30 @@ public struct PushRules {
         case (.createFile(_, _, _, let blob), .ok(let f)), (.newRevision(_, _, let blob), .ok(let f)):
             return .done(.uploaded(remoteId: f.id, version: f.version, blobId: blob), base: RemoteBase(f), message: "uploaded \(label)")
         case (.createFolder, .idTaken(let f)), (.createFile, .idTaken(let f)):
-            // Sent by an earlier attempt whose answer was lost: the node with that id is ours.
-            guard let f, f.record?.device == deviceId else { return .failed("the server holds another node with the id chosen for \(label)") }
-            if case .createFile(_, _, _, let blob) = request {
-                guard f.content?.blob == blob else { return .failed("the server holds other content under the id chosen for \(label)") }
-                return .done(.uploaded(remoteId: f.id, version: f.version, blobId: blob), base: RemoteBase(f), message: "uploaded \(label)")
+            // Sent by an earlier attempt whose answer was lost: the node with that id is ours. What
+            // others changed since is not this device's to claim: it records no version (the next
+            // pull brings the node as it is, and later entries replay against that).
+            guard let f, f.record?.device == deviceId || f.content?.device == deviceId else {
+                return .failed("the server holds another node with the id chosen for \(label)")
             }
-            return .done(.onServer(remoteId: f.id, version: f.version), base: RemoteBase(f), message: "created folder \(label)")
+            if case .createFile(_, _, _, let blob) = request {
+                return .done(.uploaded(remoteId: f.id, version: 0, blobId: blob), base: nil, message: "uploaded \(label)")
+            }
+            return .done(.onServer(remoteId: f.id, version: 0), base: nil, message: "created folder \(label)")
         case (.createFolder, .nameTaken), (.createFile, .nameTaken), (.move, .nameTaken):
             if waiting.any { return .waits("\(label) waits: the name is still taken on the server") }
             return .conflict("the name of \(label) is taken on the server")
-        case (.newRevision(_, _, let blob), .stale(let cur)):
+        case (.newRevision(_, let base, let blob), .stale(let cur)):
             if cur.content?.blob == blob && cur.content?.device == deviceId {
-                return .done(.uploaded(remoteId: cur.id, version: cur.version, blobId: blob), base: RemoteBase(cur), message: "uploaded \(label)")
+                // An earlier attempt uploaded it; the version stays the one it was based on.
+                return .done(.uploaded(remoteId: cur.id, version: base, blobId: blob), base: nil, message: "uploaded \(label)")
             }
             return .conflict("\(label) changed on the server since")
-        case (.move(_, _, let parent, let name), .stale(let cur)):
+        case (.move(_, let base, let parent, let name), .stale(let cur)):
             if cur.name == name && cur.parentId == parent && !cur.trashed {
-                // An earlier attempt moved it: the server already agrees.
-                return .done(.onServer(remoteId: cur.id, version: cur.version), base: RemoteBase(cur), message: "moved \(label)")
+                // An earlier attempt moved it: the server already agrees (the version stays the one
+                // it was based on: what changed since is the next pull's).
+                return .done(.onServer(remoteId: cur.id, version: base), base: nil, message: "moved \(label)")
             }
             return .conflict("cannot move \(label): it changed on the server since")
         case (.delete, .ok), (.delete, .notFound):
@@ -176,3 +181,4 @@ public struct PushRules {
         }
     }
 }
+
