@@ -123,7 +123,11 @@ final class SimStore: PullStore {
     init(device: SimDevice, sim: Simulation) { self.device = device; self.sim = sim }
 
     func cursor() throws -> Int64? { device.cursor }
-    func planState() throws -> PlanState { device.state }
+    func planState() throws -> PlanState {
+        sim.trace("\(device.name) plan on: " + device.state.outbox.map { "\($0.seq) \($0.op.rawValue) \($0.nodeId) -> \($0.payload.parentId ?? "-")/\($0.payload.name ?? "-") \($0.state.rawValue)" }.joined(separator: "; ")
+                  + " | tombstones " + device.state.tombstones.values.map { "\($0.nodeId)=\($0.remoteId ?? "-")" }.sorted().joined(separator: ", "))
+        return device.state
+    }
 
     func apply(_ actions: [PlanAction], cursor: Int64?) throws {
         if saved == nil { try sim.network.maybeCrash() }

@@ -43,7 +43,18 @@ extension PlanRun {
                     } else {
                         continue
                     }
+                } else if let t = state.tombstones[e.nodeId], let rid = t.remoteId {
+                    // Removed here on its way into a folder that is gone: it is deleted where it is.
+                    for m in state.entries(of: e.nodeId) where m.op == .move { state.drop(seq: m.seq) }
+                    if !state.entries(of: e.nodeId).contains(where: { $0.op == .delete }) {
+                        let base = try state.base(remoteId: rid)
+                        let version = max(t.version, base?.version ?? 0)
+                        state.setTombstone(Tombstone(nodeId: t.nodeId, remoteId: rid, isFolder: t.isFolder, version: version))
+                        state.append(.delete, nodeId: t.nodeId, payload: OutboxPayload(name: base?.name, remoteId: rid),
+                                     baseVersion: version, requestId: settings.newId())
+                    }
                 } else {
+                    // Never on the server, removed here: nothing of it is left to send.
                     for m in state.entries(of: e.nodeId) { state.drop(seq: m.seq) }
                     if state.tombstones[e.nodeId] != nil { deadFolders.insert(e.nodeId) }
                 }
