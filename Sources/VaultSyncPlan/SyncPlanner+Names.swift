@@ -55,30 +55,53 @@ extension PlanRun {
         }
     }
 
-    /// Moving folder `x` into `p` would make a cycle here: a pending local move put `p` (or a
-    /// folder above it) inside `x`. The server's placement wins: that local move is dropped and
-    /// the node goes back where the server has it.
+    /// Moving folder `x` into `p` would make a cycle here: pending local moves put `p` (or a
+    /// folder above it) inside `x`. The server's placement wins: those local moves are dropped
+    /// and the nodes go back where the server has them.
     func breakCycle(_ x: Node, into p: String) throws {
-        var cur = try state.node(id: p)
-        var steps = 0
-        while let c = cur, c.id != x.id, steps < 10_000 {
-            let moves = state.entries(of: c.id).filter { $0.op == .move }
-            if !moves.isEmpty, let rid = c.remoteId, let b = try state.base(remoteId: rid) {
-                for e in moves { state.drop(seq: e.seq) }
-                var y = c
-                let parent = try b.parentId.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
-                if try state.isWithin(parent, x.id) { break }
-                y.parentId = parent
-                y.name = try freeName(b.name, in: parent, for: y.id)
-                if state.entries(of: y.id).isEmpty { y.pendingOp = nil }
-                state.put(y)
-                try say(.moveMove, y, "moved here into a folder that another device moved into it: the other device's placement wins")
-                return
+        var rounds = 0
+        while try state.isWithin(p, x.id) {
+            rounds += 1
+            guard rounds < 50, let y = try firstMover(from: p, upTo: x.id) else {
+                throw SyncPlanError("the server's tree would put a folder inside itself")
             }
+            try revertMoves(y, depth: 0)
+        }
+    }
+
+    /// The first node on the way from `start` up to (not including) `top` that is there by a
+    /// pending move of this device.
+    func firstMover(from start: String, upTo top: String) throws -> Node? {
+        var cur = try state.node(id: start)
+        var steps = 0
+        while let c = cur, c.id != top, steps < 10_000 {
+            if c.remoteId != nil, state.entries(of: c.id).contains(where: { $0.op == .move }) { return c }
             cur = try c.parentId.flatMap { try state.node(id: $0) }
             steps += 1
         }
-        throw SyncPlanError("the server's tree would put a folder inside itself")
+        return nil
+    }
+
+    /// Drops node `y`'s pending moves and puts it back where the server has it (first undoing
+    /// the moves that put that place inside `y`).
+    func revertMoves(_ y: Node, depth: Int) throws {
+        guard depth < 50, let rid = y.remoteId, let b = try state.base(remoteId: rid) else {
+            throw SyncPlanError("the server's tree would put a folder inside itself")
+        }
+        for e in state.entries(of: y.id) where e.op == .move { state.drop(seq: e.seq) }
+        let parent = try b.parentId.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
+        while try state.isWithin(parent, y.id) {
+            guard let z = try firstMover(from: parent, upTo: y.id) else {
+                throw SyncPlanError("the server's tree would put a folder inside itself")
+            }
+            try revertMoves(z, depth: depth + 1)
+        }
+        var n = try state.node(id: y.id) ?? y
+        n.parentId = parent
+        n.name = try freeName(b.name, in: parent, for: n.id)
+        if state.entries(of: n.id).isEmpty { n.pendingOp = nil }
+        state.put(n)
+        try say(.moveMove, n, "moved here into a folder that another device moved into it: the other device's placement wins")
     }
 }
 
