@@ -100,9 +100,20 @@ public struct PullRunner {
         var result = PullResult()
         var plans: [([PlanAction], Int64)] = []
         var carried: [RemoteNode] = []
+        var pulledForward = Set<String>()
         for (i, page) in pages.enumerated() {
             let isLast = i == pages.count - 1
-            var remote = carried + page.nodes.filter { lastPage[$0.id] == i }.map { final[$0.id]! }
+            var remote = carried + page.nodes.filter { lastPage[$0.id] == i && !pulledForward.contains($0.id) }.map { final[$0.id]! }
+            // A node that a later page moves out of a folder this page trashes is planned here,
+            // before the trash takes it.
+            let trashedNow = Set(remote.filter(\.trashed).map(\.id))
+            if !trashedNow.isEmpty {
+                for (id, p) in lastPage.sorted(by: { $0.key < $1.key }) where p > i && !pulledForward.contains(id) {
+                    guard let f = final[id], !f.trashed, try Self.base(of: id, within: trashedNow, state) else { continue }
+                    remote.append(f)
+                    pulledForward.insert(id)
+                }
+            }
             // Every other node of the fetch, as it ends up (earlier pages' too: a child planned here
             // may sit below a folder that an earlier page trashed).
             var upcoming = final
@@ -136,6 +147,18 @@ public struct PullRunner {
         for (actions, next) in plans { try store.apply(actions, cursor: next) }
         if plans.isEmpty { try store.apply([], cursor: cursor) }
         return result
+    }
+
+    /// Whether, as the device last saw the server, node `id` is below one of `folders`.
+    static func base(of id: String, within folders: Set<String>, _ state: PlanState) throws -> Bool {
+        var cur = try state.base(remoteId: id)?.parentId
+        var steps = 0
+        while let c = cur, steps < 10_000 {
+            if folders.contains(c) { return true }
+            cur = try state.base(remoteId: c)?.parentId
+            steps += 1
+        }
+        return false
     }
 
     private func pullListing(_ source: PullSource, _ store: PullStore) throws -> PullResult {

@@ -61,6 +61,11 @@ extension PlanRun {
                      lastAccessed: nil, pendingOp: nil, localVersion: 0, sha256: r.content?.sha256)
         try place(&n, parent: p, name: r.name, remote: r)
         state.setBase(RemoteBase(r))
+        // A folder that existed before (moved out of the trash, or back from it) comes back with
+        // what it holds, which the feed does not repeat: its subtree is listed.
+        if mode == .changes && r.isFolder && r.version > 1 && !restoring.contains(r.id) && !outcome.needSubtrees.contains(r.id) {
+            outcome.needSubtrees.append(r.id)
+        }
     }
 
     /// A node both sides may have changed. `parent` nil keeps its placement (it is being moved

@@ -61,6 +61,8 @@ final class PlanRun {
     var gone = Set<String>()
     /// Tombstoned folders the server trashed: nothing can go into them any more.
     var deadFolders = Set<String>()
+    /// Remote folders whose subtree the caller listed into this page.
+    var restoring = Set<String>()
     /// Nodes detached from their place for this page (they move on the server), with that place.
     var detached: [String: (parent: String?, name: String)] = [:]
 
@@ -73,6 +75,7 @@ final class PlanRun {
     }
 
     func plan(_ remote: [RemoteNode], upcoming: [String: RemoteNode], restoring: Set<String>) throws {
+        self.restoring = restoring
         // The newest state of each node (a duplicated or reordered answer changes nothing).
         var newest: [String: RemoteNode] = [:]
         for r in remote where r.id != Node.rootId {
