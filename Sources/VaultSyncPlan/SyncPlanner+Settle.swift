@@ -99,7 +99,11 @@ extension PlanRun {
         guard let rp = p == Node.rootId ? Node.rootId : try state.node(id: p)?.remoteId else { return false }
         for b in try state.baseChildren(of: rp) where b.name == name && b.remoteId != mine {
             guard let holder = try state.node(remoteId: b.remoteId) else { continue }
-            if try state.entries(of: holder.id).contains(where: { try state.places($0) && $0.seq > e.seq }) { return true }
+            // It leaves only after this entry, or its move away was refused (a swap through a
+            // cycle): waiting for it could wait forever.
+            if try state.entries(of: holder.id).contains(where: {
+                try state.places($0) && ($0.seq > e.seq || $0.state == .failed || $0.state == .conflict)
+            }) { return true }
         }
         return false
     }
