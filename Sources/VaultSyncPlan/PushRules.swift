@@ -163,8 +163,10 @@ public struct PushRules {
             return .done(.nothing, base: nil, message: "deleted \(label)")
         case (.delete(let id, let base), .stale(let cur)):
             if cur.trashed { return .done(.nothing, base: nil, message: "deleted \(label)") }
+            // The move this delete replaced was applied by an earlier attempt (and nothing else
+            // since: one version more, this device's record): delete against that version.
             if e.payload.replacesMove == true, cur.name == e.payload.name, try cur.parentId == remoteFolderId(e.payload.parentId),
-               cur.version != base {
+               cur.version == base + 1, cur.record?.device == deviceId {
                 return .send(.delete(fileId: id, baseVersion: cur.version))
             }
             return .conflict("cannot delete \(label): it changed on the server since")
