@@ -35,7 +35,7 @@ extension SimDevice {
                 rounds += 1
                 switch step {
                 case .assignId(let id):
-                    e.payload.remoteId = id
+                    e.payload.clientId = id
                     state.update(e)
                     step = try rules.decide(e)
                 case .send(let request):

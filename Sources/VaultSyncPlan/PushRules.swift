@@ -50,7 +50,7 @@ public enum PushAnswer: Sendable, Equatable {
 
 /// What to do next with an entry.
 public enum PushStep: Sendable, Equatable {
-    /// Store this id in the entry (`payload.remoteId`) before the first request, so a retry
+    /// Store this id in the entry (`payload.clientId`) before the first request, so a retry
     /// after a lost answer asks for the same node.
     case assignId(String)
     case send(PushRequest)
@@ -100,7 +100,7 @@ public struct PushRules {
                 return .send(.newRevision(fileId: file, baseVersion: target?.version ?? 0, blobId: blob))
             }
             guard let parent = try remoteFolderId(e.payload.parentId ?? node?.parentId) else { return .waits("\(label) waits for its folder") }
-            guard let id = e.payload.remoteId else { return .assignId(newId()) }
+            guard let id = e.payload.clientId else { return .assignId(newId()) }
             let name = e.payload.name ?? node?.name ?? ""
             if e.op == .createFolder { return .send(.createFolder(id: id, parent: parent, name: name)) }
             guard let blob = e.payload.blobId else { return .failed("the upload entry of \(label) has no content") }

@@ -144,7 +144,7 @@ extension PlanRun {
             for var e in uploads {
                 if let blob = e.payload.blobId { state.giveBlob(blob, to: copy.id) }
                 e.nodeId = copy.id
-                e.payload.name = copyName; e.payload.parentId = copy.parentId; e.payload.remoteId = nil
+                e.payload.name = copyName; e.payload.parentId = copy.parentId; e.payload.remoteId = nil; e.payload.clientId = nil
                 e.requestId = settings.newId(); e.baseVersion = nil; e.state = .pending; e.lastError = nil; e.sentAt = nil
                 state.update(e)
             }

@@ -52,7 +52,7 @@ extension PlanRun {
         y.remoteId = nil; y.version = 0
         for var e in state.entries(of: y.id) {
             guard !y.isFolder, e.op == .upload else { state.drop(seq: e.seq); continue }
-            e.payload.remoteId = nil; e.payload.name = y.name; e.payload.parentId = y.parentId
+            e.payload.remoteId = nil; e.payload.clientId = nil; e.payload.name = y.name; e.payload.parentId = y.parentId
             e.requestId = settings.newId(); e.baseVersion = nil; e.state = .pending; e.lastError = nil; e.sentAt = nil
             state.update(e)
         }

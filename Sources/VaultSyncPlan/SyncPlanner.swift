@@ -184,7 +184,7 @@ final class PlanRun {
     /// The local node whose creation this device sent with remote id `remoteId` without
     /// recording the answer (its outbox entry carries the id it chose).
     func ownCreation(remoteId: String) throws -> Node? {
-        for e in state.outbox where (e.op == .createFolder || e.op == .upload) && e.payload.remoteId == remoteId {
+        for e in state.outbox where (e.op == .createFolder || e.op == .upload) && e.payload.clientId == remoteId {
             if let n = try state.node(id: e.nodeId), n.remoteId == nil { return n }
         }
         return nil
