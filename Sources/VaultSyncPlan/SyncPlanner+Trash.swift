@@ -134,12 +134,25 @@ extension PlanRun {
     /// something in it) has nothing left to do.
     func trashedElsewhere(_ r: RemoteNode) throws {
         for t in state.tombstones.values {
-            guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id) else { continue }
+            guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id), try !rescued(rid, below: r.id) else { continue }
             for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
             deadFolders.insert(t.nodeId)
         }
         try recreateMovedOut(ofTrashed: r.id)
         dropBaseTree(r.id)
+    }
+
+    /// Whether a folder between `id` and `top` (as last seen on the server) is moved out by a
+    /// pending move of this device: what is below it comes back out of the trash with it.
+    func rescued(_ id: String, below top: String) throws -> Bool {
+        var cur: String? = try state.base(remoteId: id)?.parentId
+        var steps = 0
+        while let c = cur, c != top, steps < 10_000 {
+            if let n = try state.node(remoteId: c), state.entries(of: n.id).contains(where: { $0.op == .move }) { return true }
+            cur = try state.base(remoteId: c)?.parentId
+            steps += 1
+        }
+        return false
     }
 
     /// Whether, as last seen on the server, `id` is below `ancestor`.
