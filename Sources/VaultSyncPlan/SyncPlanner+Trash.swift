@@ -118,15 +118,38 @@ extension PlanRun {
                 }
             }
         }
-        var order = keep
-        order += state.outbox.map(\.nodeId).filter { affected.contains($0) && !keep.contains($0) }
-        var moved = Set<String>()
-        for id in order where moved.insert(id).inserted {
-            if recreated.contains(id), let f = try state.node(id: id), f.isFolder {
-                state.append(.createFolder, nodeId: f.id, payload: OutboxPayload(name: f.name, parentId: f.parentId),
+        // Parents first, as the tree is here; nodes not on the server are created once where
+        // they are now (their moves on the way meant places that may no longer come in order).
+        let firstEntry = Dictionary(state.outbox.reversed().map { ($0.nodeId, $0.seq) }, uniquingKeysWith: { $1 })
+        let ids = affected.sorted { (firstEntry[$0] ?? 0, $0) < (firstEntry[$1] ?? 0, $1) }
+        var nodes: [Node] = []
+        var removed: [String] = []
+        for id in ids { if let n = try state.node(id: id) { nodes.append(n) } else { removed.append(id) } }
+        for n in PlanState.parentsFirst(nodes) {
+            if n.remoteId == nil { try collapseToCreation(n) } else { for e in state.entries(of: n.id) { state.moveToEnd(e.seq) } }
+        }
+        for id in removed { for e in state.entries(of: id) { state.moveToEnd(e.seq) } }
+    }
+
+    /// Rewrites the entries of `n` (not on the server) into its creation where it is now, at the
+    /// end of the outbox: a folder's creation, or a file's uploads (the first one creating it).
+    func collapseToCreation(_ n: Node) throws {
+        let entries = state.entries(of: n.id)
+        for e in entries where e.op == .move || e.op == .delete { state.drop(seq: e.seq) }
+        if n.isFolder {
+            if var c = entries.first(where: { $0.op == .createFolder }) {
+                c.payload.name = n.name; c.payload.parentId = n.parentId
+                state.update(c)
+                state.moveToEnd(c.seq)
+            } else {
+                state.append(.createFolder, nodeId: n.id, payload: OutboxPayload(name: n.name, parentId: n.parentId),
                              baseVersion: nil, requestId: settings.newId())
             }
-            for e in state.entries(of: id) { state.moveToEnd(e.seq) }
+            return
+        }
+        for (i, var e) in entries.filter({ $0.op == .upload || $0.op == .discardUpload }).enumerated() {
+            if i == 0 { e.payload.name = n.name; e.payload.parentId = n.parentId; state.update(e) }
+            state.moveToEnd(e.seq)
         }
     }
 
