@@ -100,6 +100,8 @@ final class PlanRun {
             while let c = cur, c != Node.rootId, chain.count < 10_000 {
                 if let v = verdict[c] { result = v; break }
                 if explicitly.contains(c) { result = true; break }
+                // A folder this device moves away (out of the trash) takes what is below it along.
+                if c != id, let n = try state.node(remoteId: c), state.entries(of: n.id).contains(where: { $0.op == .move }) { break }
                 chain.append(c)
                 cur = try all[c]?.parentId ?? state.base(remoteId: c)?.parentId
             }
