@@ -98,8 +98,9 @@ extension PlanRun {
         }
         var n = try state.node(id: y.id) ?? y
         n.parentId = parent
-        n.name = try freeName(b.name, in: parent, for: n.id)
+        n.name = b.name
         if state.entries(of: n.id).isEmpty { n.pendingOp = nil }
+        if let other = try state.child(of: parent, named: b.name), other.id != n.id { try collide(other, with: &n) }
         state.put(n)
         try say(.moveMove, n, "moved here into a folder that another device moved into it: the other device's placement wins")
     }
