@@ -38,7 +38,8 @@ extension PlanRun {
             state.setBase(RemoteBase(r))
             return
         }
-        if try deletedAncestor(startingAt: try state.base(remoteId: r.id)?.parentId ?? Node.rootId) != nil, !(try changes(r).content) {
+        if !restoring.contains(r.id), try deletedAncestor(startingAt: try state.base(remoteId: r.id)?.parentId ?? Node.rootId) != nil,
+           !(try changes(r).content) {
             // Removed here with a folder, moved out of it on the server: the delete wins.
             let id = try state.node(id: r.id) == nil ? r.id : settings.newId()
             state.setTombstone(Tombstone(nodeId: id, remoteId: r.id, isFolder: r.isFolder, version: r.version))

@@ -178,7 +178,14 @@ final class PlanRun {
         if p == Node.rootId { return .local(Node.rootId) }
         if let n = try state.node(remoteId: p) { return n.isFolder ? .local(n.id) : .waits }
         if let own = try ownCreation(remoteId: p) { return .local(own.id) }
-        if let t = try deletedAncestor(startingAt: p) { return .deleted(t) }
+        if let t = try deletedAncestor(startingAt: p) {
+            // A folder whose delete this pass drops (it was listed to come back): it comes back.
+            if let rid = t.remoteId, restoring.contains(rid) {
+                try dropDelete(remoteId: rid)
+                return try resolveParent(r, upcoming: upcoming, batch: batch)
+            }
+            return .deleted(t)
+        }
         if batch[p] != nil || upcoming[p] != nil { return .waits }
         return mode == .listing ? .local(p) : .waits
     }
