@@ -89,7 +89,9 @@ extension PlanRun {
             throw SyncPlanError("the server's tree would put a folder inside itself")
         }
         for e in state.entries(of: y.id) where e.op == .move { state.drop(seq: e.seq) }
-        let parent = try b.parentId.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
+        // Where the server has it: as this fetch shows it, else as last seen.
+        let place = fetched[rid].map { (parent: $0.parentId, name: $0.name) } ?? (parent: b.parentId, name: b.name)
+        let parent = try place.parent.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
         while try state.isWithin(parent, y.id) {
             guard let z = try firstMover(from: parent, upTo: y.id) else {
                 throw SyncPlanError("the server's tree would put a folder inside itself")
@@ -98,9 +100,9 @@ extension PlanRun {
         }
         var n = try state.node(id: y.id) ?? y
         n.parentId = parent
-        n.name = b.name
+        n.name = place.name
         if state.entries(of: n.id).isEmpty { n.pendingOp = nil }
-        if let other = try state.child(of: parent, named: b.name), other.id != n.id { try collide(other, with: &n) }
+        if let other = try state.child(of: parent, named: place.name), other.id != n.id { try collide(other, with: &n) }
         state.put(n)
         try say(.moveMove, n, "moved here into a folder that another device moved into it: the other device's placement wins")
     }

@@ -63,6 +63,8 @@ final class PlanRun {
     var deadFolders = Set<String>()
     /// Remote folders whose subtree the caller listed into this page.
     var restoring = Set<String>()
+    /// The newest state of every node the fetch holds (this page and the others).
+    var fetched: [String: RemoteNode] = [:]
     /// Nodes detached from their place for this page (they move on the server), with that place.
     var detached: [String: (parent: String?, name: String)] = [:]
 
@@ -90,6 +92,7 @@ final class PlanRun {
         // node is on the server: as this fetch shows it, or as this device last saw it).
         var all = upcoming
         for r in batch { all[r.id] = r }
+        fetched = all
         let explicitly = Set(all.values.filter(\.trashed).map(\.id))
         var trashed = explicitly
         var verdict: [String: Bool] = [:]
