@@ -24,6 +24,9 @@ extension VaultCommandLine {
         }
         let vault = try ctx.openVault(lock: .sync, access: .read)   // `vault transfers` may watch the download
         let node = try downloadIfNeeded(ctx, vault, try vault.resolve(path))
+        if node.contentState == .stale {
+            ctx.out.note("vault: \(try vault.path(of: node)) is an older version: the server has a newer one (`vault sync` downloads it when the file is pinned)")
+        }
         struct ReaderGone: Error {}
         var written: UInt64 = 0
         do {

@@ -159,6 +159,8 @@ extension VaultCommandLine {
         var storage: StorageReport?
         var lastSync: String?
         var syncHealth: SyncHealth?
+        /// Conflicts syncs settled, listed by `vault conflicts`.
+        var conflicts: Int?
         var warnings: [String] = []
         var reducedProtection: [String]
     }
@@ -187,6 +189,7 @@ extension VaultCommandLine {
             s.pendingChanges = changes.pending
             s.problems = try vault.outboxProblems(limit: 10)
             s.storage = try vault.storageReport()
+            s.conflicts = try vault.conflictCount()
             let state = try vault.syncState([.serverURL, .serverUser])
             if let url = state[.serverURL] {
                 let health = try vault.syncHealth()
@@ -226,6 +229,7 @@ extension VaultCommandLine {
             ctx.out.line("storage pinned \(ByteCount.format(st.pinnedBytes)), cached \(ByteCount.format(st.cachedBytes)), staged \(ByteCount.format(st.stagedBytes)), free \(ByteCount.format(st.freeBytes))")
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
+        if let c = s.conflicts, c > 0 { ctx.out.line("conflicts \(c) settled by syncs (`vault conflicts` lists them)") }
         for w in s.warnings { ctx.out.warn(w) }
     }
 }

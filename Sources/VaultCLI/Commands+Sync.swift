@@ -11,9 +11,7 @@ extension VaultCommandLine {
         Command(name: "login", usage: "vault login --server URL --user NAME [--server-password-file F] [--ca-file F] [--insecure-http]",
                 summary: "connect the vault to a server over https:// (http:// only on this machine; the token and server password stay in the encrypted database)",
                 valued: ["server", "user", "server-password-file", "ca-file"], flags: ["insecure-http"], run: runLogin),
-        Command(name: "sync", usage: "vault sync [--concurrency N] [--allow-metered] [--pinned-only] [--json]",
-                summary: "push local changes to the server (folders, resumable uploads, moves, deletes), then download pinned content (--pinned-only: just that)",
-                valued: ["concurrency"], flags: ["allow-metered", "pinned-only"], run: runSync),
+        syncCommand,
         Command(name: "transfers", usage: "vault transfers [resume [PATH] [--concurrency N] [--allow-metered] | pause PATH | cancel PATH] [--metered yes|no|auto] [--large-threshold SIZE] [--json]",
                 summary: "list uploads and downloads with their state; `resume` continues waiting ones",
                 valued: ["concurrency", "metered", "large-threshold"], flags: ["allow-metered"], run: runTransfers),
@@ -38,12 +36,6 @@ extension VaultCommandLine {
                                           policy: ctx.policy, warn: { ctx.out.warn($0) })
         let msg = "Logged in to \(client.serverURL) as \(user)."
         if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
-    }
-
-    static func runSync(_ ctx: CommandContext, _ a: Arguments) throws {
-        try a.expectPositionals(max: 0)
-        let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
-        try push(ctx, vault, a)
     }
 
     static func push(_ ctx: CommandContext, _ vault: Vault, _ a: Arguments) throws {

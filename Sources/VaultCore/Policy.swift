@@ -28,6 +28,9 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
     /// http:// to this machine (loopback) is always allowed; https:// always.
     public var allowInsecureHTTP: Bool?
+    /// "keep-both" or "last-writer-wins": how an edit here and one elsewhere are settled
+    /// (docs/sync.md); the user's `vault config set conflicts` is ignored when set.
+    public var conflictPolicy: String?
 
     public init() {}
 }
@@ -58,6 +61,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
+    public var conflictPolicy: PolicyValue<String>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -96,6 +100,7 @@ public struct EffectivePolicy: Sendable, Encodable {
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
+        conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
         self.systemFile = systemFile
         self.signed = signed
     }
@@ -161,6 +166,9 @@ public enum PolicyLoader {
             throw failClosed("\(path): backupExclusion must be none, cache or all (not \(b))")
         }
         if let m = p.maxFailedUnlocks, m < 1 { throw failClosed("\(path): maxFailedUnlocks must be at least 1") }
+        if let c = p.conflictPolicy, ConflictPolicy(rawValue: c) == nil {
+            throw failClosed("\(path): conflictPolicy must be keep-both or last-writer-wins (not \(c))")
+        }
     }
 
     static func failClosed(_ why: String) -> VaultError {

@@ -152,7 +152,8 @@ public final class RemoteCodec: @unchecked Sendable {
 
     // MARK: Helpers
 
-    static func lie(_ what: String) -> VaultError {
+    /// The integrity error for something the server says that cannot be true.
+    public static func lie(_ what: String) -> VaultError {
         VaultError(.integrity, "the server's data failed its integrity check: \(what)",
                    hint: "nothing was applied on this device; the server may be faulty or malicious")
     }
