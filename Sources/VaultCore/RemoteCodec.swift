@@ -47,9 +47,10 @@ public final class RemoteCodec: @unchecked Sendable {
 
     func nameAAD(parentId: String) -> [UInt8] { Array("vault-name-v1|\(vaultIdHex)|\(parentId)".utf8) }
 
-    /// The name token of `name` (normalised to NFC) in the folder `parentId`.
+    /// The name token of `name` in the folder `parentId`. Names are not normalised (SECURITY.md):
+    /// the token seals the name's UTF-8 bytes exactly as the vault stores them.
     public func nameToken(_ name: String, parentId: String) throws -> String {
-        let sealed = try AESSIV.seal(key: current.remoteNameKey, plaintext: Array(name.precomposedStringWithCanonicalMapping.utf8),
+        let sealed = try AESSIV.seal(key: current.remoteNameKey, plaintext: Array(name.utf8),
                                      associatedData: [nameAAD(parentId: parentId)])
         return "\(current.epoch)." + Base64URL.encode(sealed)
     }
@@ -136,7 +137,8 @@ public final class RemoteCodec: @unchecked Sendable {
         guard record.v == 1 else { throw Self.lie("node \(e.id) has a record of an unknown version") }
         guard record.parent == parent else { throw Self.lie("node \(e.id) is listed in another folder than the one it was put in") }
         guard record.isFolder == e.isFolder else { throw Self.lie("node \(e.id) is listed with another type") }
-        guard try openName(e.name, parentId: parent) == record.name else {
+        // Byte for byte: Swift's `==` would take two Unicode spellings of a name for one.
+        guard Array(try openName(e.name, parentId: parent).utf8) == Array(record.name.utf8) else {
             throw Self.lie("node \(e.id) is listed under another node's name")
         }
         var content: ContentRecord?
