@@ -20,7 +20,7 @@ extension PlanRun {
             outcome.removed += 1
         }
         if let top {
-            try recreateMovedOut(ofTrashed: top)
+            try recreateMovedOut(ofTrashed: top, except: Set(subtree.map(\.id)))
             dropBaseTree(top)
         }
         state.dropSpentTombstones()
@@ -63,13 +63,13 @@ extension PlanRun {
     /// Files that were, on the server, below folder `remoteId` (now trashed) and that this device
     /// moves out with new content: the server takes no content below a trashed folder, so they
     /// are re-created where they are here (docs/sync.md: new content versus trashed).
-    func recreateMovedOut(ofTrashed remoteId: String) throws {
+    func recreateMovedOut(ofTrashed remoteId: String, except handled: Set<String> = []) throws {
         var queue = [remoteId]
         var seen = Set<String>()
         while let id = queue.popLast(), seen.insert(id).inserted {
             for b in try state.baseChildren(of: id) {
                 queue.append(b.remoteId)
-                guard !b.isFolder, let l = try state.node(remoteId: b.remoteId),
+                guard !b.isFolder, let l = try state.node(remoteId: b.remoteId), !handled.contains(l.id),
                       state.entries(of: l.id).contains(where: { $0.op == .upload }) else { continue }
                 recreate(l)
                 try say(.editDelete, l, "changed and moved here, but its folder was deleted on another device: the edit wins, and the file is re-created")

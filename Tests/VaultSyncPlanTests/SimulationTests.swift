@@ -1,0 +1,33 @@
+import Foundation
+import VaultSimulation
+import XCTest
+
+/// The multi-device simulation (Sources/VaultSimulation): a few hundred seeds in the test command;
+/// `scripts/sim.sh N` runs more (and prints seeds per second). A failure prints each failing seed's
+/// report and the one line that replays it (`scripts/sim.sh --seed S`, with `--verbose` for every
+/// request and plan action).
+final class SimulationTests: XCTestCase {
+    func testSeededRunsConvergeAndKeepEveryByte() {
+        let env = ProcessInfo.processInfo.environment
+        let count = env["VAULT_SIM_SEEDS"].flatMap(UInt64.init) ?? 200
+        let first = env["VAULT_SIM_FIRST_SEED"].flatMap(UInt64.init) ?? 1
+        var failures: [String] = []
+        let start = Date()
+        for seed in first..<(first + count) {
+            if let f = Simulation(seed: seed).run() { failures.append(f) }
+        }
+        print("simulation: \(count) seeds from \(first), \(failures.count) failing, \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        for f in failures.prefix(3) { XCTFail(f) }
+        if failures.count > 3 { XCTFail("\(failures.count - 3) more failing seeds") }
+    }
+
+    /// `VAULT_SIM_SEED=S` replays one seed.
+    func testReplayOneSeed() throws {
+        guard let seed = ProcessInfo.processInfo.environment["VAULT_SIM_SEED"].flatMap(UInt64.init) else {
+            throw XCTSkip("set VAULT_SIM_SEED to replay a seed")
+        }
+        let sim = Simulation(seed: seed)
+        sim.verbose = true
+        if let f = sim.run() { XCTFail(f) }
+    }
+}
