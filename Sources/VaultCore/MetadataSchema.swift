@@ -100,7 +100,8 @@ enum MetadataSchema {
         // node on the server (placement, version, sequence numbers, the head's content record as
         // JSON): the planner's base. `sync_messages` holds what a sync said about changes made on
         // both sides until `vault conflicts --clear`. Revisions cache the server's list (decoded
-        // content records) so `vault revisions` works offline.
+        // content records, as JSON in `content`) so `vault revisions` works offline; `blob_id` is set
+        // once a revision's content is on this device.
         """
         CREATE TABLE remote_base(
           remote_id TEXT PRIMARY KEY,
@@ -120,9 +121,7 @@ enum MetadataSchema {
           path TEXT NOT NULL,
           text TEXT NOT NULL
         );
-        ALTER TABLE revisions ADD COLUMN content_seq INTEGER;
-        ALTER TABLE revisions ADD COLUMN sealed_size INTEGER;
-        ALTER TABLE revisions ADD COLUMN mime_type TEXT;
+        ALTER TABLE revisions ADD COLUMN content TEXT;
         ALTER TABLE revisions ADD COLUMN is_head INTEGER NOT NULL DEFAULT 0;
         """,
     ]
