@@ -1,4 +1,5 @@
 import Foundation
+import VaultAgent
 import VaultCore
 import VaultSync
 
@@ -27,6 +28,25 @@ extension VaultCommandLine {
         }
         o.force = a.flag("force")
         if a.flag("watch") { return try runWatch(ctx, a, o) }
+        try syncAndReport(ctx, a, o)
+    }
+
+    /// One sync, run by the vault agent when one runs (queued after its own pass), else here.
+    static func syncAndReport(_ ctx: CommandContext, _ a: Arguments, _ o: SyncOptions) throws {
+        if let agent = ctx.agent() {
+            do {
+                let r = try agent.sync(WorkOptions(allowMetered: a.flag("allow-metered"), concurrency: o.concurrency, pinnedOnly: false,
+                                                   maxDelete: o.maxDelete, force: o.force))
+                guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
+                var report = SyncReport()
+                report.push = summary
+                report.pull = r.pull ?? PullSummary()
+                report.downloaded = summary.downloaded
+                report.waitingForUnmetered = summary.waitingForUnmetered
+                if ctx.out.json { try ctx.out.emit(report) } else { describe(ctx, report) }
+                return
+            } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
+        }
         let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
         let report = try syncOnce(ctx, vault, a, o)
         if ctx.out.json { try ctx.out.emit(report) } else { describe(ctx, report) }
@@ -35,12 +55,8 @@ extension VaultCommandLine {
     /// One two-way sync of `vault` with the options and the network rules.
     static func syncOnce(_ ctx: CommandContext, _ vault: Vault, _ a: Arguments, _ options: SyncOptions) throws -> SyncReport {
         var o = options
-        let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
-        if a.flag("allow-metered") && unmeteredOnly {
-            throw VaultError(.policy, "the policy allows large transfers only on unmetered networks", hint: "connect to an unmetered network")
-        }
-        let cost = try NetworkCost.current(vault: vault, environment: ctx.environment)
-        o.holdLargeFrom = cost.metered && !a.flag("allow-metered") ? try NetworkCost.largeTransferBytes(vault: vault) : nil
+        o.holdLargeFrom = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: a.flag("allow-metered"),
+                                                             environment: ctx.environment).holdLargeFrom
         o.conflictPolicy = try SyncClient.conflictPolicy(vault: vault, policy: ctx.policy)
         let bar = ProgressLine(enabled: !ctx.out.json)
         let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })

@@ -8,28 +8,27 @@ import Glibc
 
 /// `vault sync --watch`: a sync, then one more on every change the server announces on its push
 /// channel, until Ctrl-C (or SIGTERM). The vault is open only while a sync runs, so other
-/// commands work in between; a signal during a sync lets it finish its transaction-safe steps.
+/// commands work in between; a signal during a sync lets it finish (every step of a sync is a
+/// transaction), then the watch ends.
 extension VaultCommandLine {
     static func runWatch(_ ctx: CommandContext, _ a: Arguments, _ options: SyncOptions) throws {
-        let stop = StopSignal()
-        var watch: EventWatch?
-        var cursor: Int64?
-        var syncs = 0
-        func syncNow() throws {
-            let vault = try ctx.openVault(lock: .sync)
-            let report = try syncOnce(ctx, vault, a, options)
-            syncs += 1
-            if ctx.out.json { try ctx.out.emit(report) } else { describe(ctx, report) }
-            if watch == nil { watch = try EventWatch(vault: vault, policy: ctx.policy, say: { ctx.out.note($0) }, warn: { ctx.out.warn($0) }) }
-            cursor = try vault.syncState([.changesCursor])[.changesCursor].flatMap { Int64($0) }
+        let watch = SyncWatch(say: { if !ctx.out.json { ctx.out.note($0) } }) { refresh in
+            // The vault only while the address and token are read (as the agent's listener does).
+            let vault = try ctx.openVault(lock: .control, access: .read)
+            return try ctx.syncClient(vault).changeEventStream(refreshToken: refresh)
         }
-        try syncNow()
+        let stop = StopSignal { watch.stop() }
+        var syncs = 0
+        func syncNow() throws -> String? {
+            try syncAndReport(ctx, a, options)
+            syncs += 1
+            let vault = try ctx.openVault(lock: .control, access: .read)
+            return try vault.syncState([.changesCursor])[.changesCursor]
+        }
+        var last = try syncNow()
         if !ctx.out.json { ctx.out.note("Watching for changes on the server (Ctrl-C stops).") }
-        while !stop.requested, let w = watch {
-            switch try w.next(after: cursor, shouldStop: { stop.requested }) {
-            case .stopped: break
-            case .changed: try syncNow()
-            }
+        while !stop.requested, let event = try watch.next(after: last) {
+            last = try syncNow() ?? event
         }
         if !ctx.out.json { ctx.out.note("Stopped watching after \(syncs) sync(s).") }
     }
@@ -42,12 +41,13 @@ final class StopSignal: @unchecked Sendable {
     private let flag = Flag()
     private let sources: [DispatchSourceSignal]
 
-    init() {
+    /// - Parameter onStop: called (on another thread) when a signal arrives.
+    init(onStop: @escaping @Sendable () -> Void = {}) {
         let flag = self.flag
         sources = [SIGINT, SIGTERM].map { sig in
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { flag.raise() }
+            s.setEventHandler { flag.raise(); onStop() }
             s.resume()
             return s
         }

@@ -28,6 +28,12 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
     /// http:// to this machine (loopback) is always allowed; https:// always.
     public var allowInsecureHTTP: Bool?
+    /// true: a running `vault agent` locks the vault when the screen locks (logind `Lock`, the
+    /// freedesktop ScreenSaver `ActiveChanged(true)`).
+    public var lockOnScreenLock: Bool?
+    /// true: a running `vault agent` locks the vault before the machine suspends or hibernates
+    /// (logind `PrepareForSleep(true)`, holding a delay inhibitor until it has locked).
+    public var lockOnSuspend: Bool?
     /// "keep-both" or "last-writer-wins": how an edit here and one elsewhere are settled
     /// (docs/sync.md); the user's `vault config set conflicts` is ignored when set.
     public var conflictPolicy: String?
@@ -61,6 +67,8 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
+    public var lockOnScreenLock: PolicyValue<Bool>
+    public var lockOnSuspend: PolicyValue<Bool>
     public var conflictPolicy: PolicyValue<String>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
@@ -100,6 +108,8 @@ public struct EffectivePolicy: Sendable, Encodable {
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
+        lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
+        lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
         self.systemFile = systemFile
         self.signed = signed

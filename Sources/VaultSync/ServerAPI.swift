@@ -21,9 +21,7 @@ final class ServerAPI {
     /// The one place a connection to the server is set up: the address as stored is checked
     /// against the transport rules and the policy (`ServerAddress.check`) before any request, and
     /// the policy's pinned keys apply.
-    /// - Parameter streaming: for a long-lived stream with long silences (the event stream): no
-    ///   low-speed limit (the stream's own keep-alives show it alive).
-    init(vault: Vault?, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void, streaming: Bool = false) throws {
+    init(vault: Vault?, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void) throws {
         self.vault = vault
         self.account = account
         let address = try ServerAddress(account.serverURL)
@@ -31,7 +29,7 @@ final class ServerAPI {
         let env = ProcessInfo.processInfo.environment
         var config = HTTPClientConfiguration(
             caFile: account.caFile, pinnedPublicKeys: policy.pinnedPublicKeys.value ?? [],
-            connectTimeout: 10, lowSpeedLimit: streaming ? 0 : 1024,
+            connectTimeout: 10, lowSpeedLimit: 1024,
             lowSpeedTime: env["VAULT_SYNC_STALL_SECONDS"].flatMap(TimeInterval.init) ?? 30)
         config.bypassProxy = address.isCleartext   // clear text never to a proxy, which may be elsewhere
         do { http = try HTTPClient(configuration: config) } catch let e as HTTPError {

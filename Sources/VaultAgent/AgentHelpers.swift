@@ -1,0 +1,115 @@
+import Foundation
+import CVaultShims
+import VaultCore
+import VaultCrypto
+import VaultSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent's helper processes, `vault agent work` and `vault agent listen`. Each gets the
+/// master key from the agent (a background request: not a use of the vault), holds it only
+/// while it needs the vault, and dies with the agent.
+public enum AgentHelpers {
+    /// Makes this helper die with the agent that started it (`--parent PID`); false when that
+    /// agent is already gone.
+    public static func bindToParent(_ parent: pid_t) -> Bool { vault_die_with_parent(parent) == 0 }
+
+    /// Opens the vault with the key the agent holds; `.locked` when it holds none.
+    static func openVault(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+                          lock: VaultLock.Request, warn: @escaping (String) -> Void) throws -> Vault {
+        let agents = AgentConnections(environment: environment, background: true, warn: warn)
+        let sessions = VaultSessions(layout: layout, environment: environment, policy: policy,
+                                     agent: { agents.client(for: $0) }, warn: warn)
+        let noPassword = PasswordSource(isExplicit: false) { _ in throw VaultError(.locked, "the vault is locked") }
+        let vault = try sessions.open(password: noPassword, lock: lock)
+        vault.budgetMax = policy.contentBudgetMax.value
+        return vault
+    }
+
+    /// `vault agent work`: one sync pass, as `vault sync` runs it (`SyncClient.sync`: push, pull,
+    /// push what the pull produced, pinned downloads; or pinned downloads only), with the metered
+    /// rules of `vault sync`; progress goes to the database as the transfers run. Never throws: a
+    /// failure is in the result.
+    public static func work(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+                            options: WorkOptions, say: @escaping (String) -> Void) -> WorkResult {
+        var result = WorkResult(loggedIn: false)
+        result.pinnedOnly = options.pinnedOnly
+        do {
+            let vault = try openVault(layout: layout, environment: environment, policy: policy, lock: .sync, warn: say)
+            do { _ = try SyncAccount.require(vault) } catch {   // not logged in: nothing to sync, said as `vault sync` says it
+                result.error = AgentError(VaultError.wrap(error))
+                return result
+            }
+            result.loggedIn = true
+            let client = try SyncClient(vault: vault, policy: policy, say: say, warn: say)
+            let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: policy, allowMetered: options.allowMetered,
+                                                                 environment: environment)
+            if options.pinnedOnly {
+                var summary = PushSummary()
+                let pinned = try client.downloadPinned(holdLargeFrom: hold)
+                summary.downloaded = pinned.downloaded
+                summary.waitingForUnmetered += pinned.waiting
+                result.summary = summary
+            } else {
+                var o = SyncOptions()
+                o.concurrency = options.concurrency ?? SyncClient.defaultConcurrency
+                o.holdLargeFrom = hold
+                o.maxDelete = options.maxDelete ?? o.maxDelete
+                o.force = options.force
+                o.conflictPolicy = try SyncClient.conflictPolicy(vault: vault, policy: policy)
+                let report = try client.sync(o)
+                var summary = report.push
+                summary.waitingForUnmetered = report.waitingForUnmetered
+                result.summary = summary
+                result.pull = report.pull
+            }
+            result.meteredSource = cost.source
+            result.unmeteredOnly = policy.largeTransfersUnmeteredOnly.value == true
+        } catch {
+            result.error = AgentError(VaultError.wrap(error))
+        }
+        return result
+    }
+
+    /// Exit codes of `vault agent listen` besides a `VaultError`'s own.
+    public enum ListenExit {
+        /// The server ended the stream (reconnect soon).
+        public static let ended: Int32 = 0
+        /// The server refused the token (reconnect at once with `--refresh-token`).
+        public static let tokenRefused: Int32 = 75
+        /// Any other failure (reconnect after a backoff).
+        public static let failed: Int32 = 1
+    }
+
+    /// `vault agent listen`: opens the push channel (the vault only while it reads the server
+    /// address and token) and prints `open`, then `event <id>` per event, on standard output.
+    /// Returns the process exit code: see `ListenExit`; 3 locked, 4 not logged in.
+    public static func listen(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+                              lastEventId: String?, refreshToken: Bool, say: @escaping (String) -> Void) -> Int32 {
+        let stream: ChangeEventStream
+        do {
+            let vault = try openVault(layout: layout, environment: environment, policy: policy, lock: .control, warn: say)
+            guard try SyncAccount.load(from: vault) != nil else { return VaultError(.notFound, "").exitCode }
+            stream = try SyncClient(vault: vault, policy: policy, warn: say).changeEventStream(refreshToken: refreshToken)
+        } catch {
+            let e = VaultError.wrap(error)
+            say("push channel: \(e.message)")
+            return e.kind == .wrongPassword ? ListenExit.failed : e.exitCode
+        }
+        // The vault and its keys are released here: the stream holds only the address and token.
+        do {
+            try stream.run(lastEventId: lastEventId, onOpen: { emit("open") }, onEvent: { emit("event \($0.id ?? "-")") })
+            return ListenExit.ended
+        } catch ChangeStreamError.tokenRefused {
+            return ListenExit.tokenRefused
+        } catch {
+            say("push channel: \(error)")
+            return ListenExit.failed
+        }
+    }
+
+    private static func emit(_ line: String) {
+        (line + "\n").utf8CString.withUnsafeBufferPointer { _ = write(1, $0.baseAddress, $0.count - 1) }
+    }
+}
