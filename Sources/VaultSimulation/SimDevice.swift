@@ -18,6 +18,8 @@ public final class SimDevice {
     /// Content tokens this device saw as a node's content, by remote id (a delete by this device
     /// of that node then takes them knowingly).
     var seen: [String: Set<UInt64>] = [:]
+    /// Content tokens this device wrote, by the local node it wrote them to.
+    var written: [String: Set<UInt64>] = [:]
     private var counter = 0
 
     init(index: Int) {
@@ -91,6 +93,7 @@ public final class SimDevice {
                      modifiedAt: 0, mimeType: nil, contentState: .local, localPath: blob, pinned: folder.pinned, lastAccessed: nil,
                      pendingOp: "upload", localVersion: 1, sha256: SimContent.sha(token))
         state.put(n)
+        written[n.id, default: []].insert(token)
         state.append(.upload, nodeId: n.id, payload: OutboxPayload(name: name, parentId: folder.id, blobId: blob, size: n.size, sha256: n.sha256),
                      baseVersion: nil, requestId: newId())
         return true
@@ -107,6 +110,7 @@ public final class SimDevice {
         n.localPath = blob; n.sha256 = SimContent.sha(token); n.size = token % 97; n.contentState = .local
         n.localVersion += 1; n.pendingOp = "upload"
         state.put(n)
+        written[n.id, default: []].insert(token)
         let session: (String) -> String? = { self.sent.contains($0) ? $0 : nil }
         if var e = OutboxRules.mergeTarget(n, entries: state.entries(of: n.id), session: session) {
             superseded = e.payload.blobId.flatMap { blobs[$0] }
@@ -144,6 +148,8 @@ public final class SimDevice {
                 for c in server.files[r]?.revisions ?? [] where c.seq <= known { if let t = server.blobs[c.blob] { knew.insert(t) } }
             }
             if let b = n.localPath, let t = blobs[b] { knew.insert(t) }
+            knew.formUnion(written[n.id] ?? [])
+            for (b, owner) in state.blobOwners where owner == n.id { if let t = blobs[b] { knew.insert(t) } }
             for e in state.entries(of: n.id) { if let b = e.payload.blobId, let t = blobs[b] { knew.insert(t) } }
         }
         try state.removeLocally(removed, session: { self.sent.contains($0) ? $0 : nil }, newRequestId: newId)
