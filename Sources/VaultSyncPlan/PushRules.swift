@@ -133,12 +133,11 @@ public struct PushRules {
         case (.createFile(_, _, _, let blob), .ok(let f)), (.newRevision(_, _, let blob), .ok(let f)):
             return .done(.uploaded(remoteId: f.id, version: f.version, blobId: blob), base: RemoteBase(f), message: "uploaded \(label)")
         case (.createFolder, .idTaken(let f)), (.createFile, .idTaken(let f)):
-            // Sent by an earlier attempt whose answer was lost: the node with that id is ours. What
-            // others changed since is not this device's to claim: it records no version (the next
-            // pull brings the node as it is, and later entries replay against that).
-            guard let f, f.record?.device == deviceId || f.content?.device == deviceId else {
-                return .failed("the server holds another node with the id chosen for \(label)")
-            }
+            // Sent by an earlier attempt whose answer was lost: the node with that id (128 random
+            // bits this device chose, its records sealed by this vault's keys) is ours, whatever
+            // others did to it since. That is not this device's to claim: it records no version
+            // (the next pull brings the node as it is, and later entries replay against that).
+            guard let f else { return .failed("the server holds another node with the id chosen for \(label)") }
             if case .createFile(_, _, _, let blob) = request {
                 return .done(.uploaded(remoteId: f.id, version: 0, blobId: blob), base: nil, message: "uploaded \(label)")
             }
