@@ -47,10 +47,13 @@ extension PlanRun {
 
     /// `stem (conflict from DEVICE YYYY-MM-DD).ext`, numbered when taken, within 255 bytes.
     func conflictName(_ name: String, in p: String, taken: String? = nil) throws -> String {
+        // Names held on the server in that folder (as last seen) are not free either.
+        let rp = p == Node.rootId ? Node.rootId : try state.node(id: p)?.remoteId
+        let onServer = Set(try rp.map { try state.baseChildren(of: $0).map(\.name) } ?? [])
         var n = 1
         while true {
             let candidate = ConflictName.make(name, device: settings.deviceName, date: settings.today, number: n)
-            if candidate != taken, try state.child(of: p, named: candidate) == nil { return candidate }
+            if candidate != taken, !onServer.contains(candidate), try state.child(of: p, named: candidate) == nil { return candidate }
             n += 1
         }
     }

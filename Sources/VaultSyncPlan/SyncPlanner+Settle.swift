@@ -98,7 +98,13 @@ extension PlanRun {
            try !state.entries(of: holder.id).contains(where: { try state.places($0) }) { return true }
         guard let rp = p == Node.rootId ? Node.rootId : try state.node(id: p)?.remoteId else { return false }
         for b in try state.baseChildren(of: rp) where b.name == name && b.remoteId != mine {
-            guard let holder = try state.node(remoteId: b.remoteId) else { continue }
+            guard let holder = try state.node(remoteId: b.remoteId) else {
+                // Removed here: its delete frees the name, but only when it replays.
+                if let t = state.tombstone(remoteId: b.remoteId), state.entries(of: t.nodeId).contains(where: { $0.op == .delete && $0.seq > e.seq }) {
+                    return true
+                }
+                continue
+            }
             // It leaves only after this entry, or its move away was refused (a swap through a
             // cycle): waiting for it could wait forever.
             if try state.entries(of: holder.id).contains(where: {
