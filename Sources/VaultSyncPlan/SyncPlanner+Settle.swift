@@ -24,6 +24,11 @@ extension PlanRun {
     /// node where it is now instead, and its later moves go; entries of a node removed here that
     /// was to be created or moved there go with it (and it is gone as a folder too).
     func settleOrphanedPlacements() throws {
+        // A removed folder is kept only so a delete still to replay takes what goes into it: with
+        // no delete left at all, nothing needs it.
+        if !state.outbox.contains(where: { $0.op == .delete }) {
+            for t in state.tombstones.values where state.entries(of: t.nodeId).isEmpty { deadFolders.insert(t.nodeId) }
+        }
         var changed = true
         while changed {
             changed = false
