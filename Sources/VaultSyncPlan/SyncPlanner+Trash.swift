@@ -69,7 +69,9 @@ extension PlanRun {
         while let id = queue.popLast(), seen.insert(id).inserted {
             for b in try state.baseChildren(of: id) {
                 queue.append(b.remoteId)
-                guard !b.isFolder, let l = try state.node(remoteId: b.remoteId), !handled.contains(l.id),
+                // Moved out on the server too (this fetch shows it elsewhere): not in the trash.
+                if let f = fetched[b.remoteId], f.parentId != b.parentId { continue }
+                guard !b.isFolder, let l = try state.node(remoteId: b.remoteId), !handled.contains(l.id), detached[l.id] == nil,
                       state.entries(of: l.id).contains(where: { $0.op == .upload }) else { continue }
                 recreate(l)
                 try say(.editDelete, l, "changed and moved here, but its folder was deleted on another device: the edit wins, and the file is re-created")
