@@ -88,12 +88,13 @@ extension PlanRun {
     /// Drops node `y`'s pending moves and puts it back where the server has it (first undoing
     /// the moves that put that place inside `y`).
     func revertMoves(_ y: Node, depth: Int) throws {
-        guard depth < 50, let rid = y.remoteId, let b = try state.base(remoteId: rid) else {
-            throw SyncPlanError("the server's tree would put a folder inside itself")
-        }
+        guard depth < 50, let rid = y.remoteId else { throw SyncPlanError("the server's tree would put a folder inside itself") }
         for e in state.entries(of: y.id) where e.op == .move { state.drop(seq: e.seq) }
-        // Where the server has it: as this fetch shows it, else as last seen.
-        let place = fetched[rid].map { (parent: $0.parentId, name: $0.name) } ?? (parent: b.parentId, name: b.name)
+        // Where the server has it: as this fetch shows it, else as last seen, else (a folder above
+        // it was trashed) at the top, where its own next sync will settle it.
+        let b = try state.base(remoteId: rid)
+        let place = fetched[rid].map { (parent: $0.parentId, name: $0.name) } ?? b.map { (parent: $0.parentId, name: $0.name) }
+            ?? (parent: Node.rootId, name: y.name)
         let parent = try place.parent.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
         while try state.isWithin(parent, y.id) {
             guard let z = try firstMover(from: parent, upTo: y.id) else {
