@@ -107,6 +107,7 @@ public final class SimServer {
         case let .move(id, base, parent, name):
             guard var f = files[id], id != Node.rootId else { return .notFound }
             guard f.version == base else { return .stale(remote(f)) }
+            guard !underTrash(id) else { return .parentGone }
             guard liveFolder(parent) else { return .parentGone }
             var up: String? = parent
             while let u = up { if u == id { return .refused("a folder cannot move into itself") }; up = files[u]?.parent }

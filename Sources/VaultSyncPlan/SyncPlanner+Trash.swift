@@ -60,22 +60,29 @@ extension PlanRun {
         state.put(y)
     }
 
-    /// Files that were, on the server, below folder `remoteId` (now trashed) and that this device
-    /// moves out with new content: the server takes no content below a trashed folder, so they
-    /// are re-created where they are here (docs/sync.md: new content versus trashed).
+    /// Nodes that were, on the server, below folder `remoteId` (now trashed), and that this device
+    /// moved elsewhere (a move still to replay): the server takes no change below a trashed
+    /// folder, so they are trashed too (docs/sync.md: rename or move versus trashed), keeping what
+    /// holds changes of this device (a file with new content is re-created where it is here).
     func recreateMovedOut(ofTrashed remoteId: String, except handled: Set<String> = []) throws {
         var queue = [remoteId]
         var seen = Set<String>()
+        var found: [Node] = []
         while let id = queue.popLast(), seen.insert(id).inserted {
             for b in try state.baseChildren(of: id) {
                 queue.append(b.remoteId)
                 // Moved out on the server too (this fetch shows it elsewhere): not in the trash.
                 if let f = fetched[b.remoteId], f.parentId != b.parentId { continue }
-                guard !b.isFolder, let l = try state.node(remoteId: b.remoteId), !handled.contains(l.id), detached[l.id] == nil,
-                      state.entries(of: l.id).contains(where: { $0.op == .upload }) else { continue }
-                recreate(l)
-                try say(.editDelete, l, "changed and moved here, but its folder was deleted on another device: the edit wins, and the file is re-created")
+                guard let l = try state.node(remoteId: b.remoteId), !handled.contains(l.id), detached[l.id] == nil else { continue }
+                found.append(l)
             }
+        }
+        let ids = Set(found.map(\.id))
+        for l in found {
+            // The topmost only: a folder takes what is below it here.
+            var up = l.parentId, covered = false
+            while let p = up, !covered { if ids.contains(p) { covered = true }; up = try state.node(id: p)?.parentId }
+            if !covered, try state.node(id: l.id) != nil { try remoteTrash(l, remote: nil) }
         }
     }
 
@@ -159,25 +166,12 @@ extension PlanRun {
     /// something in it) has nothing left to do.
     func trashedElsewhere(_ r: RemoteNode) throws {
         for t in state.tombstones.values {
-            guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id), try !rescued(rid, below: r.id) else { continue }
+            guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id) else { continue }
             for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
             deadFolders.insert(t.nodeId)
         }
         try recreateMovedOut(ofTrashed: r.id)
         dropBaseTree(r.id)
-    }
-
-    /// Whether a folder between `id` and `top` (as last seen on the server) is moved out by a
-    /// pending move of this device: what is below it comes back out of the trash with it.
-    func rescued(_ id: String, below top: String) throws -> Bool {
-        var cur: String? = try state.base(remoteId: id)?.parentId
-        var steps = 0
-        while let c = cur, c != top, steps < 10_000 {
-            if let n = try state.node(remoteId: c), state.entries(of: n.id).contains(where: { $0.op == .move }) { return true }
-            cur = try state.base(remoteId: c)?.parentId
-            steps += 1
-        }
-        return false
     }
 
     /// Whether, as last seen on the server, `id` is below `ancestor`.

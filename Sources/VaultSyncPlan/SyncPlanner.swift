@@ -103,8 +103,6 @@ final class PlanRun {
             while let c = cur, c != Node.rootId, chain.count < 10_000 {
                 if let v = verdict[c] { result = v; break }
                 if explicitly.contains(c) { result = true; break }
-                // A folder this device moves away (out of the trash) takes what is below it along.
-                if c != id, let n = try state.node(remoteId: c), state.entries(of: n.id).contains(where: { $0.op == .move }) { break }
                 chain.append(c)
                 cur = try all[c]?.parentId ?? state.base(remoteId: c)?.parentId
             }
@@ -121,9 +119,9 @@ final class PlanRun {
             if let l = try state.node(remoteId: r.id) { try remoteTrash(l, remote: r) } else { try trashedElsewhere(r) }
         }
         for r in batch where trashed.contains(r.id) && !r.trashed {
-            // Below a trashed folder: gone with it, unless this device moves it out.
+            // Below a trashed folder: gone with it (what holds changes of this device survives).
             guard let l = try state.node(remoteId: r.id) else { try trashedElsewhere(r); continue }
-            if !state.entries(of: l.id).contains(where: { $0.op == .move }) { try remoteTrash(l, remote: r) } else { try update(l, r, parent: nil) }
+            try remoteTrash(l, remote: r)
         }
 
         var todo = batch.filter { !trashed.contains($0.id) }
