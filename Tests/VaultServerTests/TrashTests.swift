@@ -1,13 +1,14 @@
 import XCTest
 
 /// What is below a trashed folder is trashed with it (docs/sync.md): the flat listing leaves it
-/// out, nothing is written there (a device that edits a file in a folder another device deleted
-/// gets 409 `parent_trashed` and its sync re-creates the file instead of hiding the edit in the
-/// trash), and a node can still be moved out.
+/// out and nothing there changes — no new node, no rename or move, no new content (a device that
+/// edits a file in a folder another device deleted gets 409 `parent_trashed`, and its sync
+/// re-creates the file instead of hiding the edit in the trash); the trashed folder itself can
+/// come back (`trashed: false`).
 final class TrashTests: XCTestCase {
     func id(_ c: Character) -> String { String(repeating: c, count: 32) }
 
-    func testBelowATrashedFolderNothingIsWrittenOrListedButMovesOutWork() throws {
+    func testBelowATrashedFolderNothingChangesOrIsListed() throws {
         let s = try ServerProcess()
         let u = try APIUser(s, "alice")
         XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "d", "type": "folder", "id": id("a")]).status, 201)
@@ -32,10 +33,11 @@ final class TrashTests: XCTestCase {
         let rev = try u.json("POST", "/v1/upload?uploadType=resumable", ["size": 1, "sha256": sha256Hex([7]), "requestId": "t1",
                                                                           "fileId": id("c"), "baseVersion": 1])
         XCTAssertEqual(rev.errorCode, "parent_trashed", rev.text)
-        // Moved out, it is alive again.
-        let out = try u.json("PATCH", "/v1/files/\(id("c"))", ["name": "f", "parentId": id("d")], headers: ["If-Match": "1"])
-        XCTAssertEqual(out.status, 200, out.text)
+        XCTAssertEqual(try u.json("PATCH", "/v1/files/\(id("c"))", ["name": "f", "parentId": id("d")], headers: ["If-Match": "1"]).errorCode,
+                       "parent_trashed", "not moved out either")
+        // The trashed folder itself comes back, with what it holds.
+        XCTAssertEqual(try u.json("PATCH", "/v1/files/\(id("a"))", ["trashed": false], headers: ["If-Match": "2"]).status, 200)
         XCTAssertEqual((try u.send("GET", "/v1/files?scope=all").json["files"] as! [[String: Any]]).map { $0["id"] as! String }.sorted(),
-                       [id("c"), id("d")])
+                       [id("a"), id("b"), id("c"), id("d")])
     }
 }

@@ -118,6 +118,10 @@ extension VaultService {
                 }
                 var kind: ChangeKind = .updated
                 let wasTrashed = f.trashed
+                // Below a trashed folder nothing changes (only the trashed node itself comes back).
+                if let p = f.parentId, try db.inTrash(owner: ctx.userId, p), !(wasTrashed && req.trashed == false) {
+                    throw APIError.conflict("the file's folder is in the trash", code: "parent_trashed")
+                }
                 if let name = req.name, name != f.name { f.name = name; kind = .moved }
                 if let parent = req.parentId, parent != f.parentId {
                     _ = try db.requireParentFolder(owner: ctx.userId, id: parent)
@@ -133,10 +137,7 @@ extension VaultService {
                     kind = trashed ? .deleted : .restored
                 }
                 if !f.trashed {
-                    // Nothing is written below a trashed folder (moving a node out of one is fine).
-                    if wasTrashed || req.name != nil || req.meta != nil || req.mimeType != nil {
-                        _ = try db.requireParentFolder(owner: ctx.userId, id: f.parentId ?? "root")
-                    }
+                    if wasTrashed { _ = try db.requireParentFolder(owner: ctx.userId, id: f.parentId ?? "root") }
                     try db.checkNameFree(owner: ctx.userId, parentId: f.parentId ?? "root", name: f.name, excluding: f.id)
                 }
                 f.version += 1
