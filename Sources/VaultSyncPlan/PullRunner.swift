@@ -96,6 +96,19 @@ public struct PullRunner {
         for p in pages { for n in p.nodes where lastPage[n.id] != nil { final[n.id] = n } }
 
         var state = try store.planState()
+        // A node that ends up below a folder a later page trashes is planned with that page, and
+        // the pages between are applied together with it (one transaction, that page's cursor):
+        // applied apart, a crash between them would leave what the later page names below the
+        // node unknown.
+        var holdsUntil = Array(repeating: -1, count: pages.count)
+        for id in lastPage.keys.sorted() {
+            let own = lastPage[id]!
+            guard let t = try Self.trashPage(of: id, final, lastPage, state), t > own else { continue }
+            lastPage[id] = t
+            for k in own..<t { holdsUntil[k] = max(holdsUntil[k], t) }
+        }
+        var byPage: [Int: [String]] = [:]
+        for (id, p) in lastPage.sorted(by: { $0.key < $1.key }) { byPage[p, default: []].append(id) }
         let size = try state.view.nodeCount()
         var result = PullResult()
         var plans: [([PlanAction], Int64)] = []
@@ -103,7 +116,7 @@ public struct PullRunner {
         var pulledForward = Set<String>()
         for (i, page) in pages.enumerated() {
             let isLast = i == pages.count - 1
-            var remote = carried + page.nodes.filter { lastPage[$0.id] == i && !pulledForward.contains($0.id) }.map { final[$0.id]! }
+            var remote = carried + (byPage[i] ?? []).filter { !pulledForward.contains($0) }.map { final[$0]! }
             // A node that a later page moves out of a folder this page trashes is planned here,
             // before the trash takes it.
             let trashedNow = Set(remote.filter(\.trashed).map(\.id))
@@ -144,9 +157,28 @@ public struct PullRunner {
         if guardTrips(removing: result.removed, of: size) {
             throw DeleteGuardTripped(wouldRemove: result.removed, treeSize: size, limit: maxDelete)
         }
-        for (actions, next) in plans { try store.apply(actions, cursor: next) }
+        var held: [PlanAction] = []
+        for (i, (actions, next)) in plans.enumerated() {
+            held += actions
+            if holdsUntil[i] > i { continue }
+            try store.apply(held, cursor: next)
+            held = []
+        }
         if plans.isEmpty { try store.apply([], cursor: cursor) }
         return result
+    }
+
+    /// The page that trashes a folder above node `id` (where a node is: as the fetch leaves it,
+    /// else as the device last saw it).
+    static func trashPage(of id: String, _ final: [String: RemoteNode], _ lastPage: [String: Int], _ state: PlanState) throws -> Int? {
+        var cur = try final[id]?.parentId ?? state.base(remoteId: id)?.parentId
+        var steps = 0
+        while let c = cur, c != Node.rootId, steps < 10_000 {
+            if let f = final[c], f.trashed { return lastPage[c] }
+            cur = try final[c]?.parentId ?? state.base(remoteId: c)?.parentId
+            steps += 1
+        }
+        return nil
     }
 
     /// Whether, as the device last saw the server, node `id` is below one of `folders`.

@@ -66,10 +66,31 @@ extension PlanRun {
         while try state.isWithin(p, x.id) {
             rounds += 1
             guard rounds < 50, let y = try firstMover(from: p, upTo: x.id) else {
+                if rounds < 50, mode == .listing, let z = try firstUnlisted(from: p, upTo: x.id) {
+                    // The listing shows that folder's place in a later page: until then, the top.
+                    var n = z
+                    n.parentId = Node.rootId
+                    n.name = try freeName(z.name, in: Node.rootId, for: z.id)
+                    state.put(n)
+                    continue
+                }
                 throw SyncPlanError("the server's tree would put a folder inside itself")
             }
             try revertMoves(y, depth: 0)
         }
+    }
+
+    /// The first node on the way from `start` up to (not including) `top` that this listing page
+    /// does not show (its place here is older than the server's).
+    func firstUnlisted(from start: String, upTo top: String) throws -> Node? {
+        var cur = try state.node(id: start)
+        var steps = 0
+        while let c = cur, c.id != top, steps < 10_000 {
+            if let rid = c.remoteId, fetched[rid] == nil { return c }
+            cur = try c.parentId.flatMap { try state.node(id: $0) }
+            steps += 1
+        }
+        return nil
     }
 
     /// The first node on the way from `start` up to (not including) `top` that is there by a
@@ -89,13 +110,22 @@ extension PlanRun {
     /// the moves that put that place inside `y`).
     func revertMoves(_ y: Node, depth: Int) throws {
         guard depth < 50, let rid = y.remoteId else { throw SyncPlanError("the server's tree would put a folder inside itself") }
-        for e in state.entries(of: y.id) where e.op == .move { state.drop(seq: e.seq) }
+        let moves = state.entries(of: y.id).filter { $0.op == .move }
         // Where the server has it: as this fetch shows it, else as last seen, else (a folder above
         // it was trashed) at the top, where its own next sync will settle it.
         let b = try state.base(remoteId: rid)
         let place = fetched[rid].map { (parent: $0.parentId, name: $0.name) } ?? b.map { (parent: $0.parentId, name: $0.name) }
             ?? (parent: Node.rootId, name: y.name)
         let parent = try place.parent.flatMap { try state.node(remoteId: $0) }?.id ?? Node.rootId
+        // Back into a folder this device removed (its delete waits): this device moved it out to
+        // keep it, so it goes to the top, here and (in the place of its first move, before that
+        // delete) on the server.
+        var keepAtTop: OutboxEntry?
+        if let first = moves.first, let p = place.parent, p != Node.rootId, try state.node(remoteId: p) == nil,
+           try deletedAncestor(startingAt: p) != nil {
+            keepAtTop = first
+        }
+        for e in moves where e.seq != keepAtTop?.seq { state.drop(seq: e.seq) }
         while try state.isWithin(parent, y.id) {
             guard let z = try firstMover(from: parent, upTo: y.id) else {
                 throw SyncPlanError("the server's tree would put a folder inside itself")
@@ -107,6 +137,13 @@ extension PlanRun {
         n.name = place.name
         if state.entries(of: n.id).isEmpty { n.pendingOp = nil }
         if let other = try state.child(of: parent, named: place.name), other.id != n.id { try collide(other, with: &n) }
+        if var e = keepAtTop {
+            e.payload.parentId = Node.rootId; e.payload.name = n.name
+            e.baseVersion = fetched[rid]?.version ?? b?.version ?? e.baseVersion
+            e.state = .pending; e.lastError = nil; e.sentAt = nil
+            state.update(e)
+            n.pendingOp = n.pendingOp ?? "move"
+        }
         state.put(n)
         try say(.moveMove, n, "moved here into a folder that another device moved into it: the other device's placement wins")
     }

@@ -20,6 +20,7 @@ extension PlanRun {
             outcome.removed += 1
         }
         if let top {
+            try dropDeletesWithin(top)
             try recreateMovedOut(ofTrashed: top, except: Set(subtree.map(\.id)))
             dropBaseTree(top)
         }
@@ -70,9 +71,10 @@ extension PlanRun {
         var found: [Node] = []
         while let id = queue.popLast(), seen.insert(id).inserted {
             for b in try state.baseChildren(of: id) {
-                queue.append(b.remoteId)
-                // Moved out on the server too (this fetch shows it elsewhere): not in the trash.
+                // Moved out on the server too (this fetch shows it elsewhere): not in the trash,
+                // and neither is what it holds.
                 if let f = fetched[b.remoteId], f.parentId != b.parentId { continue }
+                queue.append(b.remoteId)
                 guard let l = try state.node(remoteId: b.remoteId), !handled.contains(l.id), detached[l.id] == nil else { continue }
                 found.append(l)
             }
@@ -105,6 +107,8 @@ extension PlanRun {
                 return false
             }
             if p == Node.rootId { return true }
+            // Below a folder trashed in this fetch: as much in the trash as `top`.
+            if fetched[p]?.trashed == true { return false }
             id = p
             steps += 1
         }
@@ -165,13 +169,19 @@ extension PlanRun {
     /// A node trashed on the server that this device does not have: a delete of its own (or of
     /// something in it) has nothing left to do.
     func trashedElsewhere(_ r: RemoteNode) throws {
+        try dropDeletesWithin(r.id)
+        try recreateMovedOut(ofTrashed: r.id)
+        dropBaseTree(r.id)
+    }
+
+    /// Nodes this device removed that were, on the server, folder `remoteId` or below it (now
+    /// trashed): their entries (a move out of it on the way, the delete) have nothing left to do.
+    func dropDeletesWithin(_ remoteId: String) throws {
         for t in state.tombstones.values {
-            guard let rid = t.remoteId, try rid == r.id || baseWithin(rid, r.id) else { continue }
+            guard let rid = t.remoteId, try rid == remoteId || baseWithin(rid, remoteId) else { continue }
             for e in state.entries(of: t.nodeId) { state.drop(seq: e.seq) }
             deadFolders.insert(t.nodeId)
         }
-        try recreateMovedOut(ofTrashed: r.id)
-        dropBaseTree(r.id)
     }
 
     /// Whether, as last seen on the server, `id` is below `ancestor`.

@@ -21,6 +21,17 @@ final class SimulationTests: XCTestCase {
         if failures.count > 3 { XCTFail("\(failures.count - 3) more failing seeds") }
     }
 
+    /// Seeds that once failed, each for a planner rule it found (docs/sync.md): a move out of a
+    /// folder trashed elsewhere, then a delete here (503); a move between two places below the
+    /// same trashed folder (1960); a folder moved out on the server in the same fetch that trashes
+    /// its old parent keeps what it holds (4247); a move refused as a cycle whose old folder this
+    /// device removed goes to the top instead of into the trash (10129, 10540).
+    func testSeedsThatOnceFailed() {
+        for seed: UInt64 in [503, 1960, 4247, 10129, 10540] {
+            if let f = Simulation(seed: seed).run() { XCTFail(f) }
+        }
+    }
+
     /// `VAULT_SIM_SEED=S` replays one seed.
     func testReplayOneSeed() throws {
         guard let seed = ProcessInfo.processInfo.environment["VAULT_SIM_SEED"].flatMap(UInt64.init) else {
