@@ -13,7 +13,8 @@ final class RemotePuller: PullSource {
     let retry: RetryPolicy
     let say: (String) -> Void
     /// Changes per page of the feed, nodes per page of the listing.
-    static let changesPage = 1000, listingPage = 5000
+    static var changesPage: Int { TestHooks.pullPage ?? 1000 }
+    static var listingPage: Int { TestHooks.pullPage ?? 5000 }
 
     init(api: ServerAPI, codec: RemoteCodec, retry: RetryPolicy, say: @escaping (String) -> Void) {
         self.api = api; self.codec = codec; self.retry = retry; self.say = say
