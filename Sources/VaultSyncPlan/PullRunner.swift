@@ -112,6 +112,7 @@ public struct PullRunner {
         let size = try state.view.nodeCount()
         var result = PullResult()
         var plans: [([PlanAction], Int64)] = []
+        var committed = state
         var carried: [RemoteNode] = []
         var pulledForward = Set<String>()
         for (i, page) in pages.enumerated() {
@@ -141,7 +142,12 @@ public struct PullRunner {
                     continue
                 }
                 if isLast { attempt.retryConflicts() }
-                plans.append((try attempt.actions(since: state), page.nextCursor))
+                if holdsUntil[i] <= i {
+                    // One diff for the pages held together (a store may order one batch's
+                    // removals before its additions).
+                    plans.append((try attempt.actions(since: committed), page.nextCursor))
+                    committed = attempt
+                }
                 state = attempt
                 carried = out.deferred
                 result.messages += out.messages
@@ -157,13 +163,7 @@ public struct PullRunner {
         if guardTrips(removing: result.removed, of: size) {
             throw DeleteGuardTripped(wouldRemove: result.removed, treeSize: size, limit: maxDelete)
         }
-        var held: [PlanAction] = []
-        for (i, (actions, next)) in plans.enumerated() {
-            held += actions
-            if holdsUntil[i] > i { continue }
-            try store.apply(held, cursor: next)
-            held = []
-        }
+        for (actions, next) in plans { try store.apply(actions, cursor: next) }
         if plans.isEmpty { try store.apply([], cursor: cursor) }
         return result
     }

@@ -25,9 +25,12 @@ final class SimulationTests: XCTestCase {
     /// folder trashed elsewhere, then a delete here (503); a move between two places below the
     /// same trashed folder (1960); a folder moved out on the server in the same fetch that trashes
     /// its old parent keeps what it holds (4247); a move refused as a cycle whose old folder this
-    /// device removed goes to the top instead of into the trash (10129, 10540).
+    /// device removed goes to the top instead of into the trash (10129, 10540); a node below a
+    /// folder a later page trashes waits for that page, across a crash (7936) and with the pages
+    /// between applied as one diff (2087); a listing page that closes a cycle through a folder
+    /// listed later (5754).
     func testSeedsThatOnceFailed() {
-        for seed: UInt64 in [503, 1960, 4247, 10129, 10540] {
+        for seed: UInt64 in [503, 1960, 2087, 4247, 5754, 7936, 10129, 10540] {
             if let f = Simulation(seed: seed).run() { XCTFail(f) }
         }
     }
