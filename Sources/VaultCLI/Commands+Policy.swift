@@ -37,6 +37,7 @@ extension VaultCommandLine {
             row("backupExclusion", p.backupExclusion) { $0 }
             row("memoryLockRequired", p.memoryLockRequired) { "\($0)" }
             row("allowInsecureHTTP", p.allowInsecureHTTP) { "\($0)" }
+            row("remotePadding", p.remotePadding) { $0 }
         case "check":
             let vault = try ctx.openVault()
             let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)

@@ -87,6 +87,12 @@ public struct KeyslotFile: Sendable {
         public var slots: [Slot]
         /// The history entry of the epoch being replaced, wrapped under the new epoch's history key.
         public var historyEntry: HistoryEntry?
+        /// A rotation adopted from another device's envelope: the generation and the whole key
+        /// history the final file takes from it (nil for a rotation made here).
+        public var generation: UInt64?
+        public var history: [HistoryEntry]?
+        /// The device the final file names (`Body.device`).
+        public var device: String?
     }
 
     /// The master key of an earlier epoch, wrapped under the next epoch's history key, so a device
@@ -110,6 +116,10 @@ public struct KeyslotFile: Sendable {
         public var generation: UInt64?
         /// One entry per earlier epoch (absent: none).
         public var history: [HistoryEntry]?
+        /// The name of the device that last changed the slots or the epoch (printable ASCII, at
+        /// most 64 bytes): a claim shown to other devices ("rotated on DEVICE"), authenticated
+        /// only once the MAC is verified.
+        public var device: String?
     }
 
     public var body: Body

@@ -28,6 +28,8 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
     /// http:// to this machine (loopback) is always allowed; https:// always.
     public var allowInsecureHTTP: Bool?
+    /// "none" (default) or "padme": uploads padded to their Padmé size class (SECURITY.md "Size padding").
+    public var remotePadding: String?
 
     public init() {}
 }
@@ -58,6 +60,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
+    public var remotePadding: PolicyValue<String>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -96,6 +99,7 @@ public struct EffectivePolicy: Sendable, Encodable {
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
+        remotePadding = pick(\.remotePadding) { s, u in s == "padme" || u == "padme" ? "padme" : s }
         self.systemFile = systemFile
         self.signed = signed
     }
@@ -161,6 +165,9 @@ public enum PolicyLoader {
             throw failClosed("\(path): backupExclusion must be none, cache or all (not \(b))")
         }
         if let m = p.maxFailedUnlocks, m < 1 { throw failClosed("\(path): maxFailedUnlocks must be at least 1") }
+        if let r = p.remotePadding, RemotePadding(rawValue: r) == nil {
+            throw failClosed("\(path): remotePadding must be none or padme (not \(r))")
+        }
     }
 
     static func failClosed(_ why: String) -> VaultError {
@@ -170,6 +177,9 @@ public enum PolicyLoader {
 }
 
 extension EffectivePolicy {
+    /// How uploads are padded (`remotePadding`: the stricter of system and user, `none` by default).
+    public var padding: RemotePadding { remotePadding.value.flatMap(RemotePadding.init(rawValue:)) ?? .none }
+
     /// Throws when `params` is weaker than the KDF floor.
     public func checkKDF(_ params: KDFParameters) throws {
         switch params {

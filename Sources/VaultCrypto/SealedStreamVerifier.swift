@@ -27,6 +27,10 @@ public final class SealedStreamVerifier {
     private var plaintextBytes: UInt64 = 0
     /// Bytes accepted so far (header and segments).
     public private(set) var consumed: UInt64 = 0
+    /// The key epoch the header names, once the header has arrived.
+    public private(set) var keyEpoch: UInt32?
+    /// Bytes of the blob authenticated so far: the header and every segment that opened.
+    public private(set) var verified: UInt64 = 0
 
     /// `wrapKey` gives the blob wrap key of a key epoch (the header names the epoch it was sealed under).
     public init(expectedLength: UInt64, expectedVaultId: [UInt8], expectedBlobId: [UInt8],
@@ -90,6 +94,7 @@ public final class SealedStreamVerifier {
             throw CryptoError.authenticationFailed("the sealed blob belongs to another vault or blob")
         }
         let dataKey = try header.unwrapDataKey(wrapKey: try wrapKey(header.keyEpoch))
+        keyEpoch = header.keyEpoch
         stride = header.segmentSize + AESGCMKey.tagSize
         let body = expectedLength - UInt64(SealedBlobHeader.size)
         segmentCount = (body + UInt64(stride) - 1) / UInt64(stride)
@@ -98,6 +103,7 @@ public final class SealedStreamVerifier {
             throw CryptoError.invalidFormat("a sealed blob of \(expectedLength) bytes has an impossible final segment")
         }
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
+        verified = UInt64(SealedBlobHeader.size)
         pending = .allocate(byteCount: stride, alignment: 64)
         plaintext = .allocate(byteCount: header.segmentSize, alignment: 64)
     }
@@ -114,6 +120,7 @@ public final class SealedStreamVerifier {
         hasher.update(UnsafeRawBufferPointer(rebasing: plaintext![..<opened]))
         plaintext!.initializeMemory(as: UInt8.self, repeating: 0)
         plaintextBytes += UInt64(opened)
+        verified += UInt64(pendingCount)
         pendingCount = 0
         index += 1
     }

@@ -39,12 +39,17 @@ final class OutboxReplay {
     let retry: RetryPolicy
     let concurrency: Int
     let say: (String) -> Void
+    /// Remote padding comes from it.
+    let policy: EffectivePolicy
+    /// Seals every name, record and content record this replay sends (SECURITY.md "End to end").
+    let codec: RemoteCodec
     var onProgress: ((TransferProgress) -> Void)?
     /// Set when large uploads must wait: the network is metered and they were not allowed.
     var holdLargeFrom: UInt64?
 
-    init(api: ServerAPI, vault: Vault, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
-        self.api = api; self.vault = vault; self.retry = retry; self.concurrency = concurrency; self.say = say
+    init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
+        self.api = api; self.vault = vault; self.policy = policy; self.retry = retry; self.concurrency = concurrency; self.say = say
+        codec = vault.remoteCodec
     }
 
     /// What did not replay in this run, for the dependency rules.

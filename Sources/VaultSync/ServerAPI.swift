@@ -9,7 +9,8 @@ import VaultHTTP
 /// Synchronous and not thread-safe, like the `HTTPClient` underneath. Token values never reach
 /// logs or error messages.
 final class ServerAPI {
-    let vault: Vault
+    /// Where a new token is stored (nil before a vault exists: `vault join`).
+    let vault: Vault?
     private(set) var account: SyncAccount
     let http: HTTPClient
     /// Set while content is fetched on demand (`cat`, `get`): a server that cannot be reached at
@@ -20,7 +21,7 @@ final class ServerAPI {
     /// The one place a connection to the server is set up: the address as stored is checked
     /// against the transport rules and the policy (`ServerAddress.check`) before any request, and
     /// the policy's pinned keys apply.
-    init(vault: Vault, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void) throws {
+    init(vault: Vault?, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void) throws {
         self.vault = vault
         self.account = account
         let address = try ServerAddress(account.serverURL)
@@ -53,7 +54,7 @@ final class ServerAPI {
             let t = try Self.decode(TokenResponse.self, r)
             account.token = t.token
             account.tokenExpiresAt = t.expiresAt
-            try account.saveToken(in: vault)
+            if let vault { try account.saveToken(in: vault) }
         case 401:
             throw VaultError(.wrongPassword, "the server refused the password of user '\(account.user)'",
                              hint: "run `vault login --server \(account.serverURL) --user \(account.user)` with the right server password")
