@@ -11,6 +11,8 @@ public struct FaultSettings: Codable, Sendable, Equatable {
     public var errorRate: Double?
     /// Status for `errorRate` (default 503).
     public var errorStatus: Int?
+    /// `errorRate` applies only to requests whose path starts with this (e.g. `/v1/upload`).
+    public var errorPathPrefix: String?
     /// Answer the next N requests with 429 and `Retry-After`.
     public var retryAfter429Count: Int?
     /// `Retry-After` seconds for those 429s (default 1).

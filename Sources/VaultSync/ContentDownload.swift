@@ -109,11 +109,14 @@ final class ContentDownload {
         func shown(_ sealed: UInt64) -> Int64 { z == 0 ? 0 : Int64(Double(sealed) / Double(z) * Double(plain)) }
         record.progress(shown(download.received), force: true)
         if download.received > 0 { say("\(path): resuming the download at \(ByteCount.format(download.received))") }
+        var reported = download.received
         do {
             while download.received < z {
                 try retrying(record, path) {
                     try self.fetchRange(url: url, etag: etag, download: download, storedSize: UInt64(storedSize), path: path) {
-                        record.progress(shown(download.written))
+                        // Progress from the bytes written into the partial (what a kill keeps).
+                        let w = download.written
+                        if w > reported { reported = w; record.progress(shown(w)) }
                     }
                 }
             }

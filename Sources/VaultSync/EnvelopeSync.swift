@@ -156,9 +156,9 @@ final class EnvelopeSync {
         return Remote(bytes: Array(e.envelope.utf8), version: e.version)
     }
 
-    /// A small call; a transport failure is a plain I/O error (the caller decides whether an
-    /// offline device goes on).
+    /// A small call, retried with backoff like every metadata call; a server that stays away
+    /// is an I/O error (the caller decides whether an offline device goes on).
     private func call(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        do { return try body() } catch let e as HTTPError { throw ServerAPI.networkError(e, api.account.serverURL) }
+        try api.retrying(RetryPolicy.fromEnvironment(), say: say, body)
     }
 }

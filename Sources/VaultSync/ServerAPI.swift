@@ -113,6 +113,32 @@ final class ServerAPI {
         }
     }
 
+    /// A small metadata call, retried with backoff (`retry`) on retryable failures (a 409 is an
+    /// answer, never retried); `say` hears each retry. Gives up with an I/O error.
+    func retrying(_ retry: RetryPolicy, say: (String) -> Void, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        var failures = 0
+        while true {
+            var reason: String
+            var retryAfter: TimeInterval?
+            do {
+                let r = try body()
+                guard RetryPolicy.isRetryable(status: r.status) && r.status != 409 else { return r }
+                reason = "server answered \(r.status)"
+                retryAfter = RetryPolicy.retryAfter(r)
+            } catch let e as HTTPError {
+                guard RetryPolicy.isRetryable(e) else { throw ServerAPI.networkError(e, account.serverURL) }
+                reason = e.description
+            }
+            failures += 1
+            if failures >= retry.maxAttempts {
+                throw VaultError(.io, "the server kept failing (\(reason))", hint: "run `vault sync` again later")
+            }
+            let wait = retry.delay(attempt: failures - 1, retryAfter: retryAfter)
+            say("\(reason); retrying in \(String(format: "%.1f", wait)) s")
+            Thread.sleep(forTimeInterval: wait)
+        }
+    }
+
     /// Runs a transfer; with `failFastWhenUnreachable`, a server that cannot be reached throws
     /// `ServerUnreachable` (other transport failures are rethrown unchanged).
     func transport<T>(_ body: () throws -> T) throws -> T {

@@ -23,10 +23,13 @@ extension SyncClient {
         guard try SyncAccount.load(from: vault) != nil else { return nil }
         do {
             let client = try SyncClient(vault: vault, policy: policy, say: say)
+            client.api.failFastWhenUnreachable = true
             try client.syncEnvelope()
             return nil
         } catch let e as VaultError where e.kind == .io {
             return "the server could not be reached (\(e.message)); the change is kept here and the next `vault sync` uploads it"
+        } catch let u as ServerUnreachable {
+            return "\(u); the change is kept here and the next `vault sync` uploads it"
         }
     }
 
@@ -39,6 +42,7 @@ extension SyncClient {
                                        say: @escaping (String) -> Void = { _ in }) throws -> String? {
         guard !vault.isReadOnly, try SyncAccount.load(from: vault) != nil else { return nil }
         let client = try SyncClient(vault: vault, policy: policy, say: say)
+        client.api.failFastWhenUnreachable = true
         let sync = EnvelopeSync(api: client.api, vault: vault, policy: policy, say: say)
         let remote: EnvelopeSync.Remote
         do {
@@ -46,6 +50,8 @@ extension SyncClient {
             remote = r
         } catch let e as VaultError where e.kind == .io {
             return "could not check the server for a newer vault key (\(e.message))"
+        } catch let u as ServerUnreachable {
+            return "could not check the server for a newer vault key (\(u))"
         }
         let file = try EnvelopeCheck.precheck(remote.bytes, policy: policy)
         guard file.body.epoch > vault.keyslots.body.epoch else { return nil }
