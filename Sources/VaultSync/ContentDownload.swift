@@ -158,7 +158,7 @@ final class ContentDownload {
                 try Self.checkAnnounced(head, path: path, start: start, sealedSize: z, storedSize: storedSize)
             }, stream: { piece in
                 guard download.received + UInt64(piece.count) <= z else {
-                    throw Self.sizeLie(path: path, "it kept sending after the sealed content's last byte")
+                    throw Self.sizeLie(path: path, z, "it kept sending after the sealed content's last byte")
                 }
                 try download.append(piece)
                 progress()
@@ -191,32 +191,34 @@ final class ContentDownload {
     /// ignored the range) is accepted only for a first request of a file stored unpadded, with
     /// `Content-Length` Z.
     static func checkAnnounced(_ head: HTTPResponse, path: String, start: UInt64, sealedSize z: UInt64, storedSize: UInt64) throws {
-        let length = head.header("Content-Length").map { $0.trimmingCharacters(in: .whitespaces) }
-        switch head.status {
-        case 206:
-            let raw = head.header("Content-Range")?.trimmingCharacters(in: .whitespaces) ?? ""
-            let expected = "bytes \(start)-\(z - 1)/\(storedSize)"
-            guard raw == expected else {
-                throw sizeLie(path: path, raw.isEmpty ? "its partial answer has no Content-Range (expected \(expected))"
-                                                      : "its Content-Range says \(raw) (expected \(expected))")
-            }
-            if let length, length != String(z - start) {
-                throw sizeLie(path: path, "its Content-Length announces \(length) bytes where \(z - start) were asked for")
-            }
-        case 200:
-            guard start == 0, storedSize == z else { throw sizeLie(path: path, "it ignored the range it was asked for") }
-            if let length, length != String(z) {
-                throw sizeLie(path: path, "its Content-Length announces \(length) bytes where \(z) were expected")
-            }
-        default:
-            break
+        guard head.status == 200 || head.status == 206 else { return }
+        if head.status == 200 && (start > 0 || storedSize != z) {
+            throw sizeLie(path: path, z, more: false, "it ignored the range it was asked for")
         }
+        let expectedLength = z - start
+        if let raw = head.header("Content-Length")?.trimmingCharacters(in: .whitespaces) {
+            guard let announced = UInt64(raw) else { throw sizeLie(path: path, z, more: false, "its Content-Length '\(raw)' is not a number") }
+            guard announced == expectedLength else {
+                throw sizeLie(path: path, z, more: announced > expectedLength,
+                              "its Content-Length announces \(announced) bytes where \(expectedLength) \(start > 0 ? "remain after byte \(start)" : "were expected")")
+            }
+        }
+        guard head.status == 206 else { return }
+        let raw = head.header("Content-Range")?.trimmingCharacters(in: .whitespaces) ?? ""
+        let expected = "bytes \(start)-\(z - 1)/\(storedSize)"
+        guard raw != expected else { return }
+        let numbers = raw.dropFirst("bytes ".count).split(whereSeparator: { $0 == "-" || $0 == "/" }).map { UInt64($0) }
+        let bigger = raw.hasPrefix("bytes ") && numbers.count == 3 && numbers.allSatisfy { $0 != nil }
+            && (numbers[1]! >= z || numbers[2]! > storedSize)
+        throw sizeLie(path: path, z, more: bigger, raw.isEmpty ? "its partial answer has no Content-Range (expected \(expected))"
+                                                              : "its Content-Range says \(raw) (expected \(expected))")
     }
 
-    /// The error for an answer that does not fit the content's recorded size.
-    static func sizeLie(path: String, _ detail: String) -> VaultError {
-        VaultError(.integrity, "the server sent an answer that does not match the size of \(path)'s content: \(detail); the download was stopped and nothing of it was kept",
-                   hint: "the server, or something between it and this device, is misbehaving; nothing was stored and the file stays not downloaded; try again later, and report it to the server's administrator if it goes on")
+    /// The error for an answer that does not fit the content's recorded size (`more`: past it).
+    static func sizeLie(path: String, _ size: UInt64, more: Bool = true, _ detail: String) -> VaultError {
+        let what = more ? "sent more than the file's size" : "sent an answer that does not match the file's size"
+        return VaultError(.integrity, "the server \(what) (\(size) bytes of sealed content) for \(path): \(detail); the download was stopped and nothing of it was kept",
+                          hint: "the server, or something between it and this device, is misbehaving; nothing was stored and the file stays not downloaded; try again later, and report it to the server's administrator if it goes on")
     }
 
     /// The error for a disk that filled up mid-download (the partial is already deleted).

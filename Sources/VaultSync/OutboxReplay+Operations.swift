@@ -95,7 +95,7 @@ extension OutboxReplay {
             job = try uploadJob(e, node: node, path: path, blobId: blobId, plaintextSHA256: sha, fileId: fileId, parent: parent,
                                 baseVersion: fileId == nil ? nil : target.version)
         } catch let err as VaultError where err.kind == .integrity || err.kind == .notFound {
-            return .failed("the staged content of \(path) is unreadable: \(err.message)")
+            return .failed("the staged content is unreadable: \(err.message)")
         }
         if let limit = holdLargeFrom, UInt64(max(0, job.size)) >= limit {
             let record = try TransferRecord.upload(in: vault, nodeId: node.id, requestId: e.requestId, blobId: blobId, total: job.size)
@@ -132,6 +132,9 @@ extension OutboxReplay {
     private func uploadJob(_ e: OutboxEntry, node: Node, path: String, blobId: String, plaintextSHA256: String, fileId: String?,
                            parent: String?, baseVersion: Int64?) throws -> UploadJob {
         let sealed = try vault.openSealedBytes(blobId)
+        if let recorded = try vault.blobRecord(blobId)?.sealedSize, recorded != sealed.size {
+            throw VaultError(.integrity, "content blob \(blobId) is \(sealed.size) bytes on disk where \(recorded) were written", hint: "run `vault doctor`")
+        }
         let length = policy.padding.uploadLength(sealedSize: sealed.size)
         let known = try vault.remoteSeqs(nodeId: node.id)
         let remoteId = try fileId ?? vault.clientId(for: e)
