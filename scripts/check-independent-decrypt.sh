@@ -7,7 +7,9 @@
 #
 # Two vaults (Argon2id and PBKDF2), files at the segment edges, unicode names in nested folders;
 # plus: sqlite3 cannot read metadata.db, sqlcipher with the documented raw key can; a wrong
-# password, a flipped byte, a truncated, extended or swapped blob are refused. Ends with
+# password, a flipped byte, a truncated, extended or swapped blob are refused; a recovery key
+# (its padding bits ignored, a typo refused); vaults killed in the middle of a key rotation, and
+# after it; a password in two Unicode forms. Ends with
 # "N passed, M failed" and exits non-zero when M > 0. Idempotent; removes its temp folders.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -192,6 +194,89 @@ tamper() { # LABEL HOME PW WHAT FUNCTION EXPECTED-VAULT-EXIT VAULT-ARGS...
 
 check_vault argon2id --kdf-ops 1 --kdf-mem 8M
 check_vault pbkdf2 --kdf pbkdf2 --pbkdf2-iterations 2000
+
+# The recovery key (SECURITY.md "Recovery key encoding"): the decryptor opens the vault with it
+# (a recovery slot's AAD ends in "|"), typed in lower case with spaces, and with its 3 padding
+# bits set (readers ignore them); vault agrees; a mistyped character is refused by both.
+echo "== recovery key =="
+RK_DIR="$WORK/recovery"; RK_HOME="$RK_DIR/home"; mkdir -p "$RK_DIR"
+printf 'recovery vault password\n' > "$RK_DIR/pw"
+run_vault "$RK_HOME" "$RK_DIR/pw" init --kdf-ops 1 --kdf-mem 8M >/dev/null
+run_vault "$RK_HOME" "$RK_DIR/pw" put "$SRC/random-1MB" /r >/dev/null
+run_vault "$RK_HOME" "$RK_DIR/pw" key add-recovery --json \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["recoveryKey"])' > "$RK_DIR/key"
+python3 - "$RK_DIR" <<'EOF2'
+import sys
+d = sys.argv[1]; key = open(d + "/key").read().strip(); A = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+open(d + "/key-typed", "w").write(key.lower().replace("-", " ") + "\n")
+open(d + "/key-padding", "w").write(key[:-1] + A[A.index(key[-1]) | 7] + "\n")    # the 3 padding bits set
+i = 3; open(d + "/key-typo", "w").write(key[:i] + ("B" if key[i] == "A" else "A") + key[i + 1:] + "\n")
+EOF2
+for form in key key-typed key-padding; do
+  rm -rf "$RK_DIR/out"
+  if python3 "$DECRYPT" "$RK_HOME" --recovery-key-file "$RK_DIR/$form" --out "$RK_DIR/out" >"$RK_DIR/log" 2>&1 \
+     && cmp -s "$SRC/random-1MB" "$RK_DIR/out/r"; then ok "recovery: independent-decrypt.py opens the vault with the recovery key ($form)"
+  else bad "recovery: independent-decrypt.py with the recovery key ($form):"; sed 's/^/    /' "$RK_DIR/log"; fi
+  check "recovery: vault unlock takes the recovery key ($form)" \
+    env VAULT_HOME="$RK_HOME" "$VAULT_BIN" unlock --recovery-key-file "$RK_DIR/$form"
+done
+refuse "recovery: independent-decrypt.py refuses a mistyped recovery key" \
+  python3 "$DECRYPT" "$RK_HOME" --recovery-key-file "$RK_DIR/key-typo"
+rc=0; VAULT_HOME="$RK_HOME" "$VAULT_BIN" unlock --recovery-key-file "$RK_DIR/key-typo" >/dev/null 2>&1 || rc=$?
+if [ "$rc" -eq 3 ]; then ok "recovery: vault refuses the mistyped recovery key (exit 3)"; else bad "recovery: mistyped key: vault exit $rc, expected 3"; fi
+
+# Key rotation (SECURITY.md "Key rotation"): a vault killed at a crash point of a rotation reads
+# with the password alone (the new master key from pendingRotation, the database under either
+# key, each header under its epoch's key, a torn header from rotation.journal); so does the
+# vault after the next command finished the rotation (epoch 2, a key history).
+echo "== key rotation =="
+for point in rotate-journaled rotate-some-headers rotate-db-rekeyed finished; do
+  dir="$WORK/rot-$point"; home="$dir/home"; mkdir -p "$dir"
+  printf 'rotation password %s\n' "$point" > "$dir/pw"
+  run_vault "$home" "$dir/pw" init --kdf-ops 1 --kdf-mem 8M >/dev/null
+  for f in one-byte seg-exact-65536 two-segments-131072 random-1MB empty; do run_vault "$home" "$dir/pw" put "$SRC/$f" "/$f" >/dev/null; done
+  if [ "$point" = finished ]; then
+    run_vault "$home" "$dir/pw" key rotate >/dev/null || bad "rotation: vault key rotate failed"
+  else
+    # (in an inner shell, which reports the kill to /dev/null instead of this script's output)
+    rc=0; bash -c '"$@"; exit $?' _ env VAULT_HOME="$home" VAULT_TEST_HOOKS=1 VAULT_TEST_CRASH_AT="$point" "$VAULT_BIN" key rotate \
+      --password-file "$dir/pw" >/dev/null 2>&1 || rc=$?
+    [ "$rc" -eq 137 ] || bad "rotation: kill at $point: vault exit $rc, expected 137 (SIGKILL)"
+    grep -q '"pendingRotation"' "$home/keyslots" || bad "rotation: no pendingRotation after a kill at $point"
+  fi
+  if [ "$point" = rotate-journaled ]; then   # a header torn mid-write: its wrapped key half overwritten
+    python3 - "$(largest_blob "$home")" <<'EOF2'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(60); f.write(b"\xee" * 40)
+EOF2
+  fi
+  for pass in "as left" "after the next command"; do
+    rm -rf "$dir/out"
+    if python3 "$DECRYPT" "$home" --password-file "$dir/pw" --out "$dir/out" --check-db-pages >"$dir/log" 2>&1; then
+      same=1; for f in one-byte seg-exact-65536 two-segments-131072 random-1MB empty; do cmp -s "$SRC/$f" "$dir/out/$f" || same=0; done
+      if [ "$same" = 1 ]; then ok "rotation ($point, $pass): independent-decrypt.py decrypted every file identically"
+      else bad "rotation ($point, $pass): a decrypted file differs"; fi
+      if [ "$pass" = "as left" ]; then   # the state each crash point leaves, as the decryptor saw it
+        case $point in
+          rotate-journaled) grep -q "rotation.journal record does" "$dir/log" \
+            && ok "rotation ($point): the torn header was read from rotation.journal" || bad "rotation ($point): torn header not taken from the journal" ;;
+          rotate-some-headers) grep -q "epoch 1, " "$dir/log" && grep -q "epoch 2, " "$dir/log" \
+            && ok "rotation ($point): headers of both epochs, each under its own key" || bad "rotation ($point): expected headers of epochs 1 and 2" ;;
+          rotate-db-rekeyed) grep -q "(epoch 2)" "$dir/log" \
+            && ok "rotation ($point): the database under the new key" || bad "rotation ($point): expected the database under epoch 2's key" ;;
+        esac
+      fi
+    else
+      bad "rotation ($point, $pass): independent-decrypt.py failed:"; sed 's/^/    /' "$dir/log"
+    fi
+    if [ "$pass" = "as left" ]; then
+      run_vault "$home" "$dir/pw" ls / >/dev/null || bad "rotation ($point): vault did not finish the rotation"
+    fi
+  done
+  grep -q '"epoch":2' "$home/keyslots" && grep -q '"history":\[{"epoch":1' "$home/keyslots" \
+    && ok "rotation ($point): epoch 2 with the history entry of epoch 1" || bad "rotation ($point): keyslot file not at epoch 2 with a history"
+done
 
 # Passwords are Unicode NFC: a vault made with a decomposed password ("u" + U+0308) opens, for
 # vault and for the decryptor, with the composed form ("ü", U+00FC) and with the decomposed one.

@@ -5,16 +5,18 @@ It shares no code with vault (no Swift, no `vault` binary). Given the vault fold
 password it:
 
   1. parses the keyslot file and checks its SHA-256 line,
-  2. derives each password slot's KEK from the password's Unicode NFC form (Argon2id via
-     argon2-cffi, or PBKDF2-HMAC-SHA512) and unwraps the master key (AES-256-GCM, AAD
-     "vault-keyslot-v1|…"),
+  2. checks each slot's KDF parameters against the bounds before any work, derives each password
+     slot's KEK from the password's Unicode NFC form (Argon2id via argon2-cffi, or
+     PBKDF2-HMAC-SHA512) -- or, with a recovery key, decodes it (base32, checksum, padding bits
+     ignored) and derives the recovery KEK with HKDF -- and unwraps the master key (AES-256-GCM,
+     AAD "vault-keyslot-v1|…", a recovery slot's ending in "|"),
   3. derives the subkeys with HKDF-SHA256 (salt = vault id, info "vault/v1/…") and verifies the
-     keyslot file's HMAC line,
+     keyslot file's HMAC line; with a rotation pending, also unwraps the new master key,
   4. opens metadata.db with the `sqlcipher` command-line tool and the raw key x'<database key>'
      (and, with --check-db-pages, also decrypts every SQLCipher page itself and compares),
   5. walks the `nodes` table from the root, prints every path, and decrypts every local blob
-     (header checks, data-key unwrap, every segment tag, the last-segment flag, size and SHA-256)
-     into the output folder.
+     (header checks, data-key unwrap under the key of the header's epoch, every segment tag, the
+     last-segment flag, size and SHA-256) into the output folder.
 
 This is a test tool: writing plaintext into the folder the caller names is its purpose.
 Needs: Python >= 3.9, `pip install cryptography argon2-cffi`, Debian package `sqlcipher`.
@@ -52,10 +54,21 @@ class Failure(Exception):
 # ---------------------------------------------------------------- constants from SECURITY.md
 
 KEYSLOT_AAD_PREFIX = "vault-keyslot-v1"
+ROTATION_AAD_PREFIX = "vault-rotation-v1"
 PASSWORD_MAX_BYTES = 65536          # the longest password line (without its line ending)
 HKDF_INFO_DATABASE = b"vault/v1/database"
 HKDF_INFO_BLOB_WRAP = b"vault/v1/blob-wrap"
 HKDF_INFO_KEYSLOT_MAC = b"vault/v1/keyslot-mac"
+HKDF_INFO_ROTATION = b"vault/v1/rotation"
+HKDF_INFO_RECOVERY_KEK = b"vault/v1/recovery-kek"
+
+# KDF bounds: parameters outside them are refused before any work.
+ARGON2_OPS = (1, 64)
+ARGON2_MEM = (8192, 4 << 30)
+PBKDF2_ITERATIONS = (1000, 100_000_000)
+
+BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+JOURNAL_RECORD = 16 + 112           # rotation.journal: blobId || header as it was
 
 BLOB_MAGIC = b"VAULTBLB"
 BLOB_HEADER_SIZE = 112
@@ -108,18 +121,30 @@ def slot_aad(vault_id_hex, slot):
     return f"{KEYSLOT_AAD_PREFIX}|{vault_id_hex}|{slot['id']}|{slot['type']}|{canon}".encode("utf-8")
 
 
-def derive_kek(password, kdf):
+def check_kdf_bounds(kdf):
+    """The KDF bounds, checked before any KDF work (a tampered file must not exhaust memory)."""
     salt = bytes.fromhex(kdf["salt"])
     if kdf["alg"] == "argon2id":
-        if len(salt) != 16:
-            raise Failure("argon2id salt must be 16 bytes")
+        ops, mem = int(kdf["opsLimit"]), int(kdf["memLimitBytes"])
+        if not (ARGON2_OPS[0] <= ops <= ARGON2_OPS[1] and ARGON2_MEM[0] <= mem <= ARGON2_MEM[1]) or len(salt) != 16:
+            raise Failure(f"keyslot Argon2id parameters out of bounds (ops {ops}, memory {mem}, salt {len(salt)} bytes)")
+    elif kdf["alg"] == "pbkdf2-sha512":
+        it = int(kdf["iterations"])
+        if not PBKDF2_ITERATIONS[0] <= it <= PBKDF2_ITERATIONS[1] or len(salt) < 16:
+            raise Failure(f"keyslot PBKDF2 parameters out of bounds ({it} iterations, salt {len(salt)} bytes)")
+    else:
+        raise Failure(f"unknown KDF {kdf['alg']!r}")
+
+
+def derive_kek(password, kdf):
+    check_kdf_bounds(kdf)
+    salt = bytes.fromhex(kdf["salt"])
+    if kdf["alg"] == "argon2id":
         ops, mem = int(kdf["opsLimit"]), int(kdf["memLimitBytes"])
         # libsodium crypto_pwhash(ALG_ARGON2ID13): t = opslimit, m = memlimit / 1024 KiB, p = 1, v1.3
         return hash_secret_raw(secret=password, salt=salt, time_cost=ops, memory_cost=mem // 1024,
                                parallelism=1, hash_len=32, type=Type.ID, version=19)
     if kdf["alg"] == "pbkdf2-sha512":
-        if len(salt) < 16:
-            raise Failure("pbkdf2 salt must be at least 16 bytes")
         return PBKDF2HMAC(algorithm=hashes.SHA512(), length=32, salt=salt,
                           iterations=int(kdf["iterations"])).derive(password)
     raise Failure(f"unknown KDF {kdf['alg']!r}")
@@ -140,14 +165,58 @@ def password_candidates(line):
     return [nfc] if nfc == line else [nfc, line]
 
 
-def unlock(vault_dir, password):
+def parse_recovery_key(text):
+    """A typed recovery key (SECURITY.md "Recovery key encoding") -> its 32 bytes."""
+    chars = [c for c in text.upper() if c not in "- \r\n"]
+    if any(c not in BASE32 for c in chars):
+        raise Failure("a recovery key has only the letters A-Z and the digits 2-7")
+    if len(chars) != 55:
+        raise Failure(f"a recovery key has 55 characters, this one has {len(chars)}")
+    bits = "".join(format(BASE32.index(c), "05b") for c in chars)[:272]   # the last 3 bits: padding, ignored
+    data = int(bits, 2).to_bytes(34, "big")
+    key, check = data[:32], data[32:]
+    if not hmac.compare_digest(hashlib.sha256(key).digest()[:2], check):
+        raise Failure("the recovery key's checksum does not match: a character is mistyped")
+    return key
+
+
+def keys_of(master, vault_id):
+    return {
+        "master": master,
+        "database": hkdf32(master, vault_id, HKDF_INFO_DATABASE),
+        "blob-wrap": hkdf32(master, vault_id, HKDF_INFO_BLOB_WRAP),
+        "keyslot-mac": hkdf32(master, vault_id, HKDF_INFO_KEYSLOT_MAC),
+    }
+
+
+def unlock_recovery(doc, vid_hex, recovery_key):
+    kek = hkdf32(recovery_key, bytes.fromhex(vid_hex), HKDF_INFO_RECOVERY_KEK)
+    for slot in doc["slots"]:
+        if slot["type"] != "recovery":
+            continue
+        nonce, wrapped = bytes.fromhex(slot["nonce"]), bytes.fromhex(slot["wrappedKey"])
+        try:
+            master = AESGCM(kek).decrypt(nonce, wrapped, slot_aad(vid_hex, slot))
+        except InvalidTag:
+            log(f"slot {slot['id']}: recovery key -> does not open")
+            continue
+        log(f"slot {slot['id']}: recovery KEK (HKDF, AAD ending in '|') -> master key unwrapped")
+        return master
+    raise Failure("no recovery slot opens with this recovery key")
+
+
+def unlock(vault_dir, password=None, recovery_key=None):
+    """Returns (vault_id, epoch, keys by epoch): the keys of `epoch`, and of epoch + 1 while a
+    rotation is pending (SECURITY.md "Reading a vault with a rotation pending")."""
     data = open(os.path.join(vault_dir, "keyslots"), "rb").read()
     body, doc, mac_hex = parse_keyslot_file(data)
     vid_hex = doc["vaultId"]
     vault_id = bytes.fromhex(vid_hex)
-    log(f"keyslots: format 1, vault {vid_hex}, epoch {doc['epoch']}, {len(doc['slots'])} slot(s), sha256 line ok")
-    master = None
-    for slot in doc["slots"]:
+    epoch = int(doc["epoch"])
+    log(f"keyslots: format 1, vault {vid_hex}, epoch {epoch}, generation {doc.get('generation', 0)}, "
+        f"{len(doc['slots'])} slot(s), {len(doc.get('history', []))} history entr(y/ies), sha256 line ok")
+    master = unlock_recovery(doc, vid_hex, recovery_key) if recovery_key is not None else None
+    for slot in ([] if recovery_key is not None else doc["slots"]):
         if slot["type"] != "password" or not slot.get("kdf"):
             continue
         kdf = slot["kdf"]
@@ -170,16 +239,38 @@ def unlock(vault_dir, password):
         log(f"slot {slot['id']}: {kdf_canonical(kdf).split(':salt=')[0]} -> does not open (wrong password?)")
     if master is None:
         raise Failure("no password slot opens with this password")
-    keys = {
-        "database": hkdf32(master, vault_id, HKDF_INFO_DATABASE),
-        "blob-wrap": hkdf32(master, vault_id, HKDF_INFO_BLOB_WRAP),
-        "keyslot-mac": hkdf32(master, vault_id, HKDF_INFO_KEYSLOT_MAC),
-    }
+    keys = keys_of(master, vault_id)
     mac = hmac.new(keys["keyslot-mac"], body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(mac, mac_hex):
         raise Failure("keyslot file: HMAC-SHA256 line does not verify (tampered)")
     log("keyslots: hmac-sha256 line verified with the keyslot MAC key")
-    return vault_id, int(doc["epoch"]), keys
+    by_epoch = {epoch: keys}
+    pending = doc.get("pendingRotation")
+    if pending is not None:
+        new_epoch = int(pending["epoch"])
+        if new_epoch != epoch + 1:
+            raise Failure(f"keyslot file: pending rotation to epoch {new_epoch} from epoch {epoch}")
+        rotation_key = hkdf32(master, vault_id, HKDF_INFO_ROTATION)
+        try:
+            new_master = AESGCM(rotation_key).decrypt(bytes.fromhex(pending["nonce"]), bytes.fromhex(pending["wrappedNewMaster"]),
+                                                      f"{ROTATION_AAD_PREFIX}|{vid_hex}|{new_epoch}".encode())
+        except InvalidTag:
+            raise Failure("keyslot file: the pending rotation's new master key does not authenticate")
+        by_epoch[new_epoch] = keys_of(new_master, vault_id)
+        log(f"keyslots: a rotation to epoch {new_epoch} is pending: new master key unwrapped with the rotation key")
+    return vault_id, epoch, by_epoch
+
+
+def read_journal(vault_dir):
+    """rotation.journal: 128-byte records blobId || header; the first record of an id wins, a
+    trailing partial record is ignored."""
+    path = os.path.join(vault_dir, "rotation.journal")
+    records = {}
+    if os.path.exists(path):
+        data = open(path, "rb").read()
+        for i in range(0, len(data) - len(data) % JOURNAL_RECORD, JOURNAL_RECORD):
+            records.setdefault(data[i:i + 16].hex(), data[i + 16:i + JOURNAL_RECORD])
+    return records
 
 
 # ---------------------------------------------------------------- metadata database
@@ -258,14 +349,17 @@ def read_db_pure_python(db_path, db_key):
 
 # ---------------------------------------------------------------- sealed blobs
 
-def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size, expected_sha256, length=None):
+def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size, expected_sha256, length=None,
+                 journal_header=None):
     """Verifies and decrypts one sealed blob into out_path; returns (size, sha256 hex, epoch, segments).
 
     Every segment is opened, the final one included even when it is empty (its tag authenticates
     the last flag), and the plaintext must be exactly expected_size bytes (nodes.size) with SHA-256
     expected_sha256 (nodes.sha256, when recorded) before out_path is published.
     `length`: the blob is the first `length` bytes of the file (a server copy followed by padding).
-    `wrap_key` may be a function of the header's key epoch."""
+    `wrap_key` may be a function of the header's key epoch (raising Failure for an epoch it does
+    not know). `journal_header`: the blob's record in rotation.journal, used when the header
+    unwraps under no key (a header torn by a crash mid-rotation)."""
     file_size = os.path.getsize(path) if length is None else length
     if length is not None and os.path.getsize(path) < length:
         raise Failure(f"blob {blob_id_hex}: the file is shorter than the sealed size {length}")
@@ -283,12 +377,24 @@ def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size,
         if h[32:48] != bytes.fromhex(blob_id_hex):
             raise Failure(f"blob {blob_id_hex}: header names blob {h[32:48].hex()} (swapped file)")
         epoch = int.from_bytes(h[48:52], "big")
-        if callable(wrap_key):
-            wrap_key = wrap_key(epoch)
+
+        def unwrap(header):
+            e = int.from_bytes(header[48:52], "big")
+            key = wrap_key(e) if callable(wrap_key) else wrap_key
+            return AESGCM(key).decrypt(header[52:64], header[64:112], header[0:BLOB_WRAP_AAD_SIZE])
         try:
-            data_key = AESGCM(wrap_key).decrypt(h[52:64], h[64:112], h[0:BLOB_WRAP_AAD_SIZE])
-        except InvalidTag:
-            raise Failure(f"blob {blob_id_hex}: data key does not unwrap (wrong key or modified header)")
+            data_key = unwrap(h)
+        except (InvalidTag, Failure) as first:
+            try:
+                if journal_header is None or journal_header[0:48] != h[0:48]:
+                    raise first
+                data_key = unwrap(journal_header)
+                epoch = int.from_bytes(journal_header[48:52], "big")
+                log(f"  blob {blob_id_hex}: header does not unwrap; its rotation.journal record does (a torn header)")
+            except InvalidTag:
+                raise Failure(f"blob {blob_id_hex}: data key does not unwrap (wrong key or modified header)")
+            except Failure as e:
+                raise Failure(f"blob {blob_id_hex}: {e}")
         stride = seg + TAG
         body = file_size - BLOB_HEADER_SIZE
         count = (body + stride - 1) // stride
@@ -381,6 +487,7 @@ def main():
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--password-file", help="file whose first line is the password")
     g.add_argument("--password-stdin", action="store_true", help="read the password's first line from stdin")
+    g.add_argument("--recovery-key-file", help="file whose first line is the vault's recovery key")
     ap.add_argument("--out", help="folder to write the decrypted files into (created; must be empty)")
     ap.add_argument("--check-db-pages", action="store_true",
                     help="also decrypt metadata.db page by page here (no SQLCipher) and compare")
@@ -388,7 +495,8 @@ def main():
                     help="print the SQLCipher raw key (a test aid: it is a secret)")
     a = ap.parse_args()
 
-    raw = open(a.password_file, "rb").read() if a.password_file else sys.stdin.buffer.read()
+    source = a.recovery_key_file or a.password_file
+    raw = open(source, "rb").read() if source else sys.stdin.buffer.read()
     password = raw.split(b"\n", 1)[0]
     if password.endswith(b"\r"):
         password = password[:-1]
@@ -418,20 +526,39 @@ def main():
                         raise Failure("the vault is busy (another command holds its lock)")
                     time.sleep(0.05)
 
-        vault_id, epoch, keys = unlock(vault_dir, password)
-        if a.print_db_key:
-            log(f"database key: {keys['database'].hex()}")
+        if a.recovery_key_file:
+            vault_id, epoch, by_epoch = unlock(vault_dir, recovery_key=parse_recovery_key(password.decode("ascii", "replace")))
+        else:
+            vault_id, epoch, by_epoch = unlock(vault_dir, password=password)
         db_path = os.path.join(vault_dir, "metadata.db")
-        nodes, blobs = read_db_with_sqlcipher(db_path, keys["database"])
-        log(f"metadata.db: opened with sqlcipher and PRAGMA key = \"x'<database key>'\": "
-            f"{len(nodes)} nodes, {len(blobs)} blobs")
+        # During a rotation the database is under the new epoch's key once renamed, else the old one.
+        db_key, failure = None, None
+        for e in sorted(by_epoch, reverse=True):
+            try:
+                nodes, blobs = read_db_with_sqlcipher(db_path, by_epoch[e]["database"])
+                db_key = by_epoch[e]["database"]
+                break
+            except Failure as f:
+                failure = f
+        if db_key is None:
+            raise failure
+        if a.print_db_key:
+            log(f"database key: {db_key.hex()}")
+        log(f"metadata.db: opened with sqlcipher and PRAGMA key = \"x'<database key>'\""
+            f"{' (epoch ' + str(e) + ')' if len(by_epoch) > 1 else ''}: {len(nodes)} nodes, {len(blobs)} blobs")
         if a.check_db_pages:
-            (pn, pb), pages = read_db_pure_python(db_path, keys["database"])
+            (pn, pb), pages = read_db_pure_python(db_path, db_key)
             key = lambda n: n["id"]
             if sorted(pn, key=key) != sorted(nodes, key=key) or pb != blobs:
                 raise Failure("metadata.db: page-by-page decryption disagrees with sqlcipher")
             log(f"metadata.db: {pages} pages decrypted here (AES-256-CBC, HMAC-SHA1 verified), same rows")
 
+        def wrap_key(e):
+            if e not in by_epoch:
+                raise Failure(f"its header names key epoch {e}; this vault's blobs are at epoch "
+                              + " or ".join(str(k) for k in sorted(by_epoch)))
+            return by_epoch[e]["blob-wrap"]
+        journal = read_journal(vault_dir) if len(by_epoch) > 1 else {}
         entries = build_paths(nodes)
         if a.out:
             os.makedirs(a.out, mode=0o700, exist_ok=True)
@@ -455,8 +582,9 @@ def main():
             if blob_path is None:
                 raise Failure(f"{path}: blob {bid} is missing from {'/'.join(areas)}")
             try:
-                size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, keys["blob-wrap"],
-                                                              (a.out + path) if a.out else None, n["size"], n["sha256"])
+                size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, wrap_key,
+                                                              (a.out + path) if a.out else None, n["size"], n["sha256"],
+                                                              journal_header=journal.get(bid))
             except Failure as e:
                 raise Failure(f"{path}: {e}")
             if rec and (rec["size"] != size or rec["sealed"] != os.path.getsize(blob_path)):

@@ -76,7 +76,7 @@ extension VaultCommandLine {
                 secret = .recoveryKey(try RecoveryKey.parse(try PasswordInput.fromTerminal("Recovery key: ")))
             }
             var newPassword: (SecureBytes, KDFParameters)?
-            if a.values["new-password-file"] != nil { newPassword = (try Self.newPassword(ctx, a), try kdfParameters(a)) }
+            if a.values["new-password-file"] != nil { newPassword = (try Self.newPassword(ctx, a), try kdfParameters(a, policy: ctx.policy)) }
             let r = try BackupBundle.importBundle(from: file, into: ctx.layout, secret: secret, newPassword: newPassword)
             if ctx.out.json { try ctx.out.emit(r); return }
             ctx.out.line("Imported vault \(r.vaultId) into \(ctx.layout.root): \(r.files) file(s), \(ByteCount.format(r.bytes)); every blob authenticated.")
@@ -91,15 +91,14 @@ extension VaultCommandLine {
 
     /// Argon2id costs for a bundle's passphrase: --kdf-ops/--kdf-mem, else 3 passes over 256 MiB.
     static func backupKDF(_ a: Arguments) throws -> (UInt64, UInt64) {
+        let r = KDFParameters.argon2idOpsRange
         let ops = try a.values["kdf-ops"].map { v -> UInt64 in
-            guard let o = UInt64(v), (1...64).contains(o) else { throw VaultError(.usage, "--kdf-ops must be a whole number from 1 to 64") }
+            guard let o = UInt64(v), r.contains(o) else {
+                throw VaultError(.usage, "--kdf-ops must be a whole number from \(r.lowerBound) to \(r.upperBound)")
+            }
             return o
         } ?? 3
-        let mem = try a.values["kdf-mem"].map { v -> UInt64 in
-            guard let m = ByteCount.parse(v), m >= 8192, m <= 4 << 30 else { throw VaultError(.usage, "--kdf-mem must be a size from 8K to 4G") }
-            return m
-        } ?? (256 << 20)
-        return (ops, mem)
+        return (ops, try kdfMemory(a) ?? (256 << 20))
     }
 
     /// The backup passphrase: first line of --passphrase-file, or asked on the terminal (twice for a new one).

@@ -54,7 +54,7 @@ extension VaultCommandLine {
             ctx.out.line("Unlock with it: vault unlock --recovery-key")
         case "add-escrow":
             guard let f = a.values["org-key"] else { throw VaultError(.usage, "add-escrow needs --org-key FILE (the organisation's X25519 public key)") }
-            let pk = try readKeyFile(f, bytes: 32, what: "X25519 public key")
+            let pk = try OrgKeyFile.read(f, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) }
             let vault = try ctx.openVault()
             let id = try vault.addEscrowSlot(orgPublicKey: pk)
             try publishEnvelope(ctx, vault)
@@ -137,55 +137,41 @@ extension VaultCommandLine {
         return pw
     }
 
-    /// A key file holding hex (or raw bytes) of the expected length.
-    static func readKeyFile(_ path: String, bytes n: Int, what: String) throws -> [UInt8] {
-        let data = try SourceFile(path, accepting: [.regular, .pipe], what: "the key file").readAll(limit: 4096)
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        var out: [UInt8] = []
-        var it = text.utf8.makeIterator()
-        while let h = it.next(), let l = it.next() {
-            guard let b = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16) else { out = []; break }
-            out.append(b)
-        }
-        if out.count == n { return out }
-        if data.count == n { return data }
-        throw VaultError(.usage, "\(path) does not hold a \(what) (\(n) bytes, hex)")
-    }
-
     static func runAdmin(_ ctx: CommandContext, _ a: Arguments) throws {
         let sub = try a.positional(0, "an admin subcommand (keygen, recover, sign-policy)")
         switch sub {
         case "keygen":
             guard let out = a.values["out"] else { throw VaultError(.usage, "keygen needs --out DIR") }
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            func write(_ name: String, _ bytes: [UInt8]) throws {
-                let path = (out as NSString).appendingPathComponent(name)
-                if FileManager.default.fileExists(atPath: path) { throw VaultError(.alreadyExists, "\(path) exists; refusing to overwrite a key") }
-                guard FileManager.default.createFile(atPath: path, contents: Data(hex(bytes).utf8 + [10]), attributes: [.posixPermissions: 0o600]) else {
-                    throw VaultError(.io, "cannot write \(path)")
-                }
+            let names = ["org-escrow.pub", "org-escrow.key", "org-signing.pub", "org-signing.key"]
+            let paths = names.map { (out as NSString).appendingPathComponent($0) }
+            if let taken = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) {
+                throw VaultError(.alreadyExists, "\(taken) exists; refusing to overwrite a key", hint: "choose another --out folder; nothing was written")
             }
             let escrow = SealedBox.generateKeyPair()
             let signing = Ed25519.generateKeyPair()
-            try write("org-escrow.pub", escrow.publicKey)
-            try escrow.secretKey.withUnsafeBytes { try write("org-escrow.key", Array($0)) }
-            try write("org-signing.pub", signing.publicKey)
-            try signing.secretKey.withUnsafeBytes { try write("org-signing.key", Array($0)) }
+            for (path, key) in zip(paths, [SecureBytes(copying: escrow.publicKey), escrow.secretKey,
+                                           SecureBytes(copying: signing.publicKey), signing.secretKey]) {
+                try OrgKeyFile.write(key, to: path)
+            }
             ctx.out.line("Wrote org-escrow.pub/.key (X25519, for `vault key add-escrow`) and org-signing.pub/.key (Ed25519, for policies) to \(out). Keep the .key files offline.")
         case "recover":
             guard let f = a.values["org-key"] else { throw VaultError(.usage, "recover needs --org-key FILE (the escrow private key)") }
-            let sk = SecureBytes(copying: try readKeyFile(f, bytes: 32, what: "X25519 private key"))
+            let sk = try OrgKeyFile.read(f, count: 32, what: "X25519 private key")
             let (file, _) = try Vault.readKeyslots(ctx.layout)
             let master = try file.unlock(escrowSecretKey: sk)
             let vault = try Vault.open(layout: ctx.layout, masterKey: master)
             let pw = try newPassword(ctx, a)
-            try vault.setPassword(pw, kdf: try kdfParameters(a, policy: ctx.policy), replacingAll: true)
+            // `admin` runs under a broken policy (to repair it), but the new slot still meets the
+            // KDF floors of a policy that loads.
+            let policy = (try? PolicyLoader.load(layout: ctx.layout, environment: ctx.environment)) ?? .none
+            try vault.setPassword(pw, kdf: try kdfParameters(a, policy: policy), replacingAll: true)
             try publishEnvelope(ctx, vault)
             ctx.out.line("Recovered the vault with the organisation key and set a new password.")
         case "sign-policy":
             let policy = try a.positional(1, "POLICY file")
             guard let keyFile = a.values["signing-key"] else { throw VaultError(.usage, "sign-policy needs --signing-key FILE") }
-            let sk = SecureBytes(copying: try readKeyFile(keyFile, bytes: 64, what: "Ed25519 private key"))
+            let sk = try OrgKeyFile.read(keyFile, count: 64, what: "Ed25519 private key")
             let body = try SourceFile(policy, accepting: .regular, what: "the policy").readAll(limit: 1 << 20)
             let sig = try Ed25519.sign(body, secretKey: sk)
             let sigPath = policy + ".sig"
@@ -195,6 +181,4 @@ extension VaultCommandLine {
             throw VaultError(.usage, "unknown admin subcommand '\(sub)'")
         }
     }
-
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }

@@ -19,9 +19,15 @@ extension VaultCommandLine {
     /// KDF parameters from the options, calibrated where not given, never below the policy floor.
     /// `algorithm` is the one to use when `--kdf` does not name one (default: Argon2id, or PBKDF2
     /// under a `pbkdf2Only` policy).
+    /// Parameters a keyslot could not hold (a reader refuses them) are refused: options outside
+    /// the bounds as a usage error, a policy floor above them as a policy error.
     static func kdfParameters(_ a: Arguments, policy: EffectivePolicy = .none, algorithm: String? = nil) throws -> KDFParameters {
         let params = try requestedKDF(a, policy: policy, algorithm: algorithm)
         try policy.checkKDF(params)
+        if let problem = params.storageProblem {
+            throw VaultError(.policy, "the policy's KDF floor asks for more than a keyslot can hold (\(problem))",
+                             hint: "ask your administrator to lower kdfMinArgon2Ops, kdfMinArgon2MemoryBytes or kdfMinPBKDF2Iterations")
+        }
         return params
     }
 
@@ -35,23 +41,26 @@ extension VaultCommandLine {
         let alg = a.values["kdf"] ?? algorithm ?? (policy.pbkdf2Only.value == true && !argonAsked ? "pbkdf2" : "argon2id")
         switch alg {
         case "argon2id":
+            let mem = try kdfMemory(a)
             if let ops = a.values["kdf-ops"] {
-                guard let o = UInt64(ops), o >= 1 else { throw VaultError(.usage, "--kdf-ops must be a whole number ≥ 1") }
-                let mem = try a.values["kdf-mem"].map { v -> UInt64 in
-                    guard let m = ByteCount.parse(v), m >= 8192 else { throw VaultError(.usage, "--kdf-mem must be a size ≥ 8K") }
-                    return m
-                } ?? (64 << 20)
-                return .argon2id(opsLimit: o, memLimitBytes: mem, salt: SecureRandom.bytes(16))
+                let r = KDFParameters.argon2idOpsRange
+                guard let o = UInt64(ops), r.contains(o) else {
+                    throw VaultError(.usage, "--kdf-ops must be a whole number from \(r.lowerBound) to \(r.upperBound)")
+                }
+                return .argon2id(opsLimit: o, memLimitBytes: mem ?? (64 << 20), salt: SecureRandom.bytes(16))
             }
             let t = try a.values["kdf-time"].map { v -> Double in
                 guard let d = Double(v), d > 0, d <= 60 else { throw VaultError(.usage, "--kdf-time must be seconds between 0 and 60") }
                 return d
             } ?? 0.5
-            return KDF.calibrateArgon2id(targetSeconds: t, memLimitBytes: max(64 << 20, policy.kdfMinArgon2MemoryBytes.value ?? 0),
+            return KDF.calibrateArgon2id(targetSeconds: t, memLimitBytes: max(mem ?? (64 << 20), policy.kdfMinArgon2MemoryBytes.value ?? 0),
                                          minOpsLimit: max(2, policy.kdfMinArgon2Ops.value ?? 0))
         case "pbkdf2", "pbkdf2-sha512":
             if let it = a.values["pbkdf2-iterations"] {
-                guard let i = UInt32(it), i >= 1000 else { throw VaultError(.usage, "--pbkdf2-iterations must be ≥ 1000") }
+                let r = KDFParameters.pbkdf2IterationsRange
+                guard let i = UInt32(it), r.contains(i) else {
+                    throw VaultError(.usage, "--pbkdf2-iterations must be a whole number from \(r.lowerBound) to \(r.upperBound)")
+                }
                 return .pbkdf2SHA512(iterations: i, salt: SecureRandom.bytes(16))
             }
             let t = a.values["kdf-time"].flatMap(Double.init) ?? 0.5
@@ -61,13 +70,23 @@ extension VaultCommandLine {
         }
     }
 
+    /// `--kdf-mem SIZE`, within the bounds a keyslot may hold (8 KiB to 4 GiB), if given.
+    static func kdfMemory(_ a: Arguments) throws -> UInt64? {
+        try a.values["kdf-mem"].map { v -> UInt64 in
+            guard let m = ByteCount.parse(v), KDFParameters.argon2idMemoryRange.contains(m) else {
+                throw VaultError(.usage, "--kdf-mem must be a size from 8K to 4G")
+            }
+            return m
+        }
+    }
+
     static func runInit(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 0)
         if Vault.exists(ctx.layout) {
             throw VaultError(.alreadyExists, "a vault already exists at \(ctx.layout.root)", hint: "use it, or set VAULT_HOME to another folder")
         }
         let params = try kdfParameters(a, policy: ctx.policy)
-        let orgKey = try a.values["org-key"].map { try readKeyFile($0, bytes: 32, what: "X25519 public key") }
+        let orgKey = try a.values["org-key"].map { try OrgKeyFile.read($0, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) } }
         if ctx.policy.escrowRequired.value == true && orgKey == nil {
             throw VaultError(.policy, "the policy requires the master key to be escrowed", hint: "vault init --org-key FILE (your organisation's escrow public key)")
         }

@@ -79,8 +79,7 @@ struct BundleTrailer {
         nonce = Array(b[68..<80]); wrappedKey = Array(b[80..<128])
         if kind == Self.kindPassphrase {
             // Checked before any work: a tampered block must not exhaust memory or time.
-            guard (1...KeyslotFile.KDFRecord.maxArgon2Ops).contains(opsLimit),
-                  (8192...KeyslotFile.KDFRecord.maxArgon2Memory).contains(memLimitBytes) else {
+            guard KDFParameters.argon2idOpsRange.contains(opsLimit), KDFParameters.argon2idMemoryRange.contains(memLimitBytes) else {
                 throw damaged("Argon2id parameters out of range")
             }
         } else if opsLimit != 0 || memLimitBytes != 0 {

@@ -27,31 +27,24 @@ public struct KeyslotFile: Sendable {
             }
         }
 
+        /// The parameters, checked before any work against the bounds a stored parameter set may
+        /// name (`KDFParameters.storageProblem`): a tampered file must not exhaust memory or time.
         func parameters() throws -> KDFParameters {
-            guard let s = Hex.decode(salt), s.count >= 16 else { throw VaultError(.integrity, "keyslot KDF salt is damaged") }
+            guard let s = Hex.decode(salt) else { throw VaultError(.integrity, "keyslot KDF salt is damaged") }
+            let p: KDFParameters
             switch alg {
             case "argon2id":
                 guard let o = opsLimit, let m = memLimitBytes else { throw VaultError(.integrity, "keyslot Argon2id parameters are missing") }
-                // Bounds checked before any work: a tampered file must not exhaust memory or time.
-                guard (1...Self.maxArgon2Ops).contains(o), (8192...Self.maxArgon2Memory).contains(m) else {
-                    throw VaultError(.integrity, "keyslot Argon2id parameters are out of range (ops \(o), memory \(m) bytes)")
-                }
-                return .argon2id(opsLimit: o, memLimitBytes: m, salt: s)
+                p = .argon2id(opsLimit: o, memLimitBytes: m, salt: s)
             case "pbkdf2-sha512":
                 guard let i = iterations else { throw VaultError(.integrity, "keyslot PBKDF2 iterations are missing") }
-                guard (1000...Self.maxPBKDF2Iterations).contains(i) else {
-                    throw VaultError(.integrity, "keyslot PBKDF2 iteration count is out of range (\(i))")
-                }
-                return .pbkdf2SHA512(iterations: i, salt: s)
+                p = .pbkdf2SHA512(iterations: i, salt: s)
             default:
                 throw VaultError(.integrity, "keyslot uses an unknown KDF '\(alg)'")
             }
+            if let problem = p.storageProblem { throw VaultError(.integrity, "keyslot KDF parameters are out of range: \(problem)") }
+            return p
         }
-
-        /// Upper bounds on KDF cost accepted from a keyslot file.
-        static let maxArgon2Ops: UInt64 = 64
-        static let maxArgon2Memory: UInt64 = 4 << 30
-        static let maxPBKDF2Iterations: UInt32 = 100_000_000
 
         /// The canonical text bound into the slot's AAD.
         var canonical: String {
@@ -182,8 +175,12 @@ public struct KeyslotFile: Sendable {
         return slot
     }
 
-    /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf` parameters.
+    /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf`
+    /// parameters. Refuses parameters a reader would refuse (the slot could never be opened).
     static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
+        if let problem = kdf.storageProblem {
+            throw VaultError(.usage, "\(problem): a keyslot with these KDF parameters could never be opened; nothing was changed")
+        }
         let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
         return try makeSlot(id: id, type: "password", kdf: .init(kdf), kek: kek, masterKey: masterKey, vaultId: vaultId)
     }

@@ -123,9 +123,8 @@ public enum PolicyLoader {
         let keyConfigured = FileManager.default.fileExists(atPath: keyPath)
         if let body = FileManager.default.contents(atPath: path) {
             if keyConfigured {
-                guard let keyText = FileManager.default.contents(atPath: keyPath),
-                      let key = Hex.decode(String(decoding: keyText, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
-                      key.count == Ed25519.publicKeySize else {
+                guard let key = (try? OrgKeyFile.read(keyPath, count: Ed25519.publicKeySize, what: "Ed25519 public key"))?
+                        .withUnsafeBytes({ Array($0) }) else {
                     throw failClosed("the organisation signing key \(keyPath) is unreadable or malformed")
                 }
                 guard let sigText = FileManager.default.contents(atPath: path + ".sig") else {

@@ -48,9 +48,10 @@ public final class RemoteCodec: @unchecked Sendable {
 
     func nameAAD(parentId: String) -> [UInt8] { Array("vault-name-v1|\(vaultIdHex)|\(parentId)".utf8) }
 
-    /// The name token of `name` (normalised to NFC) in the folder `parentId`.
+    /// The name token of `name` in the folder `parentId`. Names are not normalised (SECURITY.md):
+    /// the token seals the name's UTF-8 bytes exactly as the vault stores them.
     public func nameToken(_ name: String, parentId: String) throws -> String {
-        let sealed = try AESSIV.seal(key: current.remoteNameKey, plaintext: Array(name.precomposedStringWithCanonicalMapping.utf8),
+        let sealed = try AESSIV.seal(key: current.remoteNameKey, plaintext: Array(name.utf8),
                                      associatedData: [nameAAD(parentId: parentId)])
         return "\(current.epoch)." + Base64URL.encode(sealed)
     }
@@ -137,7 +138,8 @@ public final class RemoteCodec: @unchecked Sendable {
         guard record.v == 1 else { throw Self.lie("node \(e.id) has a record of an unknown version") }
         guard record.parent == parent else { throw Self.lie("node \(e.id) is listed in another folder than the one it was put in") }
         guard record.isFolder == e.isFolder else { throw Self.lie("node \(e.id) is listed with another type") }
-        guard try openName(e.name, parentId: parent) == record.name else {
+        // Byte for byte: Swift's `==` would take two Unicode spellings of a name for one.
+        guard Array(try openName(e.name, parentId: parent).utf8) == Array(record.name.utf8) else {
             throw Self.lie("node \(e.id) is listed under another node's name")
         }
         var content: ContentRecord?
@@ -174,13 +176,13 @@ public final class RemoteCodec: @unchecked Sendable {
     }
 
     /// Seals what the server stores about node `nodeId` named `name` in server folder `parentId`:
-    /// its name token under that folder, and its node record with sequence number `seq`.
+    /// its name token under that folder, and its node record with sequence number `seq` (the name's
+    /// bytes as stored, not normalised).
     public func sealNode(nodeId: String, name: String, parentId: String, isFolder: Bool, seq: Int64,
                          device: String, mtime: Int64) throws -> SealedNode {
-        let nfc = name.precomposedStringWithCanonicalMapping
-        return SealedNode(name: try nameToken(nfc, parentId: parentId),
-                          meta: try sealNode(NodeRecord(device: device, mtime: mtime, name: nfc, parent: parentId, seq: seq, isFolder: isFolder),
-                                             nodeId: nodeId))
+        SealedNode(name: try nameToken(name, parentId: parentId),
+                   meta: try sealNode(NodeRecord(device: device, mtime: mtime, name: name, parent: parentId, seq: seq, isFolder: isFolder),
+                                      nodeId: nodeId))
     }
 
     // MARK: Helpers

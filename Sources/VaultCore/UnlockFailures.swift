@@ -29,9 +29,23 @@ public enum UnlockFailures {
         try POSIX.writeAtomically(Array(try JSONEncoder().encode(c)), to: path(layout))
     }
 
+    /// Runs `body` holding an exclusive `flock` on the vault folder itself. Unlock attempts do not
+    /// hold the vault lock while they derive keys, so without this, attempts that fail at the same
+    /// moment would each read the same count and write it back one higher: most would go uncounted.
+    static func serialised<R>(_ layout: VaultLayout, _ body: () throws -> R) rethrows -> R {
+        let fd = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { while flock(fd, LOCK_EX) != 0 && errno == EINTR {} }
+        defer { if fd >= 0 { flock(fd, LOCK_UN); close(fd) } }
+        return try body()
+    }
+
     /// Records a failed attempt; wipes the vault when the policy's limit is reached.
     /// Returns the error to report (the original one, or the wipe notice).
     public static func recordFailure(_ layout: VaultLayout, policy: EffectivePolicy, vaultId: String, original: VaultError) -> VaultError {
+        serialised(layout) { countFailure(layout, policy: policy, vaultId: vaultId, original: original) }
+    }
+
+    private static func countFailure(_ layout: VaultLayout, policy: EffectivePolicy, vaultId: String, original: VaultError) -> VaultError {
         var c = read(layout)
         c.total += 1; c.sinceSuccess += 1
         try? write(c, layout)
@@ -48,6 +62,10 @@ public enum UnlockFailures {
     /// Resets the count after a successful unlock; returns a warning when the counter file was
     /// reset behind the vault's back.
     public static func recordSuccess(_ vault: Vault) throws -> String? {
+        try serialised(vault.layout) { try resetCount(vault) }
+    }
+
+    private static func resetCount(_ vault: Vault) throws -> String? {
         let c = read(vault.layout)
         let seen = try vault.db.scalar("SELECT value FROM settings WHERE key=?", [seenKey])?.string.flatMap(Int64.init) ?? 0
         var warning: String?
@@ -66,9 +84,12 @@ public enum UnlockFailures {
         return warning
     }
 
-    /// Removes the keyslots, the database and all content; leaves a note saying why.
+    /// Removes the keyslots (and any temp copy of them), the database (with its journal and a
+    /// rotation's rekeyed copy), the rotation journal and all content; leaves a note saying why.
     static func wipe(_ layout: VaultLayout, vaultId: String, reason: String) {
-        for f in [layout.keyslotFile, layout.databaseFile, layout.databaseFile + "-journal", layout.path("rotation.journal")] { unlink(f) }
+        let files = [layout.keyslotFile, layout.databaseFile, layout.databaseFile + "-journal", layout.databaseFile + ".rekey",
+                     layout.path("rotation.journal")] + layout.keyslotTempFiles().map(layout.path)
+        for f in files { unlink(f) }
         for d in [layout.cacheDirectory, layout.stagingDirectory, layout.tempDirectory] {
             try? FileManager.default.removeItem(atPath: d)
         }

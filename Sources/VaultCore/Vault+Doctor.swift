@@ -18,7 +18,7 @@ extension Vault {
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
         // 1. Temp files of interrupted writes.
-        for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: tmp/\(name)") }
+        for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: \(name)") }
         // 2. Blob files where their rows say (a publish interrupted between commit and move).
         r.repaired += try repairBlobAreas()
         // 3. Each node's claimed content against the disk.
@@ -78,21 +78,24 @@ extension Vault {
 }
 
 extension Vault {
-    /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob, an
-    /// atomic write): everything but the partial blob of a download that has not finished, which
-    /// the next attempt resumes. Called by `doctor` and whenever a command holds the vault alone
-    /// (nobody else can be writing there then), so the space comes back before any free-space
-    /// check. Returns the names removed.
+    /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob):
+    /// everything but the partial blob of a download that has not finished, which the next attempt
+    /// resumes; and the temp files of an atomic rewrite of the keyslot file (`keyslots.tmp-<pid>`,
+    /// which hold wrapped master keys). Called by `doctor` and whenever a command holds the vault
+    /// alone (nobody else can be writing them then), so the space comes back before any free-space
+    /// check. Returns the paths removed, relative to the vault root.
     @discardableResult
     func removeInterruptedWrites() throws -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
-        guard !names.isEmpty else { return [] }
-        let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
-            .compactMap { $0[0].string.map { $0 + ".partial" } })
         var removed: [String] = []
-        for name in names where !resumable.contains(name) {
-            if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append(name) }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
+        if !names.isEmpty {
+            let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
+                .compactMap { $0[0].string.map { $0 + ".partial" } })
+            for name in names where !resumable.contains(name) {
+                if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append("tmp/" + name) }
+            }
         }
+        for name in layout.keyslotTempFiles() where unlink(layout.path(name)) == 0 { removed.append(name) }
         return removed
     }
 }

@@ -75,7 +75,7 @@ extension Vault {
                               droppedSlots: dropped, damagedBlobs: stats.damaged)
     }
 
-    /// Step 1 and the rest: records `pending` (the new master wrapped under a key only the old
+    /// Step 2 (record) and the rest: records `pending` (the new master wrapped under a key only the old
     /// master derives) in the keyslot file, then finishes the rotation and reopens the database.
     func runRotation(_ pending: KeyslotFile.PendingRotation, newMaster: SecureBytes) throws -> RotationStats {
         var pending = pending
@@ -118,8 +118,9 @@ extension Vault {
 
     struct RotationStats { var rewrapped = 0; var damaged: [String] = [] }
 
-    /// Steps 2–6, idempotent: journal the old headers, rewrap every header (in batches), rekey the database,
-    /// write the final keyslot file, drop the journal.
+    /// Steps 3–7 (SECURITY.md "Key rotation"), idempotent: copy the database under the new key
+    /// while journalling and rewrapping every header (in batches), flush, rename the copy into
+    /// place, write the final keyslot file, drop the journal.
     static func finishRotation(layout: VaultLayout, file: KeyslotFile, oldKeys: KeyHierarchy, oldMaster: SecureBytes,
                                newMaster: SecureBytes) throws -> (KeyslotFile, KeyHierarchy, RotationStats) {
         guard let pending = file.body.pendingRotation else { throw VaultError(.internalError, "no rotation pending") }
@@ -129,8 +130,8 @@ extension Vault {
         let oldEpochs = EpochKeys(keyslots: file, keys: oldKeys, masterKey: oldMaster)
         let store = BlobStore(layout: layout, epochs: oldEpochs)
         var stats = RotationStats()
-        // Step 3 (the database copy under the new key) runs on a second core while steps 2 and 3
-        // rewrite the headers: they touch different files, and both finish before anything commits.
+        // Step 3: the database copy under the new key runs on a second core while the headers are
+        // rewritten: they touch different files, and both finish before anything commits.
         let copy = layout.databaseFile + ".rekey"
         let needsRekey = (try? newKeys.databaseKey.withUnsafeBytes({ try SQLDatabase(path: layout.databaseFile, rawKey: $0) })) == nil
         let exportFailure = UncheckedSendable(ErrorBox())
@@ -144,7 +145,7 @@ extension Vault {
                 old.close()
             } catch { exportFailure.value.error = error }
         }, {
-            // Steps 2–3, in batches: journal the current headers of a batch (append + fdatasync), then
+            // Step 3, headers, in batches: journal the current headers of a batch (append + fdatasync), then
             // rewrite each header in place (one 112-byte pwrite at offset 0). A header torn by a crash
             // is restored from the journal on resume.
             let journal = journalPath(layout)
@@ -220,10 +221,10 @@ extension Vault {
             scratch.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
         })
         if let e = exportFailure.value.error { throw e }
-        sync()
+        sync()   // step 4
         TestHooks.crashPoint("rotate-headers-done")
-        // The database copy, fsynced, renamed into place (atomic: either the old file under the old
-        // key, or the new one under the new key).
+        // Step 5: the database copy, fsynced, renamed into place (atomic: either the old file under
+        // the old key, or the new one under the new key).
         if needsRekey {
             chmod(copy, 0o600)
             guard rename(copy, layout.databaseFile) == 0 else { throw VaultError(.io, "cannot replace the database: \(POSIX.errnoMessage())") }
@@ -231,7 +232,7 @@ extension Vault {
         }
         TestHooks.crashPoint("rotate-db-rekeyed")
         // blobs.key_epoch records the epoch a blob was written at; headers carry the live epoch.
-        // Step 5: the final keyslot file, authenticated by the new master key.
+        // Step 6, commit: the final keyslot file, authenticated by the new master key.
         var final = file
         final.body.epoch = pending.epoch
         final.body.slots = pending.slots
@@ -245,7 +246,7 @@ extension Vault {
         }
         try POSIX.writeAtomically(try final.serialized(macKey: newKeys.keyslotMacKey), to: layout.keyslotFile)
         TestHooks.crashPoint("rotate-keyslots-written")
-        // Step 6.
+        // Step 7, clean up.
         unlink(journalPath(layout))
         return (final, newKeys, stats)
     }

@@ -185,7 +185,8 @@ extension Vault {
             } else {
                 (parent, name) = try parentAndName(dest)
             }
-            if parent.id == n.parentId && name == n.name { return n }
+            // Names compare byte for byte (Swift's `==` would call "é" and "e" + U+0301 equal).
+            if parent.id == n.parentId && name.utf8.elementsEqual(n.name.utf8) { return n }
             try requireFree(name, in: parent)
             // No cycles: the new parent may not be the node or one of its descendants.
             var walk: Node? = parent

@@ -64,6 +64,9 @@ public final class Vault {
         if exists(layout) {
             throw VaultError(.alreadyExists, "a vault already exists at \(layout.root)", hint: "use it, or choose another VAULT_HOME")
         }
+        if let problem = kdf.storageProblem {
+            throw VaultError(.usage, "\(problem): a keyslot with these KDF parameters could never be opened; nothing was created")
+        }
         for d in layout.directories { try POSIX.ensurePrivateDirectory(d) }
         unlink(UnlockFailures.wipedMarker(layout))
         unlink(UnlockFailures.path(layout))
@@ -71,9 +74,7 @@ public final class Vault {
         let vaultIdBytes = SecureRandom.bytes(16)
         let vaultId = Hex.encode(vaultIdBytes)
         let master = SecureBytes.random(count: 32)
-        let kek = try KDF.derive(password: PasswordText.normalized(password), parameters: kdf, length: 32)
-        let slot = try KeyslotFile.makeSlot(id: "password-1", type: "password", kdf: .init(kdf), kek: kek,
-                                            masterKey: master, vaultId: vaultId)
+        let slot = try KeyslotFile.passwordSlot(id: "password-1", password: password, kdf: kdf, masterKey: master, vaultId: vaultId)
         let file = KeyslotFile(body: .init(format: 1, vaultId: vaultId, epoch: 1, slots: [slot], generation: 1))
         let keys = try KeyHierarchy(masterKey: master, vaultId: vaultIdBytes, epoch: 1)
         // The database first: a crash before the keyslot file is written leaves no vault, not half of one.
@@ -89,8 +90,9 @@ public final class Vault {
     /// whether transfer controls may run beside this command (see `VaultLock`); a `.control`
     /// request may get a vault opened beside a running sync (`isBesideSync`). On a read-only
     /// filesystem only `.read` access is granted: the database is opened read-only, with no migration.
+    /// `lockTimeout` bounds the wait for the lock (then `.busy`).
     public static func open(layout: VaultLayout, masterKey: SecureBytes, lock request: VaultLock.Request = .exclusive,
-                            access: Access = .readWrite) throws -> Vault {
+                            access: Access = .readWrite, lockTimeout: TimeInterval = lockTimeout) throws -> Vault {
         let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout, request: request)
         let (file, bytes) = try readKeyslots(layout)
         let keys = try KeyHierarchy(masterKey: masterKey, vaultId: file.vaultId, epoch: file.body.epoch)

@@ -37,6 +37,12 @@ public struct VaultLayout: Sendable {
     /// The advisory lock that serialises commands on this vault.
     public var lockFile: String { path("lock") }
 
+    /// Names (in the root) of temp files an atomic rewrite of the keyslot file left behind when it
+    /// was killed: `keyslots.tmp-<pid>` (`POSIX.writeAtomically`).
+    func keyslotTempFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { $0.hasPrefix("keyslots.tmp-") }
+    }
+
     /// Every folder of the layout, created 0700.
     var directories: [String] { [root, cacheDirectory, stagingDirectory, tempDirectory] }
 }

@@ -137,6 +137,8 @@ public struct VaultSessions {
     public func unlock(recoveryKey typed: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout, opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
         let (file, bytes) = try Vault.readKeyslots(layout)
+        // A typo (wrong length, a letter outside the alphabet, a failed checksum) is caught before
+        // any key is tried, so it is not a failed unlock: only a well-formed key counts.
         let key = try RecoveryKey.parse(typed)
         let master = try unlockMaster(file) { () -> SecureBytes in
             do { return try file.unlock(recoveryKey: key) } catch let e as VaultError where e.kind == .wrongPassword {
@@ -204,6 +206,15 @@ public struct VaultSessions {
     /// vault has no keyring or the user named a password source; else it is locked. `access`
     /// `.read` lets the command run on a read-only filesystem (see `Vault.open`).
     public func open(password: PasswordSource, lock: VaultLock.Request = .exclusive, access: Vault.Access = .readWrite) throws -> Vault {
+        try open(password: password, lock: lock, access: access, touch: true, lockTimeout: Vault.lockTimeout).vault
+    }
+
+    /// `open(password:lock:access:)` for a long-lived command that opens the vault again for each
+    /// step (`vault browse`): `touch` false leaves the session's idle clock alone (a screen
+    /// refreshing by itself is not use), `lockTimeout` bounds the wait for the vault lock (0: fail
+    /// at once with `.busy`). Also returns the keyring session the vault was opened from, if any.
+    public func open(password: PasswordSource, lock: VaultLock.Request, access: Vault.Access = .readWrite, touch: Bool,
+                     lockTimeout: TimeInterval) throws -> (vault: Vault, session: KeyringSession.Record?) {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
@@ -218,19 +229,21 @@ public struct VaultSessions {
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
-                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access)
+                let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
                 let rotated = vault.keyslots.body.epoch != rec.epoch
+                var store = rotated
                 if rotated {
                     // This command finished an interrupted rotation: keep the new key.
                     rec.epoch = vault.keyslots.body.epoch
                     rec.masterKey = vault.masterKey
                 }
                 let now = Vault.now
-                if rotated || now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout) {
+                if touch && (rotated || now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout)) {
                     rec.lastUsedAt = now
-                    try ring.store(rec)
+                    store = true
                 }
-                return vault
+                if store { try ring.store(rec) }
+                return (vault, rec)
             }
             if !password.isExplicit {
                 if let expired {
@@ -244,9 +257,9 @@ public struct VaultSessions {
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let opened = try unlockMaster(file) { try file.unlockPassword(pw) }
-        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access)
+        let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
         try noteSuccess(vault)
         try upgrade(vault, opened.legacySlot, pw)
-        return vault
+        return (vault, nil)
     }
 }

@@ -85,6 +85,37 @@ public enum KDFParameters: Codable, Equatable, Sendable {
     }
 }
 
+extension KDFParameters {
+    /// The Argon2id pass counts a stored parameter set (a keyslot, a backup bundle) may name.
+    /// Readers refuse anything outside these ranges before any work (a tampered file must not
+    /// exhaust memory or time), so writers must never store it (SECURITY.md "Key hierarchy").
+    public static let argon2idOpsRange: ClosedRange<UInt64> = 1...64
+    /// The Argon2id memory sizes (bytes) a stored parameter set may name: 8 KiB to 4 GiB.
+    public static let argon2idMemoryRange: ClosedRange<UInt64> = 8192...(4 << 30)
+    /// The PBKDF2 iteration counts a stored parameter set may name.
+    public static let pbkdf2IterationsRange: ClosedRange<UInt32> = 1000...100_000_000
+
+    /// Why these parameters may not be stored (a reader would refuse them), or nil when they may.
+    public var storageProblem: String? {
+        switch self {
+        case let .argon2id(ops, mem, salt):
+            if !Self.argon2idOpsRange.contains(ops) {
+                return "Argon2id with \(ops) passes is outside \(Self.argon2idOpsRange.lowerBound)–\(Self.argon2idOpsRange.upperBound)"
+            }
+            if !Self.argon2idMemoryRange.contains(mem) {
+                return "Argon2id with \(mem) bytes of memory is outside 8 KiB–4 GiB"
+            }
+            if salt.count != KDF.argon2idSaltSize { return "an Argon2id salt must be \(KDF.argon2idSaltSize) bytes" }
+        case let .pbkdf2SHA512(iterations, salt):
+            if !Self.pbkdf2IterationsRange.contains(iterations) {
+                return "PBKDF2 with \(iterations) iterations is outside \(Self.pbkdf2IterationsRange.lowerBound)–\(Self.pbkdf2IterationsRange.upperBound)"
+            }
+            if salt.count < KDF.pbkdf2MinimumSaltSize { return "a PBKDF2 salt must be at least \(KDF.pbkdf2MinimumSaltSize) bytes" }
+        }
+        return nil
+    }
+}
+
 /// Password-based key derivation.
 public enum KDF {
     static let argon2idSaltSize = Int(crypto_pwhash_SALTBYTES)
@@ -174,7 +205,9 @@ public enum KDF {
     }
 
     /// Fresh parameters (random salt) whose derivation takes about `targetSeconds` here; never below
-    /// the floors given. Measures one derivation at `minOpsLimit` and scales the pass count linearly.
+    /// the floors given, and never above `KDFParameters.argon2idOpsRange` (a slot a reader would
+    /// refuse); a floor above that range is kept, for the caller's `storageProblem` check to refuse.
+    /// Measures one derivation at `minOpsLimit` and scales the pass count linearly.
     public static func calibrateArgon2id(targetSeconds: Double, memLimitBytes: UInt64 = 64 << 20, minOpsLimit: UInt64 = 2) -> KDFParameters {
         let salt = SecureRandom.bytes(argon2idSaltSize)
         let floorOps = Swift.max(minOpsLimit, UInt64(crypto_pwhash_argon2id_opslimit_min()))
@@ -189,14 +222,15 @@ public enum KDF {
         // A failed probe (e.g. out of memory) measures nothing: keep the floor.
         if probeSucceeded, perPass > 0, targetSeconds.isFinite, targetSeconds > 0 {
             let scaled = (targetSeconds / perPass).rounded(.down)
-            let ceiling = Double(crypto_pwhash_argon2id_opslimit_max())
+            let ceiling = Double(KDFParameters.argon2idOpsRange.upperBound)
             ops = Swift.max(floorOps, UInt64(Swift.min(scaled, ceiling)))
         }
         return .argon2id(opsLimit: ops, memLimitBytes: memory, salt: SecureRandom.bytes(argon2idSaltSize))
     }
 
     /// Fresh PBKDF2-HMAC-SHA-512 parameters (random 16-byte salt) whose derivation takes about
-    /// `targetSeconds` here; never fewer than `minIterations` (OWASP 2023: 210 000 for SHA-512).
+    /// `targetSeconds` here; never fewer than `minIterations` (OWASP 2023: 210 000 for SHA-512), and
+    /// never more than `KDFParameters.pbkdf2IterationsRange` allows (unless the floor is above it).
     public static func calibratePBKDF2(targetSeconds: Double, minIterations: UInt32 = 210_000) -> KDFParameters {
         let salt = SecureRandom.bytes(pbkdf2MinimumSaltSize)
         let probePassword = SecureBytes.random(count: 16)
@@ -217,7 +251,7 @@ public enum KDF {
         }
         var iterations = minIterations
         if targetSeconds.isFinite, targetSeconds > 0 {
-            let scaled = Swift.min((rate * targetSeconds).rounded(.down), Double(Int32.max))
+            let scaled = Swift.min((rate * targetSeconds).rounded(.down), Double(KDFParameters.pbkdf2IterationsRange.upperBound))
             iterations = Swift.max(minIterations, UInt32(scaled))
         }
         return .pbkdf2SHA512(iterations: Swift.max(iterations, 1), salt: SecureRandom.bytes(pbkdf2MinimumSaltSize))

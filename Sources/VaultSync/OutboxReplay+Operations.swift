@@ -58,7 +58,7 @@ extension OutboxReplay {
             // D6: sent by an earlier run that died before recording the answer. Ours only if its
             // record opens under our key and says what we sent.
             guard let f = try fetchFile(id), let node = try? codec.open(f.sealed), node.isFolder, node.parentId == parent,
-                  node.name == name.precomposedStringWithCanonicalMapping, !node.trashed else {
+                  Array(node.name.utf8) == Array(name.utf8), !node.trashed else {
                 return .failed("the server holds another node under the id chosen for folder \(path)")
             }
             return try complete(e, .onServer(remoteId: f.id, version: f.version), "created folder \(path)",
@@ -188,7 +188,7 @@ extension OutboxReplay {
         guard let parent = try vault.remoteFolderId(ofLocal: e.payload.parentId) else {
             return .waits("\(path) waits for its destination folder")
         }
-        let name = (e.payload.name ?? target.node?.name ?? "").precomposedStringWithCanonicalMapping
+        let name = e.payload.name ?? target.node?.name ?? ""
         let seqs = RemoteSeqs(record: try vault.remoteSeqs(nodeId: e.nodeId).record + 1)
         let sealed = try codec.sealNode(nodeId: remote, name: name, parentId: parent, isFolder: target.isFolder, seq: seqs.record,
                                         device: api.account.deviceId, mtime: target.node?.modifiedAt ?? Vault.now)
@@ -202,7 +202,8 @@ extension OutboxReplay {
         case 412:
             // An earlier run moved it and died before recording that: the server already agrees
             // (its record, opened under our key, names this place and this name).
-            if let f = Self.current(r), !f.trashed, let node = try? codec.open(f.sealed), node.parentId == parent, node.name == name,
+            if let f = Self.current(r), !f.trashed, let node = try? codec.open(f.sealed), node.parentId == parent,
+               Array(node.name.utf8) == Array(name.utf8),
                e.payload.reseal != true || node.record.map({ $0.seq >= seqs.record }) == true {
                 return try complete(e, .onServer(remoteId: f.id, version: f.version), done,
                                     seqs: RemoteSeqs(record: node.record?.seq ?? 0))
@@ -243,7 +244,7 @@ extension OutboxReplay {
             case 412:
                 // A delete that replaced a move (rule R2): an earlier run may have applied that move.
                 if e.payload.replacesMove == true, let cur = Self.current(r),
-                   (try? codec.open(cur.sealed))?.name == e.payload.name?.precomposedStringWithCanonicalMapping,
+                   let opened = try? codec.open(cur.sealed), Array(opened.name.utf8) == Array((e.payload.name ?? "").utf8),
                    let dest = try vault.remoteFolderId(ofLocal: e.payload.parentId), cur.parentId == dest, cur.version != version {
                     version = cur.version
                     continue

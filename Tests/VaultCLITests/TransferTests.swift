@@ -205,7 +205,10 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(status["state"] as? String, "complete")
         let received = try XCTUnwrap(status["bytesReceivedTotal"] as? Int)
         print("kill -9 resume: server received \(received) bytes for a \(size)-byte file (\(received - size) re-sent)")
-        XCTAssertLessThanOrEqual(received, size + (1 << 20), "re-sent more than one chunk")
+        // Usually nothing is re-sent. A chunk whose whole body was already in the dead client's
+        // socket buffers may still reach the server after the resumed client asked for the status,
+        // so the bound is the chunks in flight (4 by default); the benchmark reports the average.
+        XCTAssertLessThanOrEqual(received, size + 4 * (1 << 20), "re-sent more than the chunks in flight")
         let remote = try XCTUnwrap(try server.children()["big.bin"])
         XCTAssertEqual(remote["sha256"] as? String, sha256Hex(data))
         let after = try XCTUnwrap(try transfers().first)

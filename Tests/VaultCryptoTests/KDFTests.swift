@@ -145,6 +145,36 @@ final class KDFTests: XCTestCase {
         XCTAssertGreaterThan(more, 1000)
     }
 
+    /// Calibration never goes past what a stored parameter set may name (a keyslot reader refuses
+    /// more): before, a long target on a fast machine gave Argon2id 120 passes, a vault no
+    /// password could open. A floor above the bounds is kept, for the caller to refuse.
+    func testCalibrationStaysWithinStoredBounds() {
+        guard case let .argon2id(ops, _, _) = KDF.calibrateArgon2id(targetSeconds: 60, memLimitBytes: 8192, minOpsLimit: 1) else {
+            return XCTFail("expected argon2id")
+        }
+        XCTAssertEqual(ops, KDFParameters.argon2idOpsRange.upperBound)
+        let floored = KDF.calibrateArgon2id(targetSeconds: 0.001, memLimitBytes: 8192, minOpsLimit: 65)
+        XCTAssertNotNil(floored.storageProblem)
+        guard case let .pbkdf2SHA512(iterations, _) = KDF.calibratePBKDF2(targetSeconds: 1e9, minIterations: 1000) else {
+            return XCTFail("expected pbkdf2")
+        }
+        XCTAssertEqual(iterations, KDFParameters.pbkdf2IterationsRange.upperBound)
+    }
+
+    func testStorageBounds() {
+        let salt = [UInt8](repeating: 7, count: 16)
+        XCTAssertNil(KDFParameters.argon2id(opsLimit: 1, memLimitBytes: 8192, salt: salt).storageProblem)
+        XCTAssertNil(KDFParameters.argon2id(opsLimit: 64, memLimitBytes: 4 << 30, salt: salt).storageProblem)
+        XCTAssertNil(KDFParameters.pbkdf2SHA512(iterations: 1000, salt: salt).storageProblem)
+        XCTAssertNil(KDFParameters.pbkdf2SHA512(iterations: 100_000_000, salt: salt + salt).storageProblem)
+        for bad: KDFParameters in [.argon2id(opsLimit: 0, memLimitBytes: 8192, salt: salt), .argon2id(opsLimit: 65, memLimitBytes: 8192, salt: salt),
+                                   .argon2id(opsLimit: 1, memLimitBytes: 8191, salt: salt), .argon2id(opsLimit: 1, memLimitBytes: (4 << 30) + 1, salt: salt),
+                                   .argon2id(opsLimit: 1, memLimitBytes: 8192, salt: salt + [0]), .pbkdf2SHA512(iterations: 999, salt: salt),
+                                   .pbkdf2SHA512(iterations: 100_000_001, salt: salt), .pbkdf2SHA512(iterations: 1000, salt: Array(salt.prefix(15)))] {
+            XCTAssertNotNil(bad.storageProblem, "\(bad)")
+        }
+    }
+
     func testParametersCodableRoundTrip() throws {
         let all: [KDFParameters] = [
             .argon2id(opsLimit: 3, memLimitBytes: 64 << 20, salt: Array(0..<16)),
