@@ -109,9 +109,9 @@ public struct KeyslotFile: Sendable {
         public var generation: UInt64?
         /// One entry per earlier epoch (absent: none).
         public var history: [HistoryEntry]?
-        /// The name of the device that last changed the slots or the epoch (printable ASCII, at
-        /// most 64 bytes): a claim shown to other devices ("rotated on DEVICE"), authenticated
-        /// only once the MAC is verified.
+        /// The name of the device that last changed the slots or the epoch, sealed under the epoch
+        /// before the change (`RemoteCodec.sealDeviceLabel`): shown to other devices ("rotated on
+        /// DEVICE") before the new envelope can be verified.
         public var device: String?
     }
 

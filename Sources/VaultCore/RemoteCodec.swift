@@ -185,6 +185,28 @@ public final class RemoteCodec: @unchecked Sendable {
                                       nodeId: nodeId))
     }
 
+    // MARK: The envelope's device name
+
+    func deviceAAD() -> [UInt8] { Array("vault-device-v1|\(vaultIdHex)".utf8) }
+
+    /// The envelope's `device` member: this device's name sealed under the current epoch, so the
+    /// server does not learn it and a device at this epoch can say who changed the envelope.
+    public func sealDeviceLabel(_ name: String) throws -> String {
+        let nonce = SecureRandom.bytes(12)
+        let sealed = try AESGCMKey(current.remoteMetaKey).seal(nonce: nonce, plaintext: Array(name.utf8), aad: deviceAAD())
+        return "\(current.epoch)." + Base64URL.encode(nonce + sealed)
+    }
+
+    /// The device name in an envelope's `device` member, or nil when this device cannot open it
+    /// (absent, of an epoch it does not know, or altered).
+    public func openDeviceLabel(_ text: String?) -> String? {
+        guard let text, let (epoch, bytes) = try? Self.split(text, what: "device"), bytes.count > 28,
+              let key = try? keys(epoch: epoch).remoteMetaKey,
+              let plain = try? AESGCMKey(key).open(nonce: Array(bytes[..<12]), ciphertextAndTag: Array(bytes[12...]), aad: deviceAAD()),
+              let name = plain.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else { return nil }
+        return DisplayText.escaped(name)
+    }
+
     // MARK: Helpers
 
     /// The integrity error for something the server says that cannot be true.

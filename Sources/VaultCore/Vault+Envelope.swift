@@ -38,7 +38,7 @@ extension Vault {
                 throw EnvelopeCheck.refused("it differs from the envelope of the same generation (\(gen)) this device has seen")
             }
         }
-        if file.body.epoch > keys.epoch { throw EnvelopeRotated(device: file.body.device, epoch: file.body.epoch) }
+        if file.body.epoch > keys.epoch { throw EnvelopeRotated(device: remoteCodec.openDeviceLabel(file.body.device), epoch: file.body.epoch) }
         do { try KeyslotFile.verify(bytes: bytes, macKey: try epochs.keys(epoch: file.body.epoch).keyslotMacKey) } catch {
             throw EnvelopeCheck.refused("its MAC does not verify under this vault's key (forged or altered)")
         }
@@ -78,6 +78,7 @@ extension Vault {
 /// The server's envelope is of a newer key epoch: another device rotated the master key. This
 /// device must unlock that epoch with the password (`vault unlock`) before it syncs again.
 public struct EnvelopeRotated: Error, Sendable {
+    /// The name of the device that rotated, when this device can open it (not yet verified).
     public var device: String?
     public var epoch: UInt32
 
@@ -102,8 +103,8 @@ public enum EnvelopeCheck {
         let file: KeyslotFile
         do { file = try KeyslotFile.parse(bytes) } catch { throw refused("it is damaged or not a keyslot file") }
         guard file.body.pendingRotation == nil else { throw refused("it carries a rotation in progress") }
-        if let d = file.body.device, d.utf8.count > 64 || !d.utf8.allSatisfy({ (32...126).contains($0) }) {
-            throw refused("its device name is not printable ASCII of at most 64 bytes")
+        if let d = file.body.device, d.utf8.count > 256 || !d.utf8.allSatisfy({ (32...126).contains($0) }) {
+            throw refused("its device member is not printable ASCII of at most 256 bytes")
         }
         guard file.body.slots.contains(where: { $0.type == "password" || $0.type == "recovery" }) else {
             throw refused("it has no password or recovery slot")

@@ -10,7 +10,7 @@ extension Vault {
         var file = file
         if bumpGeneration {
             file.body.generation = (file.body.generation ?? 0) + 1
-            file.body.device = Self.deviceLabel
+            file.body.device = try remoteCodec.sealDeviceLabel(Self.deviceLabel)
         }
         try POSIX.writeAtomically(try file.serialized(macKey: macKey), to: layout.keyslotFile)
         keyslots = file
@@ -26,8 +26,8 @@ extension Vault {
         }
     }
 
-    /// This device's name in envelopes it changes (`KeyslotFile.Body.device`): the host name,
-    /// printable ASCII only, at most 64 bytes.
+    /// This device's name in envelopes it changes (`KeyslotFile.Body.device`, sealed): the host
+    /// name, printable ASCII only, at most 64 bytes.
     public static var deviceLabel: String {
         var buf = [CChar](repeating: 0, count: 256)
         let name = gethostname(&buf, buf.count) == 0 ? String(cString: buf) : ""

@@ -68,7 +68,7 @@ final class EnvelopeSync {
             if !localChanged {
                 try vault.adoptEnvelope(r.bytes)
                 try setBase(r.bytes, r.version)
-                say("key slots changed on \(theirs.body.device ?? "another device"): adopted (generation \(theirs.body.generation ?? 0))")
+                say("key slots changed on \(vault.remoteCodec.openDeviceLabel(theirs.body.device) ?? "another device"): adopted (generation \(theirs.body.generation ?? 0))")
                 return
             }
             if serverChanged {

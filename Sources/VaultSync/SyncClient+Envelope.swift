@@ -56,14 +56,15 @@ extension SyncClient {
         let file = try EnvelopeCheck.precheck(remote.bytes, policy: policy)
         guard file.body.epoch > vault.keyslots.body.epoch else { return nil }
         guard file.body.vaultId == vault.vaultId else { throw EnvelopeCheck.refused("it belongs to another vault") }
+        let device = vault.remoteCodec.openDeviceLabel(file.body.device) ?? "another device"
         let newMaster: SecureBytes
         do { newMaster = try Vault.unlockEnvelope(file, bytes: remote.bytes, password: password, recoveryKey: recoveryKey) } catch let e as VaultError where e.kind == .wrongPassword {
-            throw VaultError(.wrongPassword, "the vault key was rotated on \(file.body.device ?? "another device"), and this \(recoveryKey == nil ? "password" : "recovery key") does not open the new key",
+            throw VaultError(.wrongPassword, "the vault key was rotated on \(device), and this \(recoveryKey == nil ? "password" : "recovery key") does not open the new key",
                              hint: "use the password (or recovery key) of the vault as it is now on that device")
         }
         let r = try vault.adoptRotation(envelope: remote.bytes, newMaster: newMaster)
         try sync.setBase(remote.bytes, remote.version)
-        return "The vault key was rotated on \(file.body.device ?? "another device"): this device now uses epoch \(r.epoch) (\(r.rewrappedBlobs) data key(s) rewrapped)."
+        return "The vault key was rotated on \(device): this device now uses epoch \(r.epoch) (\(r.rewrappedBlobs) data key(s) rewrapped)."
     }
 
     /// Downloads the content of every file on the server that is not on this device (before

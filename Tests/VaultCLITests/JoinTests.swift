@@ -157,6 +157,11 @@ final class JoinTests: XCTestCase {
         XCTAssertEqual(s.status, 3, s.stderr)
         XCTAssertTrue(s.stderr.contains("the vault key was rotated on"), s.stderr)
         XCTAssertTrue(s.stderr.contains("unlock again (`vault unlock`)"), s.stderr)
+        XCTAssertTrue(s.stderr.contains("rotated on \(Vault.deviceLabel)"), "the device that rotated is named: \(s.stderr)")
+        let envelope = try XCTUnwrap(server.curl("GET", "/v1/keys/envelope").json["envelope"] as? String)
+        let body = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(envelope.split(separator: "\n")[0].utf8)) as? [String: Any])
+        let device = try XCTUnwrap(body["device"] as? String)
+        XCTAssertTrue(device.hasPrefix("1.") && device.count > 40, "the device's name is sealed (under the epoch before): \(device)")
         let u = try b.ok(["unlock"] + b.pw)
         XCTAssertTrue(u.stderr.contains("now uses epoch 2"), u.stderr)
         XCTAssertEqual(try Data(contentsOf: b.home.appendingPathComponent("keyslots")),
