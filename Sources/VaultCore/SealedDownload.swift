@@ -33,7 +33,7 @@ public final class SealedDownload {
         path = store.layout.tempDirectory + "/" + record.blob + ".partial"
         let hashing = HasherBox()
         let make = { () throws -> SealedStreamVerifier in
-            hashing.hasher = PipelinedHasher()
+            hashing.hasher = PipelinedHasher(bufferSize: 256 << 10)
             return try SealedStreamVerifier(expectedLength: UInt64(record.sealedSize), expectedVaultId: epochs.current.vaultId,
                                             expectedBlobId: idBytes, wrapKey: epochs.blobWrapKey(epoch:),
                                             plaintextSink: { hashing.hasher.update($0) })
@@ -128,7 +128,7 @@ public final class SealedDownload {
 }
 
 /// The hasher a verifier feeds (replaced when a kept partial is discarded).
-final class HasherBox { var hasher = PipelinedHasher() }
+final class HasherBox { var hasher = PipelinedHasher(bufferSize: 256 << 10) }
 
 extension Vault {
     /// Starts (or resumes) the download of the content `record` describes (see `SealedDownload`).

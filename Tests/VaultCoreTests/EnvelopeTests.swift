@@ -136,7 +136,11 @@ final class EnvelopeTests: VaultTestCase {
         XCTAssertEqual(b.keyslots.body.epoch, 1, "nothing changed")
         // The real one.
         let master = try Vault.unlockEnvelope(env, bytes: rotated, password: password, recoveryKey: nil)
+        let before = try b.envelopeBytes()
         let r = try b.adoptRotation(envelope: rotated, newMaster: master)
+        // Once epoch 2 was seen, an envelope of epoch 1 (the server rolling the rotation back) is refused.
+        let seen = (try KeyslotFile.parse(rotated), rotated)
+        XCTAssertEqual(kind { try b.verifyEnvelope(before, seen: seen, policy: .none) }, .integrity)
         XCTAssertEqual(r.epoch, 2)
         XCTAssertEqual(try POSIX.readFile(b.layout.keyslotFile), rotated, "the keyslot file is the envelope")
         var got: [UInt8] = []
