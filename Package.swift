@@ -33,11 +33,13 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
+        // The background agent: session owner, timers, D-Bus signals, socket server, sync passes.
+        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
         // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
         // (no terminal: unit-tested as plain values), and thin executables.
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims", "VaultTerminal", "VaultBrowseModel"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultAgent", "CVaultShims", "VaultTerminal", "VaultBrowseModel"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
@@ -54,6 +56,7 @@ let package = Package(
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
+        .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]
 )

@@ -43,6 +43,14 @@ int vault_secret_clear(const char *vault_id, char **err) {
     return removed ? 0 : 1;
 }
 
+int vault_secret_clear_all(char **err) {
+    GError *e = NULL;
+    /* No attribute but the schema's own (xdg:schema): every item of org.vault.Session. */
+    gboolean removed = secret_password_clear_sync(vault_schema(), NULL, &e, NULL);
+    if (e) { take_error(e, err); return -1; }
+    return removed ? 0 : 1;
+}
+
 void vault_secret_free(char *p) { g_free(p); }
 
 void vault_secret_free_secret(char *p) {

@@ -2,6 +2,7 @@ import Foundation
 import VaultCore
 import VaultCrypto
 import VaultSync
+import VaultAgent
 
 /// What every command has: the layout, the environment, output, and how to get the password.
 struct CommandContext {
@@ -11,9 +12,18 @@ struct CommandContext {
     let passwordFile: String?
     /// The effective enterprise policy (loaded before any command runs; a bad one fails closed).
     let policy: EffectivePolicy
+    /// The vault's running agent, reached once per command (it then owns the session).
+    let agents: AgentConnections
 
     var sessions: VaultSessions {
-        VaultSessions(layout: layout, environment: environment, policy: policy, warn: { out.warn($0) })
+        VaultSessions(layout: layout, environment: environment, policy: policy, agent: { [agents] in agents.client(for: $0) },
+                      warn: { out.warn($0) })
+    }
+
+    /// The running agent of this vault, if one answers (and a keyring is there for it).
+    func agent() -> AgentClient? {
+        guard sessions.keyringAvailability.available, let (file, _) = try? Vault.readKeyslots(layout) else { return nil }
+        return agents.client(for: file.body.vaultId)
     }
 
     var password: PasswordSource { PasswordInput.source(file: passwordFile, environment: environment) }

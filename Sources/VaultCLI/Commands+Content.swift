@@ -131,6 +131,8 @@ extension VaultCommandLine {
                 msg += " Its content (\(what)) was not downloaded:"
                 if ctx.out.json { try ctx.out.emit(OKResult(ok: false, message: msg + " " + refused.message)) } else { ctx.out.line(msg) }
                 throw ctx.out.json ? ReportedFailure(exitCode: refused.exitCode) : refused
+            } else if let agent = ctx.agent(), (try? agent.notifyWork()) != nil {
+                msg += " The vault agent downloads \(what) in the background; `vault transfers` shows the progress."
             } else if BackgroundDownload.canStart(ctx) {
                 let pid = try BackgroundDownload.start(ctx)
                 msg += " Downloading \(what) in the background (pid \(pid)); `vault transfers` shows the progress."

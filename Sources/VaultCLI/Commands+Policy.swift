@@ -38,6 +38,8 @@ extension VaultCommandLine {
             row("memoryLockRequired", p.memoryLockRequired) { "\($0)" }
             row("allowInsecureHTTP", p.allowInsecureHTTP) { "\($0)" }
             row("remotePadding", p.remotePadding) { $0 }
+            row("lockOnScreenLock", p.lockOnScreenLock) { "\($0)" }
+            row("lockOnSuspend", p.lockOnSuspend) { "\($0)" }
         case "check":
             let vault = try ctx.openVault()
             let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)

@@ -2,6 +2,7 @@ import Foundation
 import VaultCore
 import VaultCrypto
 import VaultSync
+import VaultAgent
 
 extension VaultCommandLine {
     static let sessionCommands: [Command] = [
@@ -12,7 +13,8 @@ extension VaultCommandLine {
         Command(name: "unlock", usage: "vault unlock [--idle DURATION] [--absolute DURATION] [--recovery-key [--recovery-key-file F]]",
                 summary: "check the password (or recovery key) and hold the key in the keyring (auto-locks after 15m idle / 8h)",
                 valued: ["idle", "absolute", "recovery-key-file"], flags: ["recovery-key"], run: runUnlock),
-        Command(name: "lock", usage: "vault lock", summary: "remove the key from the keyring", run: runLock),
+        Command(name: "lock", usage: "vault lock [--all]", summary: "remove the key from the keyring (--all: every vault of this user, through their agents too)",
+                flags: ["all"], run: runLock),
         Command(name: "status", usage: "vault status [--json]", summary: "show the vault, its lock state and what awaits sync", run: runStatus),
     ]
 
@@ -154,9 +156,11 @@ extension VaultCommandLine {
         func shown(_ got: Int64, _ asked: Int64) -> String {
             (got > 0 ? Duration.describe(got) : "no") + (got != asked ? " (the policy's maximum; \(asked > 0 ? Duration.describe(asked) : "none") was asked)" : "")
         }
-        let msg = held
-            ? "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit)."
-            : "Correct, but with no keyring each command will ask for the password again."
+        let agent = held && ctx.agent() != nil
+        let msg = !held ? "Correct, but with no keyring each command will ask for the password again."
+            : agent ? "Unlocked: the vault agent holds the session (the keyring holds the key sealed under the agent's own key), and locks it after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit."
+            : "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit; checked at the next command: no `vault agent` runs)."
+
         if ctx.out.json {
             struct UnlockJSON: Encodable { var ok = true; var keyring: String; var message: String; var idleTimeout: Int64?; var absoluteTimeout: Int64? }
             try ctx.out.emit(UnlockJSON(keyring: held ? "held" : "unavailable", message: msg,
@@ -166,6 +170,13 @@ extension VaultCommandLine {
 
     static func runLock(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 0)
+        if a.flag("all") {
+            let viaAgents = AgentClient.lockAll(environment: ctx.environment)
+            let cleared = ctx.sessions.keyringAvailability.available ? try KeyringSession.clearAll() : false
+            let msg = viaAgents > 0 || cleared ? "Locked every vault of this user (\(viaAgents) through its agent)." : "Every vault was already locked."
+            if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
+            return
+        }
         let removed = try ctx.sessions.lock()
         let msg = removed ? "Locked: the key was removed from the keyring." : "Already locked."
         if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
@@ -190,6 +201,10 @@ extension VaultCommandLine {
         var syncHealth: SyncHealth?
         var warnings: [String] = []
         var reducedProtection: [String]
+        /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
+        /// the next command enforces auto-lock.
+        var autoLock: String = "next-command"
+        var agent: AgentStatus?
     }
 
     static func runStatus(_ ctx: CommandContext, _ a: Arguments) throws {
@@ -201,15 +216,18 @@ extension VaultCommandLine {
                            keyring: avail.available ? "available" : "unavailable: \(avail.reason)",
                            reducedProtection: sessions.degradations)
         let (rec, expired) = try sessions.currentSession()
+        s.agent = try ctx.agent()?.status()   // after the session request this command's use moved
+        s.autoLock = s.agent == nil ? "next-command" : "agent"
         if let rec {
             s.locked = false
             s.unlockedAt = rec.unlockedAt
             let idleEnd = rec.idleTimeout > 0 ? rec.lastUsedAt + rec.idleTimeout : Int64.max
             let absEnd = rec.absoluteTimeout > 0 ? rec.unlockedAt + rec.absoluteTimeout : Int64.max
             s.locksAt = min(idleEnd, absEnd) == Int64.max ? nil : min(idleEnd, absEnd)
+            if let agent = s.agent { s.locksAt = agent.session?.locksAt.map { Int64($0.rounded(.up)) } }   // to the second
         }
         if rec != nil || ctx.password.isExplicit || !avail.available {
-            let vault = try ctx.openVault(access: .read)
+            let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a sync (the agent's)
             s.nodes = try vault.nodeCount()
             let changes = try vault.outboxCounts()
             s.changes = changes
@@ -239,6 +257,9 @@ extension VaultCommandLine {
             ctx.out.line("state   unlocked (auto-locks at \(when))")
         }
         ctx.out.line("keyring \(s.keyring)")
+        if s.agent == nil {
+            ctx.out.line("autolock at the next vault command only: no `vault agent` runs (`vault agent install` locks at the deadline)")
+        }
         for d in s.reducedProtection { ctx.out.line("reduced protection: \(d)") }
         if let n = s.nodes { ctx.out.line("nodes   \(n)") }
         if let c = s.changes {
@@ -255,6 +276,7 @@ extension VaultCommandLine {
             ctx.out.line("storage pinned \(ByteCount.format(st.pinnedBytes)), cached \(ByteCount.format(st.cachedBytes)), staged \(ByteCount.format(st.stagedBytes)), free \(ByteCount.format(st.freeBytes))")
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
+        if let agent = s.agent { agentLines(agent).forEach(ctx.out.line) }
         for w in s.warnings { ctx.out.warn(w) }
     }
 }

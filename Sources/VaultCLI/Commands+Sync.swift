@@ -2,6 +2,7 @@ import Foundation
 import VaultCore
 import VaultCrypto
 import VaultSync
+import VaultAgent
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,38 +37,54 @@ extension VaultCommandLine {
         let client = try SyncClient.login(vault: vault, serverURL: server, user: user, password: password,
                                           caFile: a.values["ca-file"], insecureHTTP: a.flag("insecure-http"),
                                           policy: ctx.policy, warn: { ctx.out.warn($0) })
+        ctx.queuedChanges(vault)   // the agent, if one runs, opens the push channel and syncs
         let msg = "Logged in to \(client.serverURL) as \(user)."
         if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
     }
 
     static func runSync(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 0)
+        let concurrency = try concurrencyOption(a)
+        if let agent = ctx.agent() {
+            // The agent runs the pass (queued after the one it may be running); a locked agent
+            // leaves it to this command when a password source was named.
+            do {
+                let r = try agent.sync(WorkOptions(allowMetered: a.flag("allow-metered"), concurrency: concurrency, pinnedOnly: a.flag("pinned-only")))
+                guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
+                try report(ctx, summary, pinnedOnly: a.flag("pinned-only"), meteredSource: r.meteredSource ?? "?", unmeteredOnly: r.unmeteredOnly)
+                return
+            } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
+        }
         let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
         try push(ctx, vault, a)
     }
 
+    static func concurrencyOption(_ a: Arguments) throws -> Int {
+        guard let c = a.values["concurrency"] else { return SyncClient.defaultConcurrency }
+        guard let n = Int(c), (1...16).contains(n) else { throw VaultError(.usage, "--concurrency takes a number from 1 to 16") }
+        return n
+    }
+
     static func push(_ ctx: CommandContext, _ vault: Vault, _ a: Arguments) throws {
-        var concurrency = SyncClient.defaultConcurrency
-        if let c = a.values["concurrency"] {
-            guard let n = Int(c), (1...16).contains(n) else { throw VaultError(.usage, "--concurrency takes a number from 1 to 16") }
-            concurrency = n
-        }
+        let concurrency = try concurrencyOption(a)
         let bar = ProgressLine(enabled: !ctx.out.json)
         let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
         client.onProgress = bar.update
         // Large uploads wait on a metered network unless allowed (never when the policy forbids it).
         let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
-        if a.flag("allow-metered") && unmeteredOnly {
-            throw VaultError(.policy, "the policy allows large transfers only on unmetered networks", hint: "connect to an unmetered network")
-        }
-        let cost = try NetworkCost.current(vault: vault, environment: ctx.environment)
-        let hold = cost.metered && !a.flag("allow-metered") ? try NetworkCost.largeTransferBytes(vault: vault) : nil
+        let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: a.flag("allow-metered"),
+                                                             environment: ctx.environment)
         let pinnedOnly = a.flag("pinned-only")   // what `vault pin` starts in the background
         var s = pinnedOnly ? PushSummary() : try client.push(concurrency: concurrency, holdLargeFrom: hold)
         let pinned = try client.downloadPinned(holdLargeFrom: hold)
         s.downloaded = pinned.downloaded
         s.waitingForUnmetered += pinned.waiting
         bar.clear()
+        try report(ctx, s, pinnedOnly: pinnedOnly, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+    }
+
+    /// What a sync did, for people or as JSON (whether this command or the agent ran it).
+    static func report(_ ctx: CommandContext, _ s: PushSummary, pinnedOnly: Bool, meteredSource: String, unmeteredOnly: Bool) throws {
         if ctx.out.json { try ctx.out.emit(s); return }
         if pinnedOnly && s.downloaded == 0 && s.waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
         if !pinnedOnly { ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
@@ -76,7 +93,7 @@ extension VaultCommandLine {
         if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
         if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
         if s.waitingForUnmetered > 0 {
-            ctx.out.note("\(s.waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(cost.source))"
+            ctx.out.note("\(s.waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(meteredSource))"
                          + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
         }
         if s.conflicts > 0 {

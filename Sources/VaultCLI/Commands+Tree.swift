@@ -116,6 +116,7 @@ extension VaultCommandLine {
         let vault = try ctx.openVault()
         let n = try vault.mkdir(path, parents: a.flag("parents"))
         let p = try vault.path(of: n)
+        ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else { ctx.out.line("Created \(p)/") }
     }
 
@@ -126,9 +127,12 @@ extension VaultCommandLine {
         let dest = a.positionals.count > 1 ? a.positionals[1] : nil
         if a.flag("recursive") {
             let tree = try LocalTree.scan(local)
-            let r = try ctx.openVault().importFolder(tree, to: dest ?? "/")
+            let vault = try ctx.openVault()
+            let r = try vault.importFolder(tree, to: dest ?? "/")
+            let background = ctx.queuedChanges(vault)
             if ctx.out.json { try ctx.out.emit(r) } else {
-                ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s), \(ByteCount.format(r.bytes)), sealed; awaiting upload")
+                ctx.out.line("Imported \(r.files) file(s) in \(r.folders) folder(s), \(ByteCount.format(r.bytes)), sealed; "
+                             + (background ? "the agent uploads them in the background" : "awaiting upload"))
                 for s in r.skipped { s.failure == nil ? ctx.out.note("skipped \(s.path): \(s.reason)") : ctx.out.warn("not imported: \(s.path): \(s.reason)") }
             }
             if let first = r.firstFailure {
@@ -144,8 +148,9 @@ extension VaultCommandLine {
         let vault = try ctx.openVault()
         let n = try vault.put(source, to: dest, replace: a.flag("replace"))
         let p = try vault.path(of: n)
+        let background = ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else {
-            ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; awaiting upload)")
+            ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; \(background ? "the agent uploads it in the background" : "awaiting upload"))")
         }
     }
 
@@ -154,6 +159,7 @@ extension VaultCommandLine {
         let vault = try ctx.openVault()
         let n = try vault.move(src, to: dst)
         let p = try vault.path(of: n)
+        ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(NodeJSON(n, path: p)) } else { ctx.out.line("Moved to \(p)") }
     }
 
@@ -161,6 +167,7 @@ extension VaultCommandLine {
         let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
         let vault = try ctx.openVault()
         let removed = try vault.remove(path, recursive: a.flag("recursive"))
+        ctx.queuedChanges(vault)
         if ctx.out.json { try ctx.out.emit(["removed": removed.count]) } else {
             ctx.out.line("Removed \(path)\(removed.count > 1 ? " and \(removed.count - 1) item(s) in it" : "")")
         }

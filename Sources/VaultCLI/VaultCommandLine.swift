@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultAgent
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,7 +52,8 @@ public enum VaultCommandLine {
             }
             let ctx = CommandContext(layout: layout, environment: environment, out: out,
                                      passwordFile: args.values["password-file"],
-                                     policy: command.obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none)
+                                     policy: command.obeysPolicy ? try PolicyLoader.load(layout: layout, environment: environment) : .none,
+                                     agents: AgentConnections(environment: environment, warn: { out.warn($0) }))
             try command.run(ctx, args)
             return finish(0)
         } catch let e as ReportedFailure {

@@ -5,10 +5,23 @@ import VaultCrypto
 /// Holds an unlocked vault's master key between commands in the desktop keyring (the Secret
 /// Service, through libsecret): schema `org.vault.Session`, attribute `vault` = the vault id.
 ///
-/// The item's secret is ASCII `v1:<epoch>:<unlockedAt>:<lastUsedAt>:<idleSeconds>:<absoluteSeconds>:<masterKeyHex>`.
+/// The item's secret is ASCII, one of two forms:
+/// - `v1:<epoch>:<unlockedAt>:<lastUsedAt>:<idleSeconds>:<absoluteSeconds>:<masterKeyHex>` when
+///   no agent runs: the master key itself, and deadlines every command enforces;
+/// - `v2:…` while a `vault agent` holds the session (`AgentWrappedKey`): the master key sealed
+///   under a key only the agent has, and no deadlines (the agent's timers enforce them).
+///
 /// Any process of the same user can read an unlocked keyring: that is the protection libsecret
-/// gives, and why sessions time out.
+/// gives, why sessions time out, and why the agent keeps the item worth nothing on its own.
 public struct KeyringSession {
+    /// What the item holds.
+    public enum Item {
+        /// `v1`: the master key and its deadlines.
+        case direct(Record)
+        /// `v2`: the master key sealed under a running agent's key.
+        case agentWrapped(AgentWrappedKey)
+    }
+
     /// One unlocked session.
     public struct Record {
         public var masterKey: SecureBytes
@@ -25,13 +38,19 @@ public struct KeyringSession {
 
         /// Why the session has ended at `now`, or nil while it is valid.
         public func expiry(now: Int64) -> String? {
-            if absoluteTimeout > 0 && now - unlockedAt >= absoluteTimeout {
-                return "the vault locked itself \(Duration.describe(absoluteTimeout)) after it was unlocked (absolute timeout)"
-            }
-            if idleTimeout > 0 && now - lastUsedAt >= idleTimeout {
-                return "the vault locked itself after \(Duration.describe(idleTimeout)) without use (idle timeout)"
-            }
+            if absoluteTimeout > 0 && now - unlockedAt >= absoluteTimeout { return Self.absoluteExpiry(absoluteTimeout) }
+            if idleTimeout > 0 && now - lastUsedAt >= idleTimeout { return Self.idleExpiry(idleTimeout) }
             return nil
+        }
+
+        /// What a session that reached its absolute timeout says.
+        public static func absoluteExpiry(_ seconds: Int64) -> String {
+            "the vault locked itself \(Duration.describe(seconds)) after it was unlocked (absolute timeout)"
+        }
+
+        /// What a session that reached its idle timeout says.
+        public static func idleExpiry(_ seconds: Int64) -> String {
+            "the vault locked itself after \(Duration.describe(seconds)) without use (idle timeout)"
         }
     }
 
@@ -58,7 +77,31 @@ public struct KeyringSession {
         return VaultError(.io, "keyring \(what) failed: \(msg)")
     }
 
-    /// Stores (replaces) the session item.
+    /// Stores (replaces) the item with an agent-wrapped key (`v2`).
+    public func store(_ w: AgentWrappedKey) throws {
+        var text = Array(w.text.utf8.map { CChar(bitPattern: $0) }) + [0]
+        defer { for i in text.indices { text[i] = 0 } }
+        var err: UnsafeMutablePointer<CChar>?
+        if vault_secret_store(vaultId, "vault \(vaultId.prefix(8)) session key (agent-wrapped)", text, &err) != 0 {
+            throw fail("store", err)
+        }
+    }
+
+    /// Removes every vault session item of this user (every vault): `vault lock --all`.
+    /// Returns whether any was there.
+    @discardableResult
+    public static func clearAll() throws -> Bool {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = vault_secret_clear_all(&err)
+        if rc < 0 {
+            let msg = err.map { String(cString: $0) } ?? "unknown error"
+            vault_secret_free(err)
+            throw VaultError(.io, "keyring clear failed: \(msg)")
+        }
+        return rc == 0
+    }
+
+    /// Stores (replaces) the session item with the master key itself (`v1`, no agent).
     public func store(_ r: Record) throws {
         var text = Array("v1:\(r.epoch):\(r.unlockedAt):\(r.lastUsedAt):\(r.idleTimeout):\(r.absoluteTimeout):".utf8.map { CChar(bitPattern: $0) })
         r.masterKey.withUnsafeBytes { mk in
@@ -72,8 +115,8 @@ public struct KeyringSession {
         if rc != 0 { throw fail("store", err) }
     }
 
-    /// The stored session, or nil when the vault is locked.
-    public func lookup() throws -> Record? {
+    /// The stored item, or nil when the vault is locked. An item in neither form is removed.
+    public func lookup() throws -> Item? {
         var out: UnsafeMutablePointer<CChar>?
         var err: UnsafeMutablePointer<CChar>?
         let rc = vault_secret_lookup(vaultId, &out, &err)
@@ -83,6 +126,10 @@ public struct KeyringSession {
         defer { vault_secret_free_secret(out) }
         let n = strlen(out)
         let bytes = UnsafeRawBufferPointer(start: out, count: n)
+        if n >= 3 && bytes[0] == UInt8(ascii: "v") && bytes[1] == UInt8(ascii: "2") {
+            guard let w = AgentWrappedKey.parse(bytes) else { try? clear(); return nil }
+            return .agentWrapped(w)
+        }
         // Split on ':' into 7 fields; the last is the key in hex.
         var fields: [Range<Int>] = []
         var start = 0
@@ -110,8 +157,8 @@ public struct KeyringSession {
             }
         }
         guard valid else { try? clear(); return nil }
-        return Record(masterKey: key, epoch: UInt32(truncatingIfNeeded: epoch), unlockedAt: ua, lastUsedAt: lu,
-                      idleTimeout: idle, absoluteTimeout: abs)
+        return .direct(Record(masterKey: key, epoch: UInt32(truncatingIfNeeded: epoch), unlockedAt: ua, lastUsedAt: lu,
+                      idleTimeout: idle, absoluteTimeout: abs))
     }
 
     /// Removes the session item; true when one was there.

@@ -30,6 +30,12 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     public var allowInsecureHTTP: Bool?
     /// "none" (default) or "padme": uploads padded to their Padmé size class (SECURITY.md "Size padding").
     public var remotePadding: String?
+    /// true: a running `vault agent` locks the vault when the screen locks (logind `Lock`, the
+    /// freedesktop ScreenSaver `ActiveChanged(true)`).
+    public var lockOnScreenLock: Bool?
+    /// true: a running `vault agent` locks the vault before the machine suspends or hibernates
+    /// (logind `PrepareForSleep(true)`, holding a delay inhibitor until it has locked).
+    public var lockOnSuspend: Bool?
 
     public init() {}
 }
@@ -61,6 +67,8 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
     public var remotePadding: PolicyValue<String>
+    public var lockOnScreenLock: PolicyValue<Bool>
+    public var lockOnSuspend: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -100,6 +108,8 @@ public struct EffectivePolicy: Sendable, Encodable {
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
         remotePadding = pick(\.remotePadding) { s, u in s == "padme" || u == "padme" ? "padme" : s }
+        lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
+        lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

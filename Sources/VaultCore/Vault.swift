@@ -19,6 +19,8 @@ public final class Vault {
     var db: SQLDatabase
     public internal(set) var blobs: BlobStore
     let lock: VaultLock
+    /// Kept as long as the vault is open (a running agent's yield: its background work waits).
+    var heldWhileOpen: AnyObject?
     /// The policy's content budget maximum, if any (set by the caller that loaded the policy).
     public var budgetMax: UInt64?
     /// Set once this command has warned that the cache cannot fit the budget (warn once).

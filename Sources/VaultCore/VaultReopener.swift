@@ -96,19 +96,14 @@ public final class VaultReopener {
             return
         }
         let (file, _) = try Vault.readKeyslots(sessions.layout)
-        let (session, expired) = try sessions.currentSession()   // none without a keyring
-        guard var rec = session else {
+        let (session, expired) = try sessions.checkSession(touch: touch)   // none without a keyring
+        guard let rec = session else {
             throw VaultError(.locked, expired.map { "the vault is locked: \($0)" } ?? "the vault is locked", hint: "run `vault unlock`")
         }
         if rec.epoch != file.body.epoch && file.body.pendingRotation == nil {
             // Rotated since the unlock: the next opening clears the session and says so.
             _ = try open(lock: .control, access: .read, touch: touch, lockTimeout: 0)
             return
-        }
-        let now = Vault.now
-        if touch && now - rec.lastUsedAt >= VaultSessions.touchInterval(idleTimeout: rec.idleTimeout) {
-            rec.lastUsedAt = now
-            try KeyringSession(vaultId: file.body.vaultId).store(rec)
         }
         source = .keyring
         deadlines = Deadlines(rec)

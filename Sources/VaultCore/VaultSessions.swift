@@ -22,6 +22,12 @@ public struct VaultSessions {
     public let policy: EffectivePolicy
     /// Called with warnings meant for the user (reduced security, auto-lock).
     public let warn: (String) -> Void
+    /// The running `vault agent` of a vault (by id), if one answers: it then owns the session.
+    let agentLink: ((String) -> SessionAgentLink?)?
+
+    /// Why a `v2` keyring item is no session for a command that reaches no agent: the agent
+    /// stopped (its key went with it), or this command cannot reach it (another XDG_RUNTIME_DIR).
+    static let agentGone = "its session is held by a `vault agent` that this command cannot reach (it stopped, and its key with it, or it runs for another XDG_RUNTIME_DIR)"
 
     public static let defaultIdleTimeout: Int64 = 15 * 60
     public static let defaultAbsoluteTimeout: Int64 = 8 * 3600
@@ -39,9 +45,16 @@ public struct VaultSessions {
         (policy.cap(idle, policy.idleTimeoutMax), policy.cap(absolute, policy.absoluteTimeoutMax))
     }
 
+    /// - Parameter agent: finds the running `vault agent` of a vault id (nil: none answers).
     public init(layout: VaultLayout, environment: [String: String] = ProcessInfo.processInfo.environment,
-                policy: EffectivePolicy = .none, warn: @escaping (String) -> Void) {
-        self.layout = layout; self.environment = environment; self.policy = policy; self.warn = warn
+                policy: EffectivePolicy = .none, agent: ((String) -> SessionAgentLink?)? = nil,
+                warn: @escaping (String) -> Void) {
+        self.layout = layout; self.environment = environment; self.policy = policy; self.agentLink = agent; self.warn = warn
+    }
+
+    /// The agent that owns `vaultId`'s session, when a keyring is there and an agent answers.
+    func agent(for vaultId: String, _ avail: (available: Bool, reason: String)) -> SessionAgentLink? {
+        avail.available ? agentLink?(vaultId) : nil
     }
 
     public var keyringAvailability: (available: Bool, reason: String) {
@@ -156,12 +169,20 @@ public struct VaultSessions {
               opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
+        let link = agent(for: try Vault.readKeyslots(layout).0.body.vaultId, avail)
+        let yielded = try link?.yieldVault()
         let vault = try Vault.open(layout: layout, masterKey: masterKey, access: .read)
+        vault.heldWhileOpen = yielded
         try noteSuccess(vault)
         try opened(vault)
         guard avail.available else { warnNoKeyring(avail.reason); return false }
         let now = Vault.now
         let limits = effectiveTimeouts(idle: idleTimeout, absolute: absoluteTimeout)
+        if let link {
+            try link.hold(masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch,
+                          idleTimeout: limits.idle, absoluteTimeout: limits.absolute)
+            return true
+        }
         try KeyringSession(vaultId: vault.vaultId).store(.init(
             masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
             idleTimeout: limits.idle, absoluteTimeout: limits.absolute))
@@ -170,28 +191,49 @@ public struct VaultSessions {
 
     /// After the master key changed (rotation), replaces the key held in the keyring, if any.
     public func refresh(after vault: Vault) throws {
-        guard keyringAvailability.available else { return }
+        let avail = keyringAvailability
+        guard avail.available else { return }
+        if let link = agent(for: vault.vaultId, avail) {
+            try link.replace(masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch)
+            return
+        }
         let ring = KeyringSession(vaultId: vault.vaultId)
-        guard var rec = try ring.lookup() else { return }
-        rec.masterKey = vault.masterKey
-        rec.epoch = vault.keyslots.body.epoch
-        try ring.store(rec)
+        switch try ring.lookup() {
+        case .direct(var rec)?:
+            rec.masterKey = vault.masterKey
+            rec.epoch = vault.keyslots.body.epoch
+            try ring.store(rec)
+        case .agentWrapped?, nil: return   // held by an agent this command cannot reach, or none
+        }
     }
 
     /// Removes the master key from the keyring. Returns whether a session was there.
     @discardableResult
     public func lock() throws -> Bool {
         let (file, _) = try Vault.readKeyslots(layout)
-        guard keyringAvailability.available else { return false }
-        return try KeyringSession(vaultId: file.body.vaultId).clear()
+        let avail = keyringAvailability
+        guard avail.available else { return false }
+        let held = try agent(for: file.body.vaultId, avail)?.lock(reason: nil) ?? false
+        return try KeyringSession(vaultId: file.body.vaultId).clear() || held
     }
 
     /// The current keyring session, if unlocked and not expired (an expired one is removed).
-    public func currentSession() throws -> (KeyringSession.Record?, expiredReason: String?) {
+    /// With a running agent the agent answers (it enforces the deadlines itself), and `touch`
+    /// (a use) moves its idle deadline; a `v2` item whose agent is gone opens nothing and is removed.
+    public func currentSession(touch: Bool = true) throws -> (KeyringSession.Record?, expiredReason: String?) {
         let (file, _) = try Vault.readKeyslots(layout)
-        guard keyringAvailability.available else { return (nil, nil) }
+        let avail = keyringAvailability
+        guard avail.available else { return (nil, nil) }
+        if let link = agent(for: file.body.vaultId, avail) {
+            let (rec, why) = try link.session(countsAsUse: touch)
+            return (rec, why)
+        }
         let ring = KeyringSession(vaultId: file.body.vaultId)
-        guard var rec = try ring.lookup() else { return (nil, nil) }
+        let item = try ring.lookup()
+        // Left in place: it opens nothing here, and an agent this command cannot reach may still
+        // hold its key. The next agent to start removes it; `vault unlock` or `vault lock` replaces it.
+        if case .agentWrapped? = item { return (nil, Self.agentGone) }
+        guard case .direct(var rec)? = item else { return (nil, nil) }
         // A policy made stricter after unlock applies to the running session too.
         rec.idleTimeout = policy.cap(rec.idleTimeout, policy.idleTimeoutMax)
         rec.absoluteTimeout = policy.cap(rec.absoluteTimeout, policy.absoluteTimeoutMax)
@@ -200,6 +242,22 @@ public struct VaultSessions {
             return (nil, why)
         }
         return (rec, nil)
+    }
+
+    /// The session between two steps of a long-lived command (`VaultReopener.check`), without
+    /// opening the vault. `touch` counts as use: the agent moves its idle deadline, or a `v1`
+    /// item's clock is refreshed as `open` refreshes it.
+    public func checkSession(touch: Bool) throws -> (KeyringSession.Record?, expiredReason: String?) {
+        let (file, _) = try Vault.readKeyslots(layout)
+        var (session, expired) = try currentSession(touch: touch)
+        guard touch, var rec = session, agent(for: file.body.vaultId, keyringAvailability) == nil else { return (session, expired) }
+        let now = Vault.now
+        if now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout) {
+            rec.lastUsedAt = now
+            try KeyringSession(vaultId: file.body.vaultId).store(rec)
+            session = rec
+        }
+        return (session, expired)
     }
 
     /// Opens the vault for one command: from the keyring session, else with a password when the
@@ -218,24 +276,33 @@ public struct VaultSessions {
         let (file, _) = try Vault.readKeyslots(layout)
         let avail = keyringAvailability
         try checkKeyringPolicy(avail)
+        let link = agent(for: file.body.vaultId, avail)
         if avail.available {
             let ring = KeyringSession(vaultId: file.body.vaultId)
-            let (session, expired) = try currentSession()
+            let (session, expired) = try currentSession(touch: touch)
             if let rec = session, rec.epoch != file.body.epoch, file.body.pendingRotation == nil {
                 // The master key was rotated by another path since this session began.
+                try link?.lock(reason: "its master key was rotated since it was unlocked")
                 try ring.clear()
                 if !password.isExplicit {
                     throw VaultError(.locked, "the vault is locked: its master key was rotated since it was unlocked",
                                      hint: "run `vault unlock`")
                 }
             } else if var rec = session {
+                let yielded = lock != .control ? try link?.yieldVault() : nil
                 let vault = try Vault.open(layout: layout, masterKey: rec.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
+                vault.heldWhileOpen = yielded
                 let rotated = vault.keyslots.body.epoch != rec.epoch
                 var store = rotated
                 if rotated {
                     // This command finished an interrupted rotation: keep the new key.
                     rec.epoch = vault.keyslots.body.epoch
                     rec.masterKey = vault.masterKey
+                }
+                if let link {
+                    // The agent counted this use itself (or not, without `touch`); it only needs a rotated key.
+                    if rotated { try link.replace(masterKey: rec.masterKey, epoch: rec.epoch) }
+                    return (vault, rec)
                 }
                 let now = Vault.now
                 if touch && (rotated || now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout)) {
@@ -257,7 +324,9 @@ public struct VaultSessions {
         }
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let opened = try unlockMaster(file) { try file.unlockPassword(pw) }
+        let yielded = lock != .control ? try link?.yieldVault() : nil
         let vault = try Vault.open(layout: layout, masterKey: opened.masterKey, lock: lock, access: access, lockTimeout: lockTimeout)
+        vault.heldWhileOpen = yielded
         try noteSuccess(vault)
         try upgrade(vault, opened.legacySlot, pw)
         return (vault, nil)

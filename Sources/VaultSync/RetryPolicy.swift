@@ -3,12 +3,13 @@ import VaultHTTP
 
 /// When and how long to wait before trying a failed request again: exponential backoff with full
 /// jitter (a random delay between 0 and `min(cap, base·2^attempt)`), never shorter than the
-/// server's `Retry-After`, and a limit on consecutive failures.
-struct RetryPolicy: Sendable {
+/// server's `Retry-After`, and a limit on consecutive failures. Public so that `vault agent`
+/// spaces whole sync passes with the same rule (its own base and cap).
+public struct RetryPolicy: Sendable {
     /// The first backoff ceiling.
-    var base: TimeInterval = 0.5
+    public var base: TimeInterval = 0.5
     /// The largest backoff ceiling.
-    var cap: TimeInterval = 30
+    public var cap: TimeInterval = 30
     /// Consecutive failures after which a transfer stops and waits for the next `vault sync`.
     var maxAttempts = 8
 
@@ -21,8 +22,13 @@ struct RetryPolicy: Sendable {
         return p
     }
 
+    /// A policy with this first and largest ceiling.
+    public init(base: TimeInterval, cap: TimeInterval) { self.base = base; self.cap = cap }
+
+    init() {}
+
     /// The wait before retry number `attempt` (0-based), honouring `retryAfter` (capped at 10 minutes).
-    func delay(attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
+    public func delay(attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
         let ceiling = min(cap, base * pow(2, Double(min(attempt, 30))))
         let jittered = Double.random(in: 0...max(ceiling, 0))
         return max(jittered, min(retryAfter ?? 0, 600))

@@ -8,3 +8,5 @@
 #include "fsflags_shim.h"
 #include "spawn_shim.h"
 #include "hangup_shim.h"
+#include "bus_shim.h"
+#include "agent_shim.h"

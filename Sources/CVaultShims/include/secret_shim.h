@@ -8,6 +8,8 @@ int vault_secret_store(const char *vault_id, const char *label, const char *secr
 int vault_secret_lookup(const char *vault_id, char **out, char **err);
 /// Removes the item; 0 removed, 1 nothing there.
 int vault_secret_clear(const char *vault_id, char **err);
+/// Removes every item of the schema (every vault's session); 0 removed some, 1 nothing there.
+int vault_secret_clear_all(char **err);
 /// Frees an error message.
 void vault_secret_free(char *p);
 /// Zeroes and frees a secret returned by lookup.

@@ -154,6 +154,8 @@ extension Browser {
         let what = "\(missing.count) file(s) (\(ByteCount.format(missing.bytes)))"
         if !connected {
             message?.text += " \(what) download once the vault has a server."
+        } else if let agent = ctx.agent(), (try? agent.notifyWork()) != nil {
+            message?.text += " The vault agent downloads \(what) in the background."
         } else if BackgroundDownload.canStart(ctx), (try? BackgroundDownload.start(ctx)) != nil {
             message?.text += " Downloading \(what) in the background."
         } else {
@@ -176,6 +178,7 @@ extension Browser {
         act { v in
             let path = try currentPath(v, entry)
             let removed = try v.remove(path, recursive: true)
+            ctx.queuedChanges(v)
             return "Deleted \(DisplayText.escaped(path))\(removed.count > 1 ? " and \(removed.count - 1) item(s) in it" : "")."
         }
     }
@@ -192,6 +195,7 @@ extension Browser {
                 throw VaultError(.alreadyExists, "'\(DisplayText.escaped(name))' already exists in \(DisplayText.escaped(parent))")
             }
             let n = try v.move(path, to: target)
+            ctx.queuedChanges(v)
             return "Renamed to \(DisplayText.escaped(n.name))."
         }
     }

@@ -69,7 +69,8 @@ final class Browser {
     /// Runs the browser on `path` (a folder, or a file: its folder, with it selected) until `q`.
     static func run(_ ctx: CommandContext, path: String) throws {
         let warnings = WarningSink(out: ctx.out)
-        let sessions = VaultSessions(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy, warn: warnings.warn)
+        let sessions = VaultSessions(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy,
+                                     agent: { [agents = ctx.agents] in agents.client(for: $0) }, warn: warnings.warn)
         let access = VaultReopener(sessions: sessions, password: ctx.password)
         // The first step runs before the screen is taken: it may ask for the password, and
         // its errors (locked, busy, no such path) end the command like any other's.

@@ -1,0 +1,108 @@
+import Foundation
+import CVaultShims
+import VaultCore
+import VaultCrypto
+import VaultSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent's helper processes, `vault agent work` and `vault agent listen`. Each gets the
+/// master key from the agent (a background request: not a use of the vault), holds it only
+/// while it needs the vault, and dies with the agent.
+public enum AgentHelpers {
+    /// Makes this helper die with the agent that started it (`--parent PID`); false when that
+    /// agent is already gone.
+    public static func bindToParent(_ parent: pid_t) -> Bool { vault_die_with_parent(parent) == 0 }
+
+    /// Opens the vault with the key the agent holds; `.locked` when it holds none.
+    static func openVault(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+                          lock: VaultLock.Request, warn: @escaping (String) -> Void) throws -> Vault {
+        let agents = AgentConnections(environment: environment, background: true, warn: warn)
+        let sessions = VaultSessions(layout: layout, environment: environment, policy: policy,
+                                     agent: { agents.client(for: $0) }, warn: warn)
+        let noPassword = PasswordSource(isExplicit: false) { _ in throw VaultError(.locked, "the vault is locked") }
+        let vault = try sessions.open(password: noPassword, lock: lock)
+        vault.budgetMax = policy.contentBudgetMax.value
+        return vault
+    }
+
+    /// `vault agent work`: one sync pass. Pushes the outbox, makes room for what the server
+    /// changed (`pullRemoteChanges`), then downloads pinned content, with the metered rules of
+    /// `vault sync`; progress goes to the database as the transfers run. Never throws: a failure
+    /// is in the result.
+    public static func work(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+                            options: WorkOptions, say: @escaping (String) -> Void) -> WorkResult {
+        var result = WorkResult(loggedIn: false)
+        result.pinnedOnly = options.pinnedOnly
+        do {
+            let vault = try openVault(layout: layout, environment: environment, policy: policy, lock: .sync, warn: say)
+            do { _ = try SyncAccount.require(vault) } catch {   // not logged in: nothing to sync, said as `vault sync` says it
+                result.error = AgentError(VaultError.wrap(error))
+                return result
+            }
+            result.loggedIn = true
+            let client = try SyncClient(vault: vault, policy: policy, say: say, warn: say)
+            let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: policy, allowMetered: options.allowMetered,
+                                                                 environment: environment)
+            var summary = options.pinnedOnly ? PushSummary()
+                : try client.push(concurrency: options.concurrency ?? SyncClient.defaultConcurrency, holdLargeFrom: hold)
+            try pullRemoteChanges(client)
+            let pinned = try client.downloadPinned(holdLargeFrom: hold)
+            summary.downloaded = pinned.downloaded
+            summary.waitingForUnmetered += pinned.waiting
+            result.summary = summary
+            result.meteredSource = cost.source
+            result.unmeteredOnly = policy.largeTransfersUnmeteredOnly.value == true
+        } catch {
+            result.error = AgentError(VaultError.wrap(error))
+        }
+        return result
+    }
+
+    /// The one place a pass takes in the server's changes (what a push event announces). Until
+    /// two-way sync lands there is nothing to pull: a pass pushes and refreshes pinned content.
+    /// Two-way sync adds its pull here.
+    static func pullRemoteChanges(_ client: SyncClient) throws {}
+
+    /// Exit codes of `vault agent listen` besides a `VaultError`'s own.
+    public enum ListenExit {
+        /// The server ended the stream (reconnect soon).
+        public static let ended: Int32 = 0
+        /// The server refused the token (reconnect at once with `--refresh-token`).
+        public static let tokenRefused: Int32 = 75
+        /// Any other failure (reconnect after a backoff).
+        public static let failed: Int32 = 1
+    }
+
+    /// `vault agent listen`: opens the push channel (the vault only while it reads the server
+    /// address and token) and prints `open`, then `event <id>` per event, on standard output.
+    /// Returns the process exit code: see `ListenExit`; 3 locked, 4 not logged in.
+    public static func listen(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+                              lastEventId: String?, refreshToken: Bool, say: @escaping (String) -> Void) -> Int32 {
+        let stream: ChangeEventStream
+        do {
+            let vault = try openVault(layout: layout, environment: environment, policy: policy, lock: .control, warn: say)
+            guard try SyncAccount.load(from: vault) != nil else { return VaultError(.notFound, "").exitCode }
+            stream = try SyncClient(vault: vault, policy: policy, warn: say).changeEventStream(refreshToken: refreshToken)
+        } catch {
+            let e = VaultError.wrap(error)
+            say("push channel: \(e.message)")
+            return e.kind == .wrongPassword ? ListenExit.failed : e.exitCode
+        }
+        // The vault and its keys are released here: the stream holds only the address and token.
+        do {
+            try stream.run(lastEventId: lastEventId, onOpen: { emit("open") }, onEvent: { emit("event \($0.id ?? "-")") })
+            return ListenExit.ended
+        } catch ChangeStreamError.tokenRefused {
+            return ListenExit.tokenRefused
+        } catch {
+            say("push channel: \(error)")
+            return ListenExit.failed
+        }
+    }
+
+    private static func emit(_ line: String) {
+        (line + "\n").utf8CString.withUnsafeBufferPointer { _ = write(1, $0.baseAddress, $0.count - 1) }
+    }
+}
