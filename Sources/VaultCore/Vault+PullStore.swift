@@ -173,6 +173,9 @@ extension Vault {
                 try db.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
                            [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
                             try b.content.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }])
+                // What this device has seen: its next record of the node takes one more.
+                try db.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
+                           [b.recordSeq, b.contentSeq, b.remoteId])
             case .dropBase(let id):
                 try db.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
             case .dropEntry(let seq):

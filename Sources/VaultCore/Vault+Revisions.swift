@@ -112,4 +112,13 @@ extension Vault {
     public func remoteBase(remoteId: String) throws -> RemoteBase? {
         try SQLLocalView(db: db).base(remoteId: remoteId)
     }
+
+    /// The highest content-record sequence number this device has seen (pulled) or written
+    /// (pushed) for server file `remoteId`: a lower one from the server is a rollback, and a new
+    /// record of it takes one more.
+    public func seenContentSeq(remoteId: String) throws -> Int64 {
+        let base = try db.scalar("SELECT content_seq FROM remote_base WHERE remote_id = ?", [remoteId])?.int64 ?? 0
+        let own = try db.scalar("SELECT max(content_seq) FROM nodes WHERE remote_id = ?", [remoteId])?.int64 ?? 0
+        return max(base, own)
+    }
 }

@@ -39,6 +39,7 @@ extension SyncClient {
     ///   half of a tree of more than 20) without `force` (nothing applied).
     public func pull(policy: ConflictPolicy, maxDelete: Int = 1000, force: Bool = false) throws -> PullSummary {
         try recordingFailure {
+            try syncEnvelope()
             let planner = SyncPlanner(settings: SyncSettings(
                 deviceId: api.account.deviceId, deviceName: try Self.deviceName(vault: vault), today: Self.today(),
                 conflictPolicy: policy, newId: { UUID().uuidString.lowercased() }))
@@ -66,5 +67,12 @@ extension SyncClient {
         f.locale = Locale(identifier: "en_US_POSIX")
         f.dateFormat = "yyyy-MM-dd"
         return f.string(from: Date())
+    }
+
+    /// What `vault join` pulls: the envelope only (checked and in step); the tree arrives with the
+    /// first `vault sync` (`pull(policy:maxDelete:force:)`). Returns the remote changes applied (0).
+    public func pull() throws -> Int {
+        try syncEnvelope()
+        return 0
     }
 }
