@@ -27,7 +27,7 @@ extension VaultCommandLine {
         let vault = try ctx.openVault(lock: .sync, access: .read)   // `vault transfers` may watch the download
         let node = try downloadIfNeeded(ctx, vault, try vault.resolve(path))
         if node.contentState == .stale {
-            ctx.out.note("vault: \(try vault.path(of: node)) is an older version: the server has a newer one (`vault sync` downloads it when the file is pinned)")
+            ctx.out.note("vault: \(try vault.path(of: node)) is an older version: the server has a newer one (`vault evict` it and read again, or pin it: `vault sync` downloads pinned files)")
         }
         struct ReaderGone: Error {}
         var written: UInt64 = 0

@@ -81,11 +81,14 @@ extension Vault {
     /// blob is then deleted).
     public func publishDownloaded(_ blob: BlobRecord, nodeId: String) throws -> Node? {
         var older: String?
+        // A blob this device holds already (a revision read here, content restored on the
+        // server): the same sealed object (a blob id names one sealing), recorded once.
+        let held = try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
         let published: Bool = try db.transaction {
-            try recordBlob(blob, nodeId: nodeId)
+            if !held { try recordBlob(blob, nodeId: nodeId) }
             guard let n = try node(id: nodeId), n.contentState == .notDownloaded || n.contentState == .stale,
                   n.sha256?.lowercased() == blob.sha256.lowercased() else {
-                try db.run("DELETE FROM blobs WHERE id = ?", [blob.id])
+                if !held { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
                 return false
             }
             if n.contentState == .stale, let old = n.localPath, old != blob.id {
@@ -96,7 +99,7 @@ extension Vault {
             return true
         }
         guard published else {
-            blobs.delete(blob.id, area: blob.area)
+            if !held { blobs.delete(blob.id, area: blob.area) }
             return nil
         }
         if let older, try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [older]) == nil {

@@ -109,7 +109,7 @@ public struct PullRunner {
         }
         var byPage: [Int: [String]] = [:]
         for (id, p) in lastPage.sorted(by: { $0.key < $1.key }) { byPage[p, default: []].append(id) }
-        let size = try state.view.nodeCount()
+        let size = try state.view.nodeCount() - 1   // items, the root not counted
         var result = PullResult()
         var plans: [([PlanAction], Int64)] = []
         var committed = state
@@ -216,7 +216,7 @@ public struct PullRunner {
             let page = try source.listing(after: token)
             token = page.next
             var state = try store.planState()
-            if size == 0 { size = try state.view.nodeCount() }
+            if size == 0 { size = try state.view.nodeCount() - 1 }
             let before = state
             let out = try planner.plan(page.nodes, restoring: restoring, mode: .listing, state: &state)
             let more = out.needSubtrees.filter { !restoring.contains($0) }

@@ -101,12 +101,19 @@ final class TwoWaySyncTests: XCTestCase {
         XCTAssertNil(try node(a, "/docs"))
 
         // An edit on A makes B's downloaded copy older ("older version"), then B reads the new one.
+        XCTAssertEqual(try cat(b, "/archive/notes.txt"), "notes v1")
         try put(a, "/archive/notes.txt", "notes v2", replace: true)
         try sync(a)
         try sync(b)
         XCTAssertEqual(try node(b, "/archive/notes.txt")?["contentState"] as? String, "STALE")
+        XCTAssertEqual(try node(b, "/archive/notes.txt")?["sha256"] as? String, sha256Hex(Data("notes v2".utf8)))
         XCTAssertTrue(try b.ok(["ls", "-l", "/archive"] + b.pw).out.contains("older version"))
-        XCTAssertEqual(try cat(b, "/archive/notes.txt"), "notes v2")
+        XCTAssertTrue(try b.ok(["tree"] + b.pw).out.contains("older version"))
+        let older = try b.ok(["cat", "/archive/notes.txt"] + b.pw)
+        XCTAssertEqual(older.out, "notes v1", "offline, the older version reads")
+        XCTAssertTrue(older.stderr.contains("is an older version"), older.stderr)
+        try b.ok(["evict", "/archive/notes.txt"] + b.pw)
+        XCTAssertEqual(try cat(b, "/archive/notes.txt"), "notes v2", "evicted, the next read fetches the new one")
 
         // A third device sees the same tree from its first pull (the flat listing).
         let c = try device("desktop-c")
@@ -171,6 +178,8 @@ final class TwoWaySyncTests: XCTestCase {
         try sync(a)
         try sync(b)
         try sync(a)
+        XCTAssertEqual(try node(a, "/g.txt")?["sha256"] as? String, sha256Hex(Data("from b".utf8)))
+        try a.ok(["evict", "/g.txt"] + a.pw)
         XCTAssertEqual(try cat(a, "/g.txt"), "from b")
         XCTAssertEqual(try tree(a).keys.filter { $0.contains("conflict") }, [], "no copy")
         let revs = try XCTUnwrap((try a.ok(["revisions", "/g.txt", "--json"] + a.pw).json as? [String: Any])?["revisions"] as? [[String: Any]])
@@ -226,6 +235,9 @@ final class TwoWaySyncTests: XCTestCase {
         XCTAssertTrue(restored.out.contains("Restored revision"), restored.out)
         XCTAssertEqual(try cat(a, "/r.txt"), "first")
         try sync(b)
+        XCTAssertEqual(try node(b, "/r.txt")?["sha256"] as? String, sha256Hex(Data("first".utf8)))
+        XCTAssertEqual(try node(b, "/r.txt")?["contentState"] as? String, "STALE", "B had read the second version")
+        try b.ok(["evict", "/r.txt"] + b.pw)
         XCTAssertEqual(try cat(b, "/r.txt"), "first")
         let after = try XCTUnwrap((try b.ok(["revisions", "/r.txt", "--json"] + b.pw).json as? [String: Any])?["revisions"] as? [[String: Any]])
         XCTAssertEqual(after.count, 3, "nothing overwritten: the restore is a new revision")
@@ -379,34 +391,43 @@ final class TwoWaySyncTests: XCTestCase {
         return (f, g, files)
     }
 
-    func testAServerThatMovesSwapsOrInjectsIsRefusedAndNothingApplied() throws {
-        let (f, g, files) = try liarSetUp()
-        let (x, y) = (files[0], files[1])
+    // A lie stays in the change feed: the device refuses every sync until the feed no longer
+    // holds it (a new listing after the server prunes it, or `vault join` anew). One lie per test.
 
+    func testAServerThatMovesANodeIsRefusedAndNothingApplied() throws {
+        let (_, g, files) = try liarSetUp()
         // It moves a node (without the record only a device can seal).
-        try patch(x.id, #"{"parentId": "\#(g)"}"#)
+        try patch(files[0].id, #"{"parentId": "\#(g)"}"#)
         try expectRefused("listed in another folder than the one it was put in")
-        try patch(x.id, #"{"parentId": "\#(f)"}"#)
-        try sync(b)
+    }
 
-        // It lists a folder's children under another folder.
+    func testAServerThatListsAFoldersChildrenUnderAnotherIsRefused() throws {
+        let (_, g, files) = try liarSetUp()
         for c in files { try patch(c.id, #"{"parentId": "\#(g)"}"#) }
         try expectRefused("listed in another folder than the one it was put in")
-        for c in files { try patch(c.id, #"{"parentId": "\#(f)"}"#) }
-        try sync(b)
+    }
 
-        // It swaps two names.
-        try patch(x.id, #"{"name": "temporary"}"#)
+    func testAServerThatSwapsTwoNamesIsRefused() throws {
+        let (f, _, files) = try liarSetUp()
+        let (x, y) = (files[0], files[1])
+        // A third name token of that folder frees a place for the swap (the server trashes z).
+        try put(a, "/F/z.txt", "z")
+        try sync(a)
+        try sync(b)
+        let z = try XCTUnwrap(try serverNodes().first { $0["parentId"] as? String == f && ![x.id, y.id].contains($0["id"] as? String ?? "") })
+        let zid = try XCTUnwrap(z["id"] as? String), zname = try XCTUnwrap(z["name"] as? String)
+        XCTAssertEqual(try send("DELETE", "/v1/files/\(zid)", "", ifMatch: (z["version"] as? NSNumber)?.intValue).status, 200)
+        try sync(b)
+        try patch(x.id, #"{"name": "\#(zname)"}"#)
         try patch(y.id, #"{"name": "\#(x.name)"}"#)
         try patch(x.id, #"{"name": "\#(y.name)"}"#)
         try expectRefused("under another node's name")
-        try patch(x.id, #"{"name": "temporary"}"#)
-        try patch(y.id, #"{"name": "\#(y.name)"}"#)
-        try patch(x.id, #"{"name": "\#(x.name)"}"#)
-        try sync(b)
+    }
 
-        // It injects a node of its own (it cannot seal a name or a record for this vault).
-        let made = try send("POST", "/v1/files", #"{"name": "\#(x.name)x", "parentId": "\#(f)", "type": "folder"}"#)
+    func testAServerThatInjectsANodeIsRefused() throws {
+        let (f, _, files) = try liarSetUp()
+        // A node of its own (it cannot seal a name or a record for this vault).
+        let made = try send("POST", "/v1/files", #"{"name": "\#(files[0].name)x", "parentId": "\#(f)", "type": "folder"}"#)
         XCTAssertEqual(made.status, 201, String(decoding: made.body, as: UTF8.self))
         try expectRefused("not end-to-end encrypted")
         XCTAssertEqual(try tree(b).count, 4, "B's tree as before: F, G, x, y")
