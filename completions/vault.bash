@@ -4,12 +4,13 @@
 # The subcommands of a command path ("vault key").
 _vault_subcommands() {
     case "$1" in
-        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login sync transfers browse agent help version completion' ;;
+        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login join sync conflicts revisions restore config transfers browse agent help version completion' ;;
         'vault key') echo 'list add-recovery add-escrow remove passwd rotate reencrypt calibrate' ;;
         'vault admin') echo 'keygen recover sign-policy' ;;
         'vault policy') echo 'show check' ;;
         'vault backup-exclusion') echo 'apply remove status' ;;
         'vault backup') echo 'export import' ;;
+        'vault config') echo 'list get set unset' ;;
         'vault transfers') echo 'list resume pause cancel' ;;
         'vault agent') echo 'run install uninstall status stop' ;;
     esac
@@ -29,8 +30,8 @@ _vault_options() {
         'vault put') echo '--replace --recursive -r --password-file --json --help -h' ;;
         'vault mv') echo '--password-file --json --help -h' ;;
         'vault rm') echo '--recursive -r --password-file --json --help -h' ;;
-        'vault cat') echo '--password-file --help -h' ;;
-        'vault get') echo '--force -f --password-file --json --help -h' ;;
+        'vault cat') echo '--revision --password-file --help -h' ;;
+        'vault get') echo '--force -f --revision --password-file --json --help -h' ;;
         'vault pin') echo '--wait --password-file --json --help -h' ;;
         'vault unpin') echo '--password-file --json --help -h' ;;
         'vault storage') echo '--budget --password-file --json --help -h' ;;
@@ -60,7 +61,16 @@ _vault_options() {
         'vault backup export') echo '--passphrase-file --recovery-key-file --kdf-ops --kdf-mem --password-file --json --help -h' ;;
         'vault backup import') echo '--passphrase-file --recovery-key-file --new-password-file --kdf --kdf-time --kdf-ops --kdf-mem --pbkdf2-iterations --json --help -h' ;;
         'vault login') echo '--server --user --server-password-file --ca-file --insecure-http --password-file --json --help -h' ;;
-        'vault sync') echo '--concurrency --allow-metered --pinned-only --password-file --json --help -h' ;;
+        'vault join') echo '--server --user --server-password-file --ca-file --insecure-http --recovery-key-file --password-file --json --help -h' ;;
+        'vault sync') echo '--concurrency --allow-metered --max-delete --force --watch --pinned-only --password-file --json --help -h' ;;
+        'vault conflicts') echo '--clear --password-file --json --help -h' ;;
+        'vault revisions') echo '--password-file --json --help -h' ;;
+        'vault restore') echo '--revision --password-file --json --help -h' ;;
+        'vault config') echo '--password-file --json --help -h' ;;
+        'vault config list') echo '--password-file --json --help -h' ;;
+        'vault config get') echo '--password-file --json --help -h' ;;
+        'vault config set') echo '--password-file --json --help -h' ;;
+        'vault config unset') echo '--password-file --json --help -h' ;;
         'vault transfers') echo '--metered --large-threshold --password-file --json --help -h' ;;
         'vault transfers list') echo '--metered --large-threshold --password-file --json --help -h' ;;
         'vault transfers resume') echo '--concurrency --allow-metered --metered --large-threshold --password-file --json --help -h' ;;
@@ -100,7 +110,9 @@ _vault_value() {
         'vault put --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault mv --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault rm --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault cat --revision') COMPREPLY=() ;;
         'vault cat --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault get --revision') COMPREPLY=() ;;
         'vault get --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault pin --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault unpin --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
@@ -156,8 +168,24 @@ _vault_value() {
         'vault login --server-password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault login --ca-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault login --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault join --server') COMPREPLY=() ;;
+        'vault join --user') COMPREPLY=() ;;
+        'vault join --server-password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault join --ca-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault join --recovery-key-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault join --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault sync --concurrency') COMPREPLY=() ;;
+        'vault sync --max-delete') COMPREPLY=() ;;
         'vault sync --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault conflicts --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault revisions --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault restore --revision') COMPREPLY=() ;;
+        'vault restore --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault config --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault config list --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault config get --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault config set --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault config unset --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault transfers --metered') COMPREPLY=( $(compgen -W 'yes no auto' -- "$cur") ) ;;
         'vault transfers --large-threshold') COMPREPLY=() ;;
         'vault transfers --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
@@ -240,6 +268,27 @@ _vault_positional() {
         'vault backup import')
             case $2 in
                 0) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+            esac ;;
+        'vault revisions')
+            case $2 in
+                0) COMPREPLY=() ;;
+            esac ;;
+        'vault restore')
+            case $2 in
+                0) COMPREPLY=() ;;
+            esac ;;
+        'vault config get')
+            case $2 in
+                0) COMPREPLY=( $(compgen -W 'conflicts device-name' -- "$cur") ) ;;
+            esac ;;
+        'vault config set')
+            case $2 in
+                0) COMPREPLY=( $(compgen -W 'conflicts device-name' -- "$cur") ) ;;
+                1) COMPREPLY=() ;;
+            esac ;;
+        'vault config unset')
+            case $2 in
+                0) COMPREPLY=( $(compgen -W 'conflicts device-name' -- "$cur") ) ;;
             esac ;;
         'vault transfers resume')
             case $2 in

@@ -69,6 +69,14 @@ contains "vault key calibrate --kdf" --kdf --kdf-mem --kdf-ops --kdf-time
 expect "vault lock --" "--all --help --json"
 contains "vault transfers --" --metered --large-threshold --json
 expect "vault sync --p" "--password-file --pinned-only"
+expect "vault sync --m" "--max-delete"
+contains "vault sync --" --watch --force --allow-metered --concurrency
+expect "vault config " "get list set unset"
+expect "vault config set " "conflicts device-name"
+expect "vault conflicts --" "--clear --help --json --password-file"
+contains "vault join --" --server --user --server-password-file --recovery-key-file --ca-file --insecure-http
+contains "vault cat --" --revision --password-file
+expect "vault restore --r" "--revision"
 # Option values: fixed words, and files where the option takes one.
 expect "vault init --kdf " "argon2id pbkdf2"
 expect "vault init --kdf p" "pbkdf2"

@@ -26,6 +26,9 @@ struct NodeResult: Encodable {
     /// `parent` + `/` + `name` (no doubled slash at the root).
     static func join(_ parent: String, _ name: String) -> String { parent == "/" ? "/" + name : parent + "/" + name }
 
+    /// Said after a file whose local copy is an older version than the server's (STALE).
+    static func olderNote(_ n: Node) -> String { n.contentState == .stale ? "  (older version here; the server has a newer one)" : "" }
+
     /// A short state column: L local, - not downloaded, v downloading, S stale; P pinned; ^ pending upload.
     static func stateMarks(_ n: Node) -> String {
         if n.isFolder { return n.pinned ? " P " : "   " }

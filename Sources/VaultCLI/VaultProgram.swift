@@ -27,7 +27,8 @@ struct VaultProgram: ParsableCommand {
                 CatCommand.self, GetCommand.self, PinCommand.self, UnpinCommand.self,
                 StorageCommand.self, EvictCommand.self, DoctorCommand.self,
                 KeyCommand.self, AdminCommand.self, PolicyCommand.self, BackupExclusionCommand.self, BackupCommand.self,
-                LoginCommand.self, SyncCommand.self, TransfersCommand.self, BrowseCommand.self, AgentCommand.self,
+                LoginCommand.self, JoinCommand.self, SyncCommand.self, ConflictsCommand.self, RevisionsCommand.self, RestoreCommand.self,
+                ConfigCommand.self, TransfersCommand.self, BrowseCommand.self, AgentCommand.self,
                 HelpCommand.self, VersionCommand.self, CompletionCommand.self,
             ],
             sections: [

@@ -81,6 +81,12 @@ public struct KeyslotFile: Sendable {
         public var slots: [Slot]
         /// The history entry of the epoch being replaced, wrapped under the new epoch's history key.
         public var historyEntry: HistoryEntry?
+        /// A rotation adopted from another device's envelope: the generation and the whole key
+        /// history the final file takes from it (nil for a rotation made here).
+        public var generation: UInt64?
+        public var history: [HistoryEntry]?
+        /// The device the final file names (`Body.device`).
+        public var device: String?
     }
 
     /// The master key of an earlier epoch, wrapped under the next epoch's history key, so a device
@@ -104,6 +110,10 @@ public struct KeyslotFile: Sendable {
         public var generation: UInt64?
         /// One entry per earlier epoch (absent: none).
         public var history: [HistoryEntry]?
+        /// The name of the device that last changed the slots or the epoch, sealed under the epoch
+        /// before the change (`RemoteCodec.sealDeviceLabel`): shown to other devices ("rotated on
+        /// DEVICE") before the new envelope can be verified.
+        public var device: String?
     }
 
     public var body: Body

@@ -29,12 +29,17 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
     /// http:// to this machine (loopback) is always allowed; https:// always.
     public var allowInsecureHTTP: Bool?
+    /// "none" (default) or "padme": uploads padded to their Padmé size class (SECURITY.md "Size padding").
+    public var remotePadding: String?
     /// true: a running `vault agent` locks the vault when the screen locks (logind `Lock`, the
     /// freedesktop ScreenSaver `ActiveChanged(true)`).
     public var lockOnScreenLock: Bool?
     /// true: a running `vault agent` locks the vault before the machine suspends or hibernates
     /// (logind `PrepareForSleep(true)`, holding a delay inhibitor until it has locked).
     public var lockOnSuspend: Bool?
+    /// "keep-both" or "last-writer-wins": how an edit here and one elsewhere are settled
+    /// (docs/sync.md); the user's `vault config set conflicts` is ignored when set.
+    public var conflictPolicy: String?
 
     public init() {}
 }
@@ -65,8 +70,10 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
+    public var remotePadding: PolicyValue<String>
     public var lockOnScreenLock: PolicyValue<Bool>
     public var lockOnSuspend: PolicyValue<Bool>
+    public var conflictPolicy: PolicyValue<String>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -105,8 +112,10 @@ public struct EffectivePolicy: Sendable, Encodable {
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
+        remotePadding = pick(\.remotePadding) { s, u in s == "padme" || u == "padme" ? "padme" : s }
         lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
         lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
+        conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
         self.systemFile = systemFile
         self.signed = signed
     }
@@ -171,6 +180,12 @@ public enum PolicyLoader {
             throw failClosed("\(path): backupExclusion must be none, cache or all (not \(b))")
         }
         if let m = p.maxFailedUnlocks, m < 1 { throw failClosed("\(path): maxFailedUnlocks must be at least 1") }
+        if let r = p.remotePadding, RemotePadding(rawValue: r) == nil {
+            throw failClosed("\(path): remotePadding must be none or padme (not \(r))")
+        }
+        if let c = p.conflictPolicy, ConflictPolicy(rawValue: c) == nil {
+            throw failClosed("\(path): conflictPolicy must be keep-both or last-writer-wins (not \(c))")
+        }
     }
 
     static func failClosed(_ why: String) -> VaultError {
@@ -180,6 +195,9 @@ public enum PolicyLoader {
 }
 
 extension EffectivePolicy {
+    /// How uploads are padded (`remotePadding`: the stricter of system and user, `none` by default).
+    public var padding: RemotePadding { remotePadding.value.flatMap(RemotePadding.init(rawValue:)) ?? .none }
+
     /// Throws when `params` is weaker than the KDF floor.
     public func checkKDF(_ params: KDFParameters) throws {
         switch params {

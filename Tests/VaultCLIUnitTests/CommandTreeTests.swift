@@ -92,6 +92,43 @@ final class CommandTreeTests: XCTestCase {
                        "the --kdf options set the cost of a new password slot: give --new-password-file too")
     }
 
+    /// The commands of two-way sync and end-to-end encryption on the typed parser: their
+    /// options parse into typed values, and combinations that cannot work are usage errors.
+    func testSyncAndEndToEndCommandsParseTypedValues() throws {
+        func parsed<T>(_ args: [String], as: T.Type) throws -> T {
+            guard case .run(let c, _) = try vault.parse(args), let t = c as? T else { throw NotThatCommand(args: args) }
+            return t
+        }
+        func message(_ args: [String]) -> String? {
+            do { _ = try vault.parse(args); return nil } catch { return error.message }
+        }
+        let sync = try parsed(["sync", "--max-delete", "5", "--force"], as: SyncCommand.self)
+        XCTAssertEqual(sync.options.maxDelete, 5)
+        XCTAssertTrue(sync.options.force)
+        XCTAssertEqual(try parsed(["sync"], as: SyncCommand.self).options.maxDelete, 1000, "the pull's default guard")
+        XCTAssertEqual(message(["sync", "--max-delete", "lots"]), "--max-delete: 'lots' is not a whole number")
+        XCTAssertEqual(message(["sync", "--max-delete", "-1"]), "--max-delete takes a number of items (0 or more)")
+        XCTAssertEqual(message(["sync", "--watch", "--json"]), "--watch runs until it is stopped and has no single result: leave out --json")
+        XCTAssertEqual(try parsed(["cat", "--revision", "r1", "/a"], as: CatCommand.self).revision, "r1")
+        XCTAssertEqual(try parsed(["get", "/a", "out", "--revision=r2", "-f"], as: GetCommand.self).revision, "r2")
+        XCTAssertEqual(try parsed(["restore", "/a", "--revision", "r3"], as: RestoreCommand.self).revision, "r3")
+        XCTAssertNotNil(message(["restore", "/a"]), "--revision is required")
+        XCTAssertEqual(try parsed(["config"], as: ConfigCommand.List.self).output.json, false, "config alone lists")
+        XCTAssertEqual(try parsed(["config", "get", "device-name"], as: ConfigCommand.Get.self).key, .deviceName)
+        XCTAssertEqual(message(["config", "get", "colour"]), "<key>: 'colour' is not one of conflicts or device-name")
+        XCTAssertEqual(message(["config", "set", "conflicts", "newest"]), "conflicts takes keep-both or last-writer-wins")
+        XCTAssertEqual(message(["config", "set", "device-name", "a/b"]), "device-name takes 1 to 64 characters, no '/' or control characters")
+        XCTAssertNil(message(["config", "set", "device-name", "laptop a"]))
+        let join = try parsed(["join", "--server", "https://h", "--user", "u", "--recovery-key-file", "k"], as: JoinCommand.self)
+        XCTAssertEqual(join.account.user, "u")
+        XCTAssertEqual(join.recoveryKeyFile, "k")
+        XCTAssertNotNil(message(["join", "--server", "https://h", "--user", "u", "--recovery-key-file", "k", "--password-file", "p"]))
+        XCTAssertNotNil(message(["join", "--server", "https://h"]), "--user is required")
+        XCTAssertEqual(try parsed(["agent", "work", "--parent", "1", "--max-delete", "3", "--force"], as: AgentCommand.Work.self).maxDelete, 3)
+    }
+
+    struct NotThatCommand: Error { var args: [String] }
+
     func testHelpSnapshot() {
         XCTAssertEqual(HelpGenerator.help(vault.root.descendant(["key", "calibrate"])!), """
         OVERVIEW: Measure what the KDF costs here (--apply: use them for the password

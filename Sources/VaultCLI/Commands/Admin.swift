@@ -70,6 +70,7 @@ struct AdminCommand: ParsableCommand {
             // KDF floors of a policy that loads.
             let policy = (try? PolicyLoader.load(layout: ctx.layout, environment: ctx.environment)) ?? .none
             try vault.setPassword(pw, kdf: try kdf.parameters(policy: policy), replacingAll: true)
+            try KeyCommand.publishEnvelope(ctx, vault, policy: policy)
             let msg = "Recovered the vault with the organisation key and set a new password."
             if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
         }

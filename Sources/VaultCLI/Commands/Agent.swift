@@ -111,10 +111,13 @@ struct AgentCommand: ParsableCommand {
         @Flag(help: "send large transfers on a metered network") var allowMetered = false
         @Option(help: "parallel uploads", valueName: "n") var concurrency: Int?
         @Flag(help: "only download pinned content") var pinnedOnly = false
+        @Option(help: "the most local items the pull may remove", valueName: "n") var maxDelete: Int?
+        @Flag(help: "apply the pull even past --max-delete") var force = false
 
         func run(_ ctx: CommandContext) throws {
             try helper.bind("work")
-            let options = WorkOptions(allowMetered: allowMetered, concurrency: concurrency, pinnedOnly: pinnedOnly)
+            let options = WorkOptions(allowMetered: allowMetered, concurrency: concurrency, pinnedOnly: pinnedOnly,
+                                      maxDelete: maxDelete, force: force)
             try ctx.out.emit(AgentHelpers.work(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy, options: options,
                                                say: { ctx.out.note("vault agent work: " + $0) }))
         }

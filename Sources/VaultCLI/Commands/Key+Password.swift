@@ -36,6 +36,7 @@ extension KeyCommand {
                 }
                 return kept
             }
+            try KeyCommand.publishEnvelope(ctx, vault)
             let described = KDFOptions.describe(params)
             if ctx.out.json { try ctx.out.emit(Result(message: "password changed", kdf: described)) } else {
                 ctx.out.line("Password changed (KDF \(described)). The master key is unchanged.")
@@ -72,6 +73,7 @@ extension KeyCommand {
                 let vault = try ctx.openVault()
                 let pw = try ctx.password.read("Password: ")
                 try vault.changePassword(current: pw, new: pw, kdf: params)
+                try KeyCommand.publishEnvelope(ctx, vault)
             }
             let described = KDFOptions.describe(params)
             if ctx.out.json { try ctx.out.emit(Result(kdf: described, seconds: (took * 1000).rounded() / 1000, applied: apply)); return }

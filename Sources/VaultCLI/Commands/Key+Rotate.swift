@@ -33,6 +33,7 @@ extension KeyCommand {
             let pw = try ctx.password.read("Password: ")
             let r = try vault.rotate(password: pw)
             try ctx.sessions.refresh(after: vault)
+            try KeyCommand.publishEnvelope(ctx, vault)
             if ctx.out.json {
                 try ctx.out.emit(Result(epoch: Int(r.epoch), rewrappedBlobs: r.rewrappedBlobs,
                                         recoveryKeys: r.recoveryKeys.map { .init(slot: $0.slot, recoveryKey: RecoveryKey.format($0.key)) },
@@ -45,28 +46,6 @@ extension KeyCommand {
             }
             if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
             if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
-        }
-    }
-
-    /// `vault key reencrypt`.
-    struct Reencrypt: VaultCommand, ProducesJSON, ReadsPassword {
-        static var configuration: CommandConfiguration {
-            CommandConfiguration(name: "reencrypt", abstract: "new data keys for all content (resumable)")
-        }
-
-        @OptionGroup var password: PasswordOptions
-        @OptionGroup var output: OutputOptions
-
-        struct Result: Encodable { var reencrypted: Int }
-
-        func run(_ ctx: CommandContext) throws {
-            let vault = try ctx.openVault()
-            let isTTY = isatty(2) == 1
-            let r = try vault.reencrypt { done, total in
-                if isTTY { StandardStream.error.write("\rre-encrypting \(done)/\(total)") }
-            }
-            if isTTY { StandardStream.error.write("\n") }
-            if ctx.out.json { try ctx.out.emit(Result(reencrypted: r.done)) } else { ctx.out.line("Re-encrypted \(r.done) blob(s) under new data keys.") }
         }
     }
 }

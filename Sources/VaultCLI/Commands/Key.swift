@@ -56,6 +56,7 @@ struct KeyCommand: ParsableCommand {
         func run(_ ctx: CommandContext) throws {
             let vault = try ctx.openVault()
             let text = RecoveryKey.format(try vault.addRecoverySlot())
+            try KeyCommand.publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(Result(recoveryKey: text)); return }
             for l in ["Recovery key (shown once; write it down and keep it apart from this device):", "", "    \(text)", ""] { ctx.out.line(l) }
             ctx.out.line("Unlock with it: vault unlock --recovery-key")
@@ -79,6 +80,7 @@ struct KeyCommand: ParsableCommand {
             let pk = try OrgKeyFile.read(orgKey, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) }
             let vault = try ctx.openVault()
             let id = try vault.addEscrowSlot(orgPublicKey: pk)
+            try KeyCommand.publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(Result(slot: id)) } else { ctx.out.line("Escrowed the master key to the organisation key (slot \(id)).") }
         }
     }
@@ -107,6 +109,7 @@ struct KeyCommand: ParsableCommand {
                 throw VaultError(.policy, "the policy requires an escrow slot; '\(slot)' is the only one")
             }
             try vault.removeSlot(slot)
+            try KeyCommand.publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(Result(message: "removed \(slot)", slot: slot)) } else { ctx.out.line("Removed keyslot \(slot).") }
         }
     }

@@ -12,6 +12,31 @@ struct LoginCommand: VaultCommand, ProducesJSON, ReadsPassword {
                              discussion: "A server outside the policy's allowedServers is refused. TLS is always verified (--ca-file trusts a private CA); plain http:// to another machine needs --insecure-http, and then every command that connects says so.")
     }
 
+    @OptionGroup var account: ServerOptions
+    @OptionGroup var password: PasswordOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Result: Encodable {
+        var ok = true
+        var message: String
+        var server: String
+        var user: String
+    }
+
+    func run(_ ctx: CommandContext) throws {
+        let password = try account.check()   // read before the vault is locked: a slow source never holds it
+        let vault = try ctx.openVault()
+        let client = try SyncClient.login(vault: vault, serverURL: account.server, user: account.user, password: password,
+                                          caFile: account.caFile, insecureHTTP: account.insecureHttp,
+                                          policy: ctx.policy, warn: { ctx.out.warn($0) })
+        ctx.queuedChanges(vault)   // the agent, if one runs, opens the push channel and syncs
+        let msg = "Logged in to \(client.serverURL) as \(account.user)."
+        if ctx.out.json { try ctx.out.emit(Result(message: msg, server: client.serverURL, user: account.user)) } else { ctx.out.line(msg) }
+    }
+}
+
+/// The server account `vault login` and `vault join` connect to.
+struct ServerOptions: ParsableArguments {
     @Option(help: "the server's address: https://HOST[:PORT][/PATH]", valueName: "url")
     var server: String
     @Option(help: "the user name on the server", valueName: "name")
@@ -22,36 +47,18 @@ struct LoginCommand: VaultCommand, ProducesJSON, ReadsPassword {
     var caFile: String?
     @Flag(help: "allow plain http:// to another machine (passwords and tokens cross the network unencrypted)")
     var insecureHttp = false
-    @OptionGroup var password: PasswordOptions
-    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if user.isEmpty { throw ValidationError("--user cannot be empty") }
     }
 
-    struct Result: Encodable {
-        var ok = true
-        var message: String
-        var server: String
-        var user: String
-    }
-
-    func run(_ ctx: CommandContext) throws {
+    /// Checks the address and the CA file before anything is asked, then reads the server
+    /// password (from --server-password-file, else the terminal).
+    func check() throws -> SecureBytes {
         _ = try ServerAddress(server)   // a malformed address is refused before anything is asked
         if let caFile { _ = try SourceFile(caFile, accepting: .regular, what: "the CA file") }   // libcurl would block on a FIFO
-        let password: SecureBytes   // read before the vault is locked: a slow source never holds it
-        if let f = serverPasswordFile {
-            password = try PasswordInput.fromFile(f)
-        } else {
-            password = try PasswordInput.fromTerminal("Server password for \(user): ")
-        }
-        let vault = try ctx.openVault()
-        let client = try SyncClient.login(vault: vault, serverURL: server, user: user, password: password,
-                                          caFile: caFile, insecureHTTP: insecureHttp,
-                                          policy: ctx.policy, warn: { ctx.out.warn($0) })
-        ctx.queuedChanges(vault)   // the agent, if one runs, opens the push channel and syncs
-        let msg = "Logged in to \(client.serverURL) as \(user)."
-        if ctx.out.json { try ctx.out.emit(Result(message: msg, server: client.serverURL, user: user)) } else { ctx.out.line(msg) }
+        if let f = serverPasswordFile { return try PasswordInput.fromFile(f) }
+        return try PasswordInput.fromTerminal("Server password for \(user): ")
     }
 }
 
@@ -67,34 +74,94 @@ struct PushOptions: ParsableArguments {
     }
 }
 
-/// `vault sync`: push local changes, then download pinned content.
+/// `vault sync`: two-way sync (push, pull, push what the pull produced, pinned downloads), once
+/// or, with `--watch`, on every change the server announces.
 struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "sync", abstract: "push local changes to the server (folders, resumable uploads, moves, deletes), then download pinned content (--pinned-only: just that)",
-                             discussion: "Conflicts are left untouched (the server's newer versions are never overwritten). On a metered network large transfers wait unless --allow-metered.")
+        CommandConfiguration(name: "sync", abstract: "sync both ways: push local changes, pull remote ones, download pinned content (--watch: keep syncing on every remote change)",
+                             discussion: """
+                             A change made both here and on another device is settled by the conflict rule (`vault config set conflicts`: keep-both or last-writer-wins) and listed by `vault conflicts`; nothing is overwritten without a revision to restore. A pull that would remove more than --max-delete local items stops before it changes anything; --force applies it. On a metered network large transfers wait unless --allow-metered. When a `vault agent` runs, it runs the sync.
+                             """)
     }
 
     @OptionGroup var push: PushOptions
+    @Option(help: "stop, changing nothing, when the pull would remove more than this many local items", valueName: "n")
+    var maxDelete: Int = SyncOptions().maxDelete
+    @Flag(help: "apply a pull that removes more than --max-delete items")
+    var force = false
+    @Flag(help: "after the sync, sync again on every change the server announces, until Ctrl-C")
+    var watch = false
     @Flag(help: "only download pinned content (what `vault pin` starts in the background)")
     var pinnedOnly = false
     @OptionGroup var password: PasswordOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        guard maxDelete >= 0 else { throw ValidationError("--max-delete takes a number of items (0 or more)") }
+        if watch && output.json { throw ValidationError("--watch runs until it is stopped and has no single result: leave out --json") }
+        if pinnedOnly && (watch || force) { throw ValidationError("--pinned-only only downloads: it takes no --watch or --force") }
+    }
+
+    /// What `vault sync` and `vault transfers resume` did: the push's counts, and the pull's
+    /// (absent for `--pinned-only` and `transfers resume`, which do not pull).
+    struct Result: Encodable {
+        var done, conflicts, failed, skipped, waitingForUnmetered, held, downloaded: Int
+        var messages: [String]
+        var pull: PullSummary?
+
+        init(_ s: PushSummary, pull: PullSummary? = nil) {
+            done = s.done; conflicts = s.conflicts; failed = s.failed; skipped = s.skipped
+            waitingForUnmetered = s.waitingForUnmetered; held = s.held; downloaded = s.downloaded
+            messages = s.messages; self.pull = pull
+        }
+    }
+
+    var options: SyncOptions {
+        var o = SyncOptions()
+        o.concurrency = push.concurrency
+        o.maxDelete = maxDelete
+        o.force = force
+        return o
+    }
+
     func run(_ ctx: CommandContext) throws {
+        if watch { return try runWatch(ctx) }
+        try syncOnce(ctx)
+    }
+
+    /// One sync, run by the vault agent when one runs (queued after its own pass), else here.
+    func syncOnce(_ ctx: CommandContext) throws {
+        let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
         if let agent = ctx.agent() {
-            // The agent runs the pass (queued after the one it may be running); a locked agent
-            // leaves it to this command when a password source was named.
+            // A locked agent leaves it to this command when a password source was named.
             do {
-                let r = try agent.sync(WorkOptions(allowMetered: push.allowMetered, concurrency: push.concurrency, pinnedOnly: pinnedOnly))
+                let r = try agent.sync(WorkOptions(allowMetered: push.allowMetered, concurrency: push.concurrency, pinnedOnly: pinnedOnly,
+                                                   maxDelete: maxDelete, force: force))
                 guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
-                try Self.report(ctx, summary, pinnedOnly: pinnedOnly, meteredSource: r.meteredSource ?? "?", unmeteredOnly: r.unmeteredOnly)
-                return
+                return try Self.report(ctx, summary, pull: pinnedOnly ? nil : r.pull ?? PullSummary(), pinnedOnly: pinnedOnly,
+                                       meteredSource: r.meteredSource ?? "?", unmeteredOnly: r.unmeteredOnly)
             } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
         }
         let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
-        try Self.push(ctx, vault, push, pinnedOnly: pinnedOnly)
+        if pinnedOnly { return try Self.push(ctx, vault, push, pinnedOnly: true) }
+        var o = options
+        let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: push.allowMetered,
+                                                             environment: ctx.environment)
+        o.holdLargeFrom = hold
+        o.conflictPolicy = try SyncClient.conflictPolicy(vault: vault, policy: ctx.policy)
+        let bar = ProgressLine(enabled: !ctx.out.json)
+        let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
+        client.onProgress = bar.update
+        let r: SyncReport
+        do { defer { bar.clear() }; r = try client.sync(o) }
+        var s = r.push
+        s.downloaded = r.downloaded
+        s.waitingForUnmetered = r.waitingForUnmetered
+        try Self.report(ctx, s, pull: r.pull, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
     }
 
+    /// Pushes (unless `pinnedOnly`), then downloads pinned content: `--pinned-only` and
+    /// `vault transfers resume`.
     static func push(_ ctx: CommandContext, _ vault: Vault, _ options: PushOptions, pinnedOnly: Bool) throws {
         let bar = ProgressLine(enabled: !ctx.out.json)
         let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
@@ -108,16 +175,22 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         s.downloaded = pinned.downloaded
         s.waitingForUnmetered += pinned.waiting
         bar.clear()
-        try report(ctx, s, pinnedOnly: pinnedOnly, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+        try report(ctx, s, pull: nil, pinnedOnly: pinnedOnly, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
     }
 
-    /// What a sync did, for people or as JSON (whether this command or the agent ran it).
-    static func report(_ ctx: CommandContext, _ s: PushSummary, pinnedOnly: Bool, meteredSource: String, unmeteredOnly: Bool) throws {
-        if ctx.out.json { try ctx.out.emit(s); return }
+    /// What a sync did, for people or as JSON (whether this command or the agent ran it); `pull`
+    /// is nil when nothing was pulled (`--pinned-only`, `transfers resume`).
+    static func report(_ ctx: CommandContext, _ s: PushSummary, pull: PullSummary?, pinnedOnly: Bool = false,
+                       meteredSource: String, unmeteredOnly: Bool) throws {
+        if ctx.out.json { try ctx.out.emit(Result(s, pull: pull)); return }
         if pinnedOnly && s.downloaded == 0 && s.waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
-        if !pinnedOnly { ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "")
-                     + (s.failed > 0 ? ", \(s.failed) failed" : "")
-                     + (s.skipped > 0 ? ", \(s.skipped) waiting behind another change" : "") + ".") }
+        if !pinnedOnly {
+            ctx.out.line("Synced \(s.done) change(s)" + (pull.map { ", pulled \($0.applied) remote change(s)" + ($0.removed > 0 ? " (\($0.removed) item(s) removed here)" : "") } ?? "")
+                         + (s.failed > 0 ? ", \(s.failed) failed" : "") + (s.skipped > 0 ? ", \(s.skipped) waiting behind another change" : "") + ".")
+        }
+        if let pull, !pull.conflicts.isEmpty {
+            ctx.out.line("\(pull.conflicts.count) conflict(s) settled (`vault conflicts` lists them).")
+        }
         if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
         if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
         if s.waitingForUnmetered > 0 {
@@ -125,7 +198,7 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
                          + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
         }
         if s.conflicts > 0 {
-            ctx.out.warn("conflicts were left untouched: the server's newer versions were not overwritten")
+            ctx.out.warn("\(s.conflicts) change(s) still in conflict with the server (its newer versions were not overwritten): the next sync tries them again (see `vault status`)")
         }
         if s.failed > 0 {
             ctx.out.warn("\(s.failed) change(s) failed for reasons of their own (see `vault status`); the others went on, and the next sync tries them again")

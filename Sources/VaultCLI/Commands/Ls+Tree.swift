@@ -39,7 +39,7 @@ struct LsCommand: VaultCommand, ProducesJSON, ReadsPassword {
             if long {
                 let date = Self.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(c.modifiedAt)))
                 let size = c.isFolder ? "-" : ByteCount.format(c.size)
-                text += "\(NodeResult.stateMarks(c)) \(size.padding(toLength: 10, withPad: " ", startingAt: 0)) \(date)  \(name)\n"
+                text += "\(NodeResult.stateMarks(c)) \(size.padding(toLength: 10, withPad: " ", startingAt: 0)) \(date)  \(name)\(NodeResult.olderNote(c))\n"
             } else {
                 text += name + "\n"
             }
@@ -75,7 +75,7 @@ struct TreeCommand: VaultCommand, ProducesJSON, ReadsPassword {
             for (i, c) in kids.enumerated() {
                 let last = i == kids.count - 1
                 let name = DisplayText.escaped(c.name)
-                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(NodeResult.stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))"
+                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(NodeResult.stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))\(NodeResult.olderNote(c))"
                 text += prefix + (last ? "└── " : "├── ") + label + "\n"
                 if c.isFolder { try walk(c, prefix + (last ? "    " : "│   ")) }
             }

@@ -31,6 +31,8 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var storage: StorageReport?
         var lastSync: String?
         var syncHealth: SyncHealth?
+        /// Conflicts syncs settled, listed by `vault conflicts` (until `vault conflicts --clear`).
+        var conflicts: Int?
         var warnings: [String] = []
         var reducedProtection: [String]
         /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
@@ -65,6 +67,7 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
             s.pendingChanges = changes.pending
             s.problems = try vault.outboxProblems(limit: 10)
             s.storage = try vault.storageReport()
+            s.conflicts = try vault.conflictCount()
             let state = try vault.syncState([.serverURL, .serverUser])
             if let url = state[.serverURL] {
                 let health = try vault.syncHealth()
@@ -108,6 +111,7 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
         if let agent = s.agent { AgentCommand.lines(agent).forEach(ctx.out.line) }
+        if let c = s.conflicts, c > 0 { ctx.out.line("conflicts \(c) settled by syncs (`vault conflicts` lists them)") }
         for w in s.warnings { ctx.out.warn(w) }
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Operations the outbox records (BRIEF §8); docs/outbox.md says how they are compacted and replayed.
 public enum OutboxOp: String, Sendable, Codable {
     case createFolder = "create_folder", upload, move, delete
@@ -50,6 +48,12 @@ public struct OutboxEntry: Sendable, Codable, Equatable {
     public var lastError: String?
     /// Set while a folder creation was sent and no answer was recorded (seconds since the epoch).
     public var sentAt: Int64?
+
+    public init(seq: Int64, op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String,
+                state: OutboxState = .pending, attempts: Int = 0, lastError: String? = nil, sentAt: Int64? = nil) {
+        self.seq = seq; self.op = op; self.nodeId = nodeId; self.payload = payload; self.baseVersion = baseVersion
+        self.requestId = requestId; self.state = state; self.attempts = attempts; self.lastError = lastError; self.sentAt = sentAt
+    }
 }
 
 /// What the server needs to replay an operation. Local ids (`parentId`) are mapped to server
@@ -69,12 +73,19 @@ public struct OutboxPayload: Sendable, Codable, Equatable {
     /// A delete that replaced a pending move (rule R2): `name` and `parentId` are that move's
     /// destination, so a 412 showing the file already there is recognised as the move applied.
     public var replacesMove: Bool?
+    /// A `move` to where the node already is, queued by `vault key reencrypt`: the replay seals
+    /// its name token and node record afresh under the current epoch.
+    public var reseal: Bool?
+    /// The server id this device chose for a node it creates (`create_folder`, the first
+    /// `upload` of a new file): set before the first request is sent, so a retry after a lost
+    /// answer asks for the same id and recognises the node as its own.
+    public var clientId: String?
     public init(name: String? = nil, parentId: String? = nil, remoteId: String? = nil, blobId: String? = nil,
                 size: UInt64? = nil, sha256: String? = nil, mimeType: String? = nil, uploadId: String? = nil,
-                replacesMove: Bool? = nil) {
+                replacesMove: Bool? = nil, reseal: Bool? = nil, clientId: String? = nil) {
         self.name = name; self.parentId = parentId; self.remoteId = remoteId; self.blobId = blobId
         self.size = size; self.sha256 = sha256; self.mimeType = mimeType; self.uploadId = uploadId
-        self.replacesMove = replacesMove
+        self.replacesMove = replacesMove; self.reseal = reseal; self.clientId = clientId
     }
 }
 
@@ -89,6 +100,10 @@ public struct OutboxTarget: Sendable, Equatable {
     public var version: Int64
     public var isFolder: Bool
     public var isRemoved: Bool { node == nil }
+
+    public init(nodeId: String, node: Node?, remoteId: String?, version: Int64, isFolder: Bool) {
+        self.nodeId = nodeId; self.node = node; self.remoteId = remoteId; self.version = version; self.isFolder = isFolder
+    }
 }
 
 /// What a replayed entry did on the server, recorded when the entry is completed.
@@ -120,4 +135,8 @@ public struct OutboxProblem: Sendable, Codable, Equatable {
     public var op: OutboxOp
     public var state: OutboxState
     public var reason: String?
+
+    public init(path: String, op: OutboxOp, state: OutboxState, reason: String?) {
+        self.path = path; self.op = op; self.state = state; self.reason = reason
+    }
 }
