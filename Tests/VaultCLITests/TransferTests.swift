@@ -169,7 +169,9 @@ final class TransferTests: XCTestCase {
         XCTAssertNil(try server.children()["b.txt"])
         XCTAssertNil(try server.children(docs["id"] as! String)["empty"], "deleted on the server (trashed)")
 
-        // A change made elsewhere: the next local move is a conflict, recorded, never overwritten.
+        // A change made elsewhere: the next local move meets it (412, never overwritten blindly);
+        // the pull settles it by docs/sync.md (move vs move: this device's placement is kept,
+        // rebased and replayed) and says so.
         let bId = inYear["b-renamed.txt"]!["id"] as! String
         let patched = try server.curl("PATCH", "/v1/files/\(bId)", json: #"{"name":"by-other-device.txt"}"#)
         XCTAssertEqual(patched.status, 428, "the server insists on If-Match")
@@ -177,8 +179,15 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try server.patchSealed(bId, name: "by-other-device.txt", parentId: y2026["id"] as! String, version: ver).status, 200)
         try h.ok(["mv", "/Docs/2026/b-renamed.txt", "/Docs/2026/mine.txt"] + h.pw)
         let c = try h.ok(["sync", "--json"] + h.pw)
-        XCTAssertEqual((c.json as? [String: Any])?["conflicts"] as? Int, 1, c.out)
-        XCTAssertNotNil(try server.children(y2026["id"] as! String)["by-other-device.txt"], "the server's version stays")
+        let result = try XCTUnwrap(c.json as? [String: Any], c.out)
+        let settled = (result["pull"] as? [String: Any])?["conflicts"] as? [[String: Any]]
+        XCTAssertEqual(settled?.map { $0["kind"] as? String }, ["move-vs-move"], c.out)
+        XCTAssertEqual(result["conflicts"] as? Int, 0, "settled by the pull, none left waiting: \(c.out)")
+        XCTAssertTrue((result["messages"] as? [String])?.contains { $0.contains("HTTP 412") } == true, "the refused move is said: \(c.out)")
+        let after = try server.children(y2026["id"] as! String)
+        XCTAssertNotNil(after["mine.txt"], "this device's placement is kept")
+        XCTAssertNil(after["by-other-device.txt"])
+        XCTAssertTrue(try h.ok(["conflicts"] + h.pw).out.contains("move-vs-move"), "and listed by `vault conflicts`")
     }
 
     func testKillNineMidUploadResumesAndResendsAtMostAboutOneChunk() throws {
