@@ -59,6 +59,34 @@ final class JSONResultTests: XCTestCase {
         XCTAssertEqual(signed["signature"] as? String, policy.path + ".sig")
     }
 
+    /// The sync settings and the conflict list of two-way sync (no server needed): typed results,
+    /// and the usage errors of their values and of `sync --watch --json` as the error object.
+    func testSyncSettingsAndConflictsResults() throws {
+        try h.initVault()
+        let list = try json(["config", "--json"] + h.pw)
+        XCTAssertEqual(list["conflicts"] as? String, "keep-both")
+        XCTAssertNotNil(list["device-name"] as? String, "the host name by default")
+        let set = try json(["config", "set", "device-name", "laptop", "--json"] + h.pw)
+        XCTAssertEqual(set["ok"] as? Bool, true)
+        XCTAssertEqual(set["key"] as? String, "device-name")
+        XCTAssertEqual(set["value"] as? String, "laptop")
+        XCTAssertEqual(try json(["config", "get", "device-name", "--json"] + h.pw).keys.sorted(), ["device-name"], "get: only the one asked")
+        XCTAssertEqual(try json(["config", "unset", "device-name", "--json"] + h.pw)["value"] as? String, list["device-name"] as? String)
+        let bad = try json(["config", "set", "conflicts", "newest", "--json"] + h.pw, status: 2)
+        XCTAssertEqual((bad["error"] as? [String: Any])?["message"] as? String, "conflicts takes keep-both or last-writer-wins")
+
+        let r = try h.run(["conflicts", "--json"] + h.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual((r.json as? [Any])?.count, 0, "an empty array: \(r.out)")
+        let cleared = try json(["conflicts", "--clear", "--json"] + h.pw)
+        XCTAssertEqual(cleared["ok"] as? Bool, true)
+        XCTAssertEqual(cleared["cleared"] as? Int, 0)
+        XCTAssertEqual(try json(["status", "--json"] + h.pw)["conflicts"] as? Int, 0, "status counts them (a number)")
+
+        let watch = try json(["sync", "--watch", "--json"] + h.pw, status: 2)
+        XCTAssertEqual((watch["error"] as? [String: Any])?["kind"] as? String, "usage")
+    }
+
     /// A usage error with --json is the error object (exit 2); a failing command's result is one
     /// document, never a result followed by an error object.
     func testErrorsAreOneDocument() throws {
