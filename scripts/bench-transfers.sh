@@ -116,10 +116,11 @@ median() { python3 -c "import statistics, sys; v = [float(x) for x in sys.argv[1
 # flush: writes back every dirty page (e.g. the server's copy of the last upload) before the next
 # contender starts, so that no contender's time includes another's writeback.
 flush() { sync; }
-# server_file_id NAME: the id of NAME among the live files of the server's root folder.
-server_file_id() {
+# vault_file_id: the id of the vault's file among the live files of the server's root folder (the
+# one end-to-end file: its name is a sealed token, its node record is set; curl's has neither).
+vault_file_id() {
   curl -sf -H "$AUTH" "$BASE/v1/files?parentId=root&pageSize=1000" \
-    | python3 -c "import json,sys; print(next(f['id'] for f in json.load(sys.stdin)['files'] if f['name']=='$1'), end='')" 2>/dev/null || true
+    | python3 -c "import json,sys; print(next(f['id'] for f in json.load(sys.stdin)['files'] if f.get('meta')), end='')" 2>/dev/null || true
 }
 declare -A R   # results for the summary
 
@@ -161,7 +162,7 @@ for run in $(seq 1 "$RUNS"); do
   if (( run % 2 )); then first=curl; flush; up_curl; flush; up_vault; else first=vault; flush; up_vault; flush; up_curl; fi
   printf '  run %s (%s first), upload:   curl %9s MiB/s   vault sync %9s MiB/s   ratio %s\n' "$run" "$first" \
     "${CURL_UP[-1]}" "${VAULT_UP[-1]}" "$(pct "${VAULT_UP[-1]}" "${CURL_UP[-1]}")"
-  ID=$(server_file_id up.bin)
+  ID=$(vault_file_id)
   if [ -z "$ID" ] || [ "$VAULT_UP_RC" -ne 0 ]; then
     echo "  !! run $run: the vault's upload is not on the server (file id '$ID'); download skipped"
   else

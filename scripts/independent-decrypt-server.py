@@ -71,6 +71,8 @@ class Keys:
         self.epoch = int(doc["epoch"])
         if "pendingRotation" in doc:
             raise Failure("the envelope carries a pendingRotation (must not be uploaded)")
+        if len(data) > 64 << 10:
+            raise Failure("the envelope is longer than 64 KiB")
         master = None
         for slot in doc["slots"]:
             if slot["type"] != "password" or not slot.get("kdf"):
@@ -123,9 +125,22 @@ def open_record(keys, text, kind, node_id):
         raise Failure(f"{kind} record of {node_id} is too short")
     aad = f"vault-{kind}-v1|{keys.vid_hex}|{node_id}".encode()
     try:
-        return json.loads(AESGCM(keys.meta_key(epoch)).decrypt(raw[:12], raw[12:], aad))
+        record = json.loads(AESGCM(keys.meta_key(epoch)).decrypt(raw[:12], raw[12:], aad))
     except InvalidTag:
         raise Failure(f"the {kind} record of {node_id} does not authenticate for that id")
+    if record.get("v") != 1:
+        raise Failure(f"the {kind} record of {node_id} has version {record.get('v')!r}, not 1")
+    return record
+
+
+def padme(length):
+    """Padmé (SECURITY.md "Size padding"): the low E - S bits of L rounded up to zero."""
+    if length < 2:
+        return length
+    e = length.bit_length() - 1
+    s = e.bit_length()          # floor(log2 E) + 1
+    mask = (1 << (e - s)) - 1
+    return (length + mask) & ~mask
 
 
 def open_name(keys, token, parent_id):
@@ -140,9 +155,13 @@ def open_name(keys, token, parent_id):
 
 def decrypt_content(keys, data_dir, node_id, rev_id, record, stored_size, out_path):
     path = os.path.join(data_dir, "content", rev_id)
-    z = int(record["sealedSize"])
-    if stored_size < z or os.path.getsize(path) != stored_size:
-        raise Failure(f"{node_id}: the server stores {stored_size} bytes, the record says the sealed blob has {z}")
+    z, p = int(record["sealedSize"]), int(record["size"])
+    if z != 112 + p + 16 * max(1, -(-p // 65536)):
+        raise Failure(f"{node_id}: the record's sealed size {z} does not fit its plaintext size {p}")
+    if stored_size not in (z, padme(z)):
+        raise Failure(f"{node_id}: the server lists {stored_size} bytes; the sealed blob has {z} ({padme(z)} padded)")
+    if os.path.getsize(path) != stored_size:
+        raise Failure(f"{node_id}: the server lists {stored_size} bytes but stores {os.path.getsize(path)}")
     size, digest, epoch, segs = V.decrypt_blob(path, record["blob"], keys.vault_id, keys.wrap_key, out_path,
                                                int(record["size"]), record["sha256"], length=z)
     return size, segs, epoch

@@ -13,6 +13,13 @@ indep=0
 VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh >"$INDEP_LOG" 2>&1 || indep=$?
 grep -A 12 "^FAIL" "$INDEP_LOG" || true   # every failure in full, with its details
 tail -n 5 "$INDEP_LOG"; rm -f "$INDEP_LOG"
+# ...and SECURITY.md "End to end" for what a server stores: real synced vaults, decoded independently.
+INDEP_SERVER_LOG=$(mktemp /tmp/vault-indep-server-log.XXXXXX)
+indep_server=0
+VAULT_BIN="$(swift build --show-bin-path)/vault" VAULT_SERVER_BIN="$(swift build --show-bin-path)/vault-server" \
+  scripts/check-independent-decrypt-server.sh >"$INDEP_SERVER_LOG" 2>&1 || indep_server=$?
+grep -A 12 "^FAIL" "$INDEP_SERVER_LOG" || true
+tail -n 3 "$INDEP_SERVER_LOG"; rm -f "$INDEP_SERVER_LOG"
 # docs/openapi.yaml and the server behave alike (the route-parity test only compares route lists).
 API_LOG=$(mktemp /tmp/vault-api-log.XXXXXX)
 api=0
@@ -35,5 +42,6 @@ if runs:
     print(f"xctest: {n - s - f} passed, {f} failed, {s} skipped")
 PY
 [ "$indep" -eq 0 ] || { echo "the independent-decryptor check failed (above)"; exit 1; }
+[ "$indep_server" -eq 0 ] || { echo "the independent server-decoder check failed (above)"; exit 1; }
 [ "$api" -eq 0 ] || { echo "the OpenAPI behaviour check failed (above)"; exit 1; }
 exit "$status"

@@ -11,6 +11,8 @@ public struct FaultSettings: Codable, Sendable, Equatable {
     public var errorRate: Double?
     /// Status for `errorRate` (default 503).
     public var errorStatus: Int?
+    /// `errorRate` applies only to requests whose path starts with this (e.g. `/v1/upload`).
+    public var errorPathPrefix: String?
     /// Answer the next N requests with 429 and `Retry-After`.
     public var retryAfter429Count: Int?
     /// `Retry-After` seconds for those 429s (default 1).
@@ -25,16 +27,53 @@ public struct FaultSettings: Codable, Sendable, Equatable {
     /// Send content GET bodies chunked, without `Content-Length` (only the byte count can then
     /// reveal `extraContentBytes`).
     public var contentWithoutLength: Bool?
+    /// Behave as a malicious server in one way (end-to-end tests: each lie must be caught).
+    public var lie: FaultLie?
 
     public init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
                 retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil,
-                extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil) {
+                extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil, lie: FaultLie? = nil) {
+        self.lie = lie
         self.lieReceivedRanges = lieReceivedRanges
         self.extraContentBytes = extraContentBytes; self.contentWithoutLength = contentWithoutLength
         self.dropAfterBytes = dropAfterBytes; self.dropCount = dropCount; self.delayMs = delayMs
         self.errorRate = errorRate; self.errorStatus = errorStatus
         self.retryAfter429Count = retryAfter429Count; self.retryAfterSeconds = retryAfterSeconds
         self.expireSessionsNow = expireSessionsNow
+    }
+}
+
+/// One lie of a malicious server (test-only, inside `FaultSettings`): what a device must catch
+/// with an integrity error, publishing nothing (SECURITY.md "End to end").
+public struct FaultLie: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
+        /// `GET /v1/keys/envelope` answers `envelope` instead of the stored one.
+        case envelope
+        /// Content downloads of `fileId` (head or revision) serve its head's stored bytes cut and
+        /// joined by `ranges` (`[start, end)` pairs): truncated, segments dropped, reordered, duplicated.
+        case splice
+        /// Content downloads of `fileId` serve the head of `fromFileId` (of any account) or the
+        /// revision `fromRevisionId` instead.
+        case contentFrom
+        /// `fileId` is described (single GET, listings, change feed) with `size` and/or `type`
+        /// changed; with `fromRevisionId`, as if that revision were its head (a rollback: record,
+        /// size, checksum and content of the older revision).
+        case listing
+    }
+
+    public var kind: Kind
+    public var envelope: String?
+    public var fileId: String?
+    public var ranges: [[Int64]]?
+    public var fromFileId: String?
+    public var fromRevisionId: String?
+    public var size: Int64?
+    public var type: FileType?
+
+    public init(kind: Kind, envelope: String? = nil, fileId: String? = nil, ranges: [[Int64]]? = nil, fromFileId: String? = nil,
+                fromRevisionId: String? = nil, size: Int64? = nil, type: FileType? = nil) {
+        self.kind = kind; self.envelope = envelope; self.fileId = fileId; self.ranges = ranges; self.fromFileId = fromFileId
+        self.fromRevisionId = fromRevisionId; self.size = size; self.type = type
     }
 }

@@ -48,6 +48,7 @@ extension VaultCommandLine {
             let vault = try ctx.openVault()
             let key = try vault.addRecoverySlot()
             let text = RecoveryKey.format(key)
+            try publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(["recoveryKey": text]); return }
             for l in ["Recovery key (shown once; write it down and keep it apart from this device):", "", "    \(text)", ""] { ctx.out.line(l) }
             ctx.out.line("Unlock with it: vault unlock --recovery-key")
@@ -56,6 +57,7 @@ extension VaultCommandLine {
             let pk = try OrgKeyFile.read(f, count: 32, what: "X25519 public key").withUnsafeBytes { Array($0) }
             let vault = try ctx.openVault()
             let id = try vault.addEscrowSlot(orgPublicKey: pk)
+            try publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(["slot": id]) } else { ctx.out.line("Escrowed the master key to the organisation key (slot \(id)).") }
         case "remove":
             let id = try a.positional(1, "SLOT")
@@ -65,6 +67,7 @@ extension VaultCommandLine {
                 throw VaultError(.policy, "the policy requires an escrow slot; '\(id)' is the only one")
             }
             try vault.removeSlot(id)
+            try publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(OKResult(message: "removed \(id)")) } else { ctx.out.line("Removed keyslot \(id).") }
         case "passwd":
             // Both passwords are read before the vault is locked; the slot keeps its KDF and costs
@@ -81,12 +84,14 @@ extension VaultCommandLine {
                 }
                 return kept
             }
+            try publishEnvelope(ctx, vault)
             if ctx.out.json { try ctx.out.emit(OKResult(message: "password changed")) } else { ctx.out.line("Password changed (KDF \(describe(params))). The master key is unchanged.") }
         case "rotate":
             let vault = try ctx.openVault()
             let pw = try ctx.password.read("Password: ")
             let r = try vault.rotate(password: pw)
             try ctx.sessions.refresh(after: vault)
+            try publishEnvelope(ctx, vault)
             if ctx.out.json {
                 try ctx.out.emit(["epoch": "\(r.epoch)", "rewrappedBlobs": "\(r.rewrappedBlobs)",
                                   "recoveryKeys": r.recoveryKeys.map { "\($0.slot)=\(RecoveryKey.format($0.key))" }.joined(separator: ","),
@@ -100,13 +105,7 @@ extension VaultCommandLine {
             if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
             if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
         case "reencrypt":
-            let vault = try ctx.openVault()
-            let isTTY = isatty(2) == 1
-            let r = try vault.reencrypt { done, total in
-                if isTTY { StandardStream.error.write("\rre-encrypting \(done)/\(total)") }
-            }
-            if isTTY { StandardStream.error.write("\n") }
-            if ctx.out.json { try ctx.out.emit(["reencrypted": r.done]) } else { ctx.out.line("Re-encrypted \(r.done) blob(s) under new data keys.") }
+            try runReencrypt(ctx)
         case "calibrate":
             let params = try kdfParameters(a, policy: ctx.policy)
             let probe = SecureBytes(copying: Array("calibration probe".utf8))
@@ -117,6 +116,7 @@ extension VaultCommandLine {
                 let vault = try ctx.openVault()
                 let pw = try ctx.password.read("Password: ")
                 try vault.changePassword(current: pw, new: pw, kdf: params)
+                try publishEnvelope(ctx, vault)
             }
             let msg = "\(describe(params)): one unlock takes \(String(format: "%.2f", took)) s here\(a.flag("apply") ? " (applied to the password slot)" : "")"
             if ctx.out.json { try ctx.out.emit(["kdf": describe(params), "seconds": String(format: "%.3f", took), "applied": a.flag("apply") ? "true" : "false"]) } else { ctx.out.line(msg) }
@@ -166,6 +166,7 @@ extension VaultCommandLine {
             // KDF floors of a policy that loads.
             let policy = (try? PolicyLoader.load(layout: ctx.layout, environment: ctx.environment)) ?? .none
             try vault.setPassword(pw, kdf: try kdfParameters(a, policy: policy), replacingAll: true)
+            try publishEnvelope(ctx, vault)
             ctx.out.line("Recovered the vault with the organisation key and set a new password.")
         case "sign-policy":
             let policy = try a.positional(1, "POLICY file")

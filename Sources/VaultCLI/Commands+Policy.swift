@@ -37,6 +37,7 @@ extension VaultCommandLine {
             row("backupExclusion", p.backupExclusion) { $0 }
             row("memoryLockRequired", p.memoryLockRequired) { "\($0)" }
             row("allowInsecureHTTP", p.allowInsecureHTTP) { "\($0)" }
+            row("remotePadding", p.remotePadding) { $0 }
             row("lockOnScreenLock", p.lockOnScreenLock) { "\($0)" }
             row("lockOnSuspend", p.lockOnSuspend) { "\($0)" }
         case "check":

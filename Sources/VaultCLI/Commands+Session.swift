@@ -1,6 +1,7 @@
 import Foundation
 import VaultCore
 import VaultCrypto
+import VaultSync
 import VaultAgent
 
 extension VaultCommandLine {
@@ -132,14 +133,23 @@ extension VaultCommandLine {
         let absolute = try dur("absolute", VaultSessions.defaultAbsoluteTimeout)
         _ = try Vault.readKeyslots(ctx.layout)
         let held: Bool
+        var rekeyed: String?
+        // A vault that syncs: a key rotated on another device is caught up here (SECURITY.md "Envelope").
+        func catchUp(_ password: SecureBytes?, _ recovery: SecureBytes?) -> (Vault) throws -> Void {
+            { vault in
+                rekeyed = try SyncClient.catchUpRotation(vault: vault, policy: ctx.policy, password: password,
+                                                         recoveryKey: try recovery.map(RecoveryKey.parse), say: { ctx.out.note($0) })
+            }
+        }
         if a.flag("recovery-key") || a.values["recovery-key-file"] != nil {
             let typed = try a.values["recovery-key-file"].map { try PasswordInput.fromFile($0) }
                 ?? PasswordInput.fromTerminal("Recovery key: ")
-            held = try ctx.sessions.unlock(recoveryKey: typed, idleTimeout: idle, absoluteTimeout: absolute)
+            held = try ctx.sessions.unlock(recoveryKey: typed, idleTimeout: idle, absoluteTimeout: absolute, opened: catchUp(nil, typed))
         } else {
             let pw = try ctx.password.read("Password for the vault at \(ctx.layout.root): ")
-            held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute)
+            held = try ctx.sessions.unlock(password: pw, idleTimeout: idle, absoluteTimeout: absolute, opened: catchUp(pw, nil))
         }
+        if let rekeyed { ctx.out.note(rekeyed) }
         if !SecureBytes.memoryLockingAvailable { ctx.out.warn(ctx.sessions.degradations.last ?? "") }
         // What the session really got: the policy may cap what was asked.
         let limits = ctx.sessions.effectiveTimeouts(idle: idle, absolute: absolute)

@@ -18,6 +18,15 @@ public struct BlobRecord: Sendable, Equatable {
     public var sealedSize: UInt64     // bytes on disk
     public var sha256: String         // hex SHA-256 of the plaintext
     public var keyEpoch: UInt32
+    /// Hex SHA-256 of the sealed bytes as on disk (what an upload sends before any padding), when
+    /// known: computed as a blob is written; nil for a downloaded blob (see `Vault.sealedSHA256`).
+    public var sealedSHA256: String?
+
+    public init(id: String, area: BlobArea, size: UInt64, sealedSize: UInt64, sha256: String, keyEpoch: UInt32,
+                sealedSHA256: String? = nil) {
+        self.id = id; self.area = area; self.size = size; self.sealedSize = sealedSize; self.sha256 = sha256
+        self.keyEpoch = keyEpoch; self.sealedSHA256 = sealedSHA256
+    }
 }
 
 /// Sealed content files: each blob is the sealed stream format (SECURITY.md) under its own
@@ -25,12 +34,15 @@ public struct BlobRecord: Sendable, Equatable {
 /// Plaintext never touches the disk.
 public final class BlobStore {
     let layout: VaultLayout
-    var keys: KeyHierarchy
+    /// The keys of every epoch the vault reaches: blobs are written under the current one and
+    /// read under the one their header names.
+    var epochs: EpochKeys
+    var keys: KeyHierarchy { epochs.current }
     /// Bytes kept free beyond what an import needs.
     public static let freeSpaceReserve: UInt64 = 8 << 20
 
-    init(layout: VaultLayout, keys: KeyHierarchy) {
-        self.layout = layout; self.keys = keys
+    init(layout: VaultLayout, epochs: EpochKeys) {
+        self.layout = layout; self.epochs = epochs
     }
 
     func directory(_ area: BlobArea) -> String {
@@ -73,7 +85,7 @@ public final class BlobStore {
         guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: tmp) }
         var published = false, closed = false
         defer { if !published { unlink(tmp) } }
-        let sink = BufferedSink(fd: fd, path: tmp)
+        let sink = BufferedSink(fd: fd, path: tmp, hashing: true)
         do {
             let writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
                                               wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
@@ -91,7 +103,7 @@ public final class BlobStore {
             try publish(fd: fd, tmp: tmp, id: id, area: area, durable: durable)
             published = true
             return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
-                              sha256: Hex.encode(hasher.finalize()), keyEpoch: keys.epoch)
+                              sha256: Hex.encode(hasher.finalize()), keyEpoch: keys.epoch, sealedSHA256: sink.sealedSHA256)
         } catch {
             if !closed { close(fd) }
             throw Self.mapCrypto(error, blob: id)
@@ -215,7 +227,7 @@ public final class BlobStore {
 
     /// Opens blob `id` for authenticated, random-access reads.
     public func open(_ id: String, area: BlobArea) throws -> BlobHandle {
-        try BlobHandle(path: path(id: id, area: area), id: id, keys: keys)
+        try BlobHandle(path: path(id: id, area: area), id: id, epochs: epochs)
     }
 
     /// Moves a blob between areas (e.g. staging → cache once uploaded).
@@ -256,7 +268,7 @@ public final class BlobHandle {
     public let id: String
     let reader: SealedBlobReader
 
-    init(path: String, id: String, keys: KeyHierarchy) throws {
+    init(path: String, id: String, epochs: EpochKeys) throws {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw VaultError(.integrity, "content blob \(id) is missing from disk", hint: "run `vault doctor`") }
@@ -265,8 +277,8 @@ public final class BlobHandle {
         var st = stat()
         fstat(fd, &st)
         do {
-            reader = try SealedBlobReader(fileDescriptor: fd, fileSize: UInt64(st.st_size), wrapKey: keys.blobWrapKey,
-                                          expectedVaultId: keys.vaultId, expectedBlobId: Hex.decode(id) ?? [])
+            reader = try SealedBlobReader(fileDescriptor: fd, fileSize: UInt64(st.st_size), wrapKeyForEpoch: epochs.blobWrapKey(epoch:),
+                                          expectedVaultId: epochs.current.vaultId, expectedBlobId: Hex.decode(id) ?? [])
         } catch {
             close(fd)
             throw BlobStore.mapCrypto(error, blob: id)
@@ -319,22 +331,32 @@ final class ParallelHasher: @unchecked Sendable {
 /// A late-bound sink (the writer is made before its file is known when resuming).
 final class BufferedSinkRef { var sink: BufferedSink? }
 
-/// Collects sealed output into 1 MiB writes.
+/// Collects sealed output into 1 MiB writes; with `hashing`, also the SHA-256 of every byte
+/// written (on the thread that writes: the sealed bytes are hashed as they go to disk).
 final class BufferedSink {
     let fd: Int32
     let path: String
     var buffer: UnsafeMutableRawBufferPointer
     var used = 0
     private(set) var total: UInt64 = 0
+    private var hasher: SHA256Hasher?
 
-    init(fd: Int32, path: String, capacity: Int = 1 << 20, alreadyWritten: UInt64 = 0) {
+    init(fd: Int32, path: String, capacity: Int = 1 << 20, alreadyWritten: UInt64 = 0, hashing: Bool = false) {
         self.fd = fd; self.path = path; self.total = alreadyWritten
         buffer = .allocate(byteCount: capacity, alignment: 16)
+        if hashing && alreadyWritten == 0 { hasher = SHA256Hasher() }
     }
 
     deinit { buffer.deallocate() }
 
+    /// Hex SHA-256 of everything written (nil without `hashing`); call once, after the last write.
+    var sealedSHA256: String? {
+        guard var h = hasher else { return nil }
+        return Hex.encode(h.finalize())
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws {
+        hasher?.update(bytes)
         total += UInt64(bytes.count)
         if bytes.count >= buffer.count {
             try flush()

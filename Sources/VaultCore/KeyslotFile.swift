@@ -80,6 +80,12 @@ public struct KeyslotFile: Sendable {
         public var slots: [Slot]
         /// The history entry of the epoch being replaced, wrapped under the new epoch's history key.
         public var historyEntry: HistoryEntry?
+        /// A rotation adopted from another device's envelope: the generation and the whole key
+        /// history the final file takes from it (nil for a rotation made here).
+        public var generation: UInt64?
+        public var history: [HistoryEntry]?
+        /// The device the final file names (`Body.device`).
+        public var device: String?
     }
 
     /// The master key of an earlier epoch, wrapped under the next epoch's history key, so a device
@@ -103,6 +109,10 @@ public struct KeyslotFile: Sendable {
         public var generation: UInt64?
         /// One entry per earlier epoch (absent: none).
         public var history: [HistoryEntry]?
+        /// The name of the device that last changed the slots or the epoch, sealed under the epoch
+        /// before the change (`RemoteCodec.sealDeviceLabel`): shown to other devices ("rotated on
+        /// DEVICE") before the new envelope can be verified.
+        public var device: String?
     }
 
     public var body: Body
@@ -127,8 +137,8 @@ public struct KeyslotFile: Sendable {
     /// `body.epoch`). Throws `.integrity` when the chain is broken or does not authenticate.
     public func masterKey(ofEpoch epoch: UInt32, current: SecureBytes) throws -> SecureBytes {
         guard epoch <= body.epoch else {
-            throw VaultError(.integrity, "content sealed under key epoch \(epoch), newer than this vault's \(body.epoch)",
-                             hint: "run `vault sync` (or `vault unlock`) to learn the newer key")
+            throw VaultError(.integrity, "content sealed under key epoch \(epoch), newer than this vault's \(body.epoch): either the vault key was rotated on another device, or the content is damaged or was tampered with",
+                             hint: "run `vault sync` (or `vault unlock`) to learn a newer key; if the error stays, restore the file from the server or a backup")
         }
         var key = current
         var e = body.epoch

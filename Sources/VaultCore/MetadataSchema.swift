@@ -96,6 +96,16 @@ enum MetadataSchema {
         CREATE INDEX transfers_node ON transfers(node_id);
         CREATE INDEX transfers_request ON transfers(request_id);
         """,
+        // 3: end to end (SECURITY.md "End to end"). `sealed_sha256` is the SHA-256 of a blob's
+        // sealed bytes exactly as on disk (what an upload sends before padding; NULL when unknown:
+        // older blobs, downloads, and every blob once a rotation rewrote its header). The seqs are
+        // the highest node-record and content-record sequence numbers this device wrote or saw
+        // for a node (a lower one from the server is a rollback).
+        """
+        ALTER TABLE blobs ADD COLUMN sealed_sha256 TEXT;
+        ALTER TABLE nodes ADD COLUMN record_seq INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE nodes ADD COLUMN content_seq INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// True when `db` has the newest schema (nothing to migrate).

@@ -69,12 +69,19 @@ public struct OutboxPayload: Sendable, Codable, Equatable {
     /// A delete that replaced a pending move (rule R2): `name` and `parentId` are that move's
     /// destination, so a 412 showing the file already there is recognised as the move applied.
     public var replacesMove: Bool?
+    /// A `move` to where the node already is, queued by `vault key reencrypt`: the replay seals
+    /// its name token and node record afresh under the current epoch.
+    public var reseal: Bool?
+    /// The server id this device chose for a node it creates (`create_folder`, the first
+    /// `upload` of a new file): set before the first request is sent, so a retry after a lost
+    /// answer asks for the same id and recognises the node as its own.
+    public var clientId: String?
     public init(name: String? = nil, parentId: String? = nil, remoteId: String? = nil, blobId: String? = nil,
                 size: UInt64? = nil, sha256: String? = nil, mimeType: String? = nil, uploadId: String? = nil,
-                replacesMove: Bool? = nil) {
+                replacesMove: Bool? = nil, reseal: Bool? = nil, clientId: String? = nil) {
         self.name = name; self.parentId = parentId; self.remoteId = remoteId; self.blobId = blobId
         self.size = size; self.sha256 = sha256; self.mimeType = mimeType; self.uploadId = uploadId
-        self.replacesMove = replacesMove
+        self.replacesMove = replacesMove; self.reseal = reseal; self.clientId = clientId
     }
 }
 

@@ -28,6 +28,8 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// false forbids `vault login --insecure-http` (plain http:// to another machine). Plain
     /// http:// to this machine (loopback) is always allowed; https:// always.
     public var allowInsecureHTTP: Bool?
+    /// "none" (default) or "padme": uploads padded to their Padmé size class (SECURITY.md "Size padding").
+    public var remotePadding: String?
     /// true: a running `vault agent` locks the vault when the screen locks (logind `Lock`, the
     /// freedesktop ScreenSaver `ActiveChanged(true)`).
     public var lockOnScreenLock: Bool?
@@ -64,6 +66,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var backupExclusion: PolicyValue<String>
     public var memoryLockRequired: PolicyValue<Bool>
     public var allowInsecureHTTP: PolicyValue<Bool>
+    public var remotePadding: PolicyValue<String>
     public var lockOnScreenLock: PolicyValue<Bool>
     public var lockOnSuspend: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
@@ -104,6 +107,7 @@ public struct EffectivePolicy: Sendable, Encodable {
         }
         memoryLockRequired = pick(\.memoryLockRequired) { $0 || $1 }
         allowInsecureHTTP = pick(\.allowInsecureHTTP) { $0 && $1 }
+        remotePadding = pick(\.remotePadding) { s, u in s == "padme" || u == "padme" ? "padme" : s }
         lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
         lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         self.systemFile = systemFile
@@ -170,6 +174,9 @@ public enum PolicyLoader {
             throw failClosed("\(path): backupExclusion must be none, cache or all (not \(b))")
         }
         if let m = p.maxFailedUnlocks, m < 1 { throw failClosed("\(path): maxFailedUnlocks must be at least 1") }
+        if let r = p.remotePadding, RemotePadding(rawValue: r) == nil {
+            throw failClosed("\(path): remotePadding must be none or padme (not \(r))")
+        }
     }
 
     static func failClosed(_ why: String) -> VaultError {
@@ -179,6 +186,9 @@ public enum PolicyLoader {
 }
 
 extension EffectivePolicy {
+    /// How uploads are padded (`remotePadding`: the stricter of system and user, `none` by default).
+    public var padding: RemotePadding { remotePadding.value.flatMap(RemotePadding.init(rawValue:)) ?? .none }
+
     /// Throws when `params` is weaker than the KDF floor.
     public func checkKDF(_ params: KDFParameters) throws {
         switch params {

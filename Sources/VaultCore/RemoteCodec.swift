@@ -9,31 +9,32 @@ public final class RemoteCodec: @unchecked Sendable {
     public static let rootId = "root"
 
     let vaultIdHex: String
-    let keyslots: KeyslotFile
-    let current: KeyHierarchy
-    private let currentMaster: SecureBytes
-    /// Older epochs' keys, derived on first use through the key history.
-    private var older: [UInt32: KeyHierarchy] = [:]
-    private let lock = NSLock()
+    let epochs: EpochKeys
+    var current: KeyHierarchy { epochs.current }
 
-    init(keyslots: KeyslotFile, keys: KeyHierarchy, masterKey: SecureBytes) {
-        self.keyslots = keyslots; self.current = keys; self.currentMaster = masterKey
-        vaultIdHex = keyslots.body.vaultId
+    init(epochs: EpochKeys) {
+        self.epochs = epochs
+        vaultIdHex = epochs.keyslots.body.vaultId
+    }
+
+    /// A codec for the vault whose keyslot file (or envelope) is `keyslots` and whose master key
+    /// of `keyslots.body.epoch` is `masterKey` (checked by the caller: the file's MAC verifies under it).
+    public static func make(keyslots: KeyslotFile, masterKey: SecureBytes) throws -> RemoteCodec {
+        let keys = try KeyHierarchy(masterKey: masterKey, vaultId: keyslots.vaultId, epoch: keyslots.body.epoch)
+        return RemoteCodec(epochs: EpochKeys(keyslots: keyslots, keys: keys, masterKey: masterKey))
     }
 
     /// The epoch new tokens and records are sealed with.
     public var epoch: UInt32 { current.epoch }
 
     /// The keys of `epoch` (the current one, or an older one through the key history).
-    public func keys(epoch: UInt32) throws -> KeyHierarchy {
-        if epoch == current.epoch { return current }
-        lock.lock(); defer { lock.unlock() }
-        if let k = older[epoch] { return k }
-        let master = try keyslots.masterKey(ofEpoch: epoch, current: currentMaster)
-        let k = try KeyHierarchy(masterKey: master, vaultId: current.vaultId, epoch: epoch)
-        older[epoch] = k
-        return k
-    }
+    public func keys(epoch: UInt32) throws -> KeyHierarchy { try epochs.keys(epoch: epoch) }
+
+    /// The blob wrap key of `epoch`, for content sealed under it.
+    public func blobWrapKey(epoch: UInt32) throws -> SecureBytes { try epochs.blobWrapKey(epoch: epoch) }
+
+    /// The vault id (16 bytes).
+    public var vaultId: [UInt8] { current.vaultId }
 
     /// A new remote id: 16 random bytes in hex.
     public static func newId() -> String { Hex.encode(SecureRandom.bytes(16)) }
@@ -145,16 +146,71 @@ public final class RemoteCodec: @unchecked Sendable {
         if !e.isFolder {
             guard let cm = e.contentMeta else { throw Self.lie("file \(e.id) has no content record") }
             let c = try openContent(cm, nodeId: e.id)
-            guard e.size >= c.sealedSize else { throw Self.lie("file \(e.id) is shorter on the server than its content") }
+            try Self.checkStoredSize(e.size, of: c, nodeId: e.id)
             content = c
         }
         return RemoteNode(id: e.id, parentId: parent, name: record.name, isFolder: e.isFolder, version: e.version,
                           trashed: e.trashed, record: record, content: content, storedSize: e.size)
     }
 
+    /// The server stores exactly the sealed size, or its Padmé size (padding on), and the sealed
+    /// size is that of the record's plaintext: any other size is a lie about the file.
+    public static func checkStoredSize(_ stored: Int64, of c: ContentRecord, nodeId: String) throws {
+        guard c.sealedSize == Int64(BlobStore.sealedSize(plaintextSize: UInt64(c.size))) else {
+            throw lie("the content record of \(nodeId) gives a sealed size that does not fit its plaintext size")
+        }
+        let z = UInt64(c.sealedSize)
+        guard stored == Int64(z) || stored == Int64(RemotePadding.padme(z)) else {
+            throw lie("file \(nodeId) is listed with \(stored) bytes where its content is \(z) bytes (\(RemotePadding.padme(z)) padded)")
+        }
+    }
+
+    // MARK: Sealing what an outbox entry sends
+
+    /// The name token and node record of a node, as a create or a move sends them.
+    public struct SealedNode: Sendable, Equatable {
+        /// The name token (the server's `name`).
+        public var name: String
+        /// The node record (the server's `meta`).
+        public var meta: String
+    }
+
+    /// Seals what the server stores about node `nodeId` named `name` in server folder `parentId`:
+    /// its name token under that folder, and its node record with sequence number `seq` (the name's
+    /// bytes as stored, not normalised).
+    public func sealNode(nodeId: String, name: String, parentId: String, isFolder: Bool, seq: Int64,
+                         device: String, mtime: Int64) throws -> SealedNode {
+        SealedNode(name: try nameToken(name, parentId: parentId),
+                   meta: try sealNode(NodeRecord(device: device, mtime: mtime, name: name, parent: parentId, seq: seq, isFolder: isFolder),
+                                      nodeId: nodeId))
+    }
+
+    // MARK: The envelope's device name
+
+    func deviceAAD() -> [UInt8] { Array("vault-device-v1|\(vaultIdHex)".utf8) }
+
+    /// The envelope's `device` member: this device's name sealed under the current epoch, so the
+    /// server does not learn it and a device at this epoch can say who changed the envelope.
+    public func sealDeviceLabel(_ name: String) throws -> String {
+        let nonce = SecureRandom.bytes(12)
+        let sealed = try AESGCMKey(current.remoteMetaKey).seal(nonce: nonce, plaintext: Array(name.utf8), aad: deviceAAD())
+        return "\(current.epoch)." + Base64URL.encode(nonce + sealed)
+    }
+
+    /// The device name in an envelope's `device` member, or nil when this device cannot open it
+    /// (absent, of an epoch it does not know, or altered).
+    public func openDeviceLabel(_ text: String?) -> String? {
+        guard let text, let (epoch, bytes) = try? Self.split(text, what: "device"), bytes.count > 28,
+              let key = try? keys(epoch: epoch).remoteMetaKey,
+              let plain = try? AESGCMKey(key).open(nonce: Array(bytes[..<12]), ciphertextAndTag: Array(bytes[12...]), aad: deviceAAD()),
+              let name = plain.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else { return nil }
+        return DisplayText.escaped(name)
+    }
+
     // MARK: Helpers
 
-    static func lie(_ what: String) -> VaultError {
+    /// The integrity error for something the server says that cannot be true.
+    public static func lie(_ what: String) -> VaultError {
         VaultError(.integrity, "the server's data failed its integrity check: \(what)",
                    hint: "nothing was applied on this device; the server may be faulty or malicious")
     }

@@ -3,20 +3,36 @@ import VaultCrypto
 
 /// Keyslots: list, add a recovery or escrow slot, remove a slot, change the password.
 extension Vault {
-    /// Writes the keyslot file atomically, authenticated with the current master key.
-    /// Writes the keyslot file atomically. A change of the slots (`bumpGeneration`) raises the
-    /// envelope generation, so other devices can tell the newer envelope from an older one.
+    /// Writes the keyslot file atomically, authenticated with the current master key. A change
+    /// of the slots (`bumpGeneration`) raises the envelope generation, so other devices can tell
+    /// the newer envelope from an older one, and names this device as the one that changed it.
     func saveKeyslots(_ file: KeyslotFile, macKey: SecureBytes, bumpGeneration: Bool = true) throws {
         var file = file
-        if bumpGeneration { file.body.generation = (file.body.generation ?? 0) + 1 }
+        if bumpGeneration {
+            file.body.generation = (file.body.generation ?? 0) + 1
+            file.body.device = try remoteCodec.sealDeviceLabel(Self.deviceLabel)
+        }
         try POSIX.writeAtomically(try file.serialized(macKey: macKey), to: layout.keyslotFile)
         keyslots = file
     }
 
+    /// A new slot id: the type and six random hex digits (`recovery-3fa91c`), so slots two
+    /// devices add at once never share an id (an id is bound into its slot's wrapped key, so a
+    /// merged envelope could not rename one).
     func nextSlotId(_ type: String, in slots: [KeyslotFile.Slot]) -> String {
-        var n = 1
-        while slots.contains(where: { $0.id == "\(type)-\(n)" }) { n += 1 }
-        return "\(type)-\(n)"
+        while true {
+            let id = "\(type)-\(Hex.encode(SecureRandom.bytes(3)))"
+            if !slots.contains(where: { $0.id == id }) { return id }
+        }
+    }
+
+    /// This device's name in envelopes it changes (`KeyslotFile.Body.device`, sealed): the host
+    /// name, printable ASCII only, at most 64 bytes.
+    public static var deviceLabel: String {
+        var buf = [CChar](repeating: 0, count: 256)
+        let name = gethostname(&buf, buf.count) == 0 ? String(cString: buf) : ""
+        let ascii = String(name.unicodeScalars.map { (32...126).contains($0.value) && $0 != "\"" && $0 != "\\" ? Character($0) : "?" }.prefix(64))
+        return ascii.isEmpty ? "a device" : ascii
     }
 
     /// Adds a recovery slot and returns its recovery key, to be shown once.
@@ -112,5 +128,5 @@ extension Vault {
 
 extension Vault {
     /// Seals and opens what the server stores about nodes (names, records) under this vault's keys.
-    public var remoteCodec: RemoteCodec { RemoteCodec(keyslots: keyslots, keys: keys, masterKey: masterKey) }
+    public var remoteCodec: RemoteCodec { RemoteCodec(epochs: epochs) }
 }

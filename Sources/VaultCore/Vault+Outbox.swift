@@ -51,6 +51,21 @@ extension Vault {
         try db.run("UPDATE outbox SET sent_at = ? WHERE seq = ?", [Vault.now, seq])
     }
 
+    /// The server id this device chose for the node entry `e` creates (a folder, or a new file's
+    /// first upload): chosen and stored in the entry now when it has none, so it is on disk
+    /// before the first request that carries it.
+    public func clientId(for e: OutboxEntry) throws -> String {
+        try db.transaction {
+            let current = try db.scalar("SELECT payload FROM outbox WHERE seq = ?", [e.seq])?.string
+            var p = Self.decodePayload(current ?? "{}")
+            if let id = p.clientId { return id }
+            let id = RemoteCodec.newId()
+            p.clientId = id
+            try db.run("UPDATE outbox SET payload = ? WHERE seq = ?", [try Self.encodePayload(p), e.seq])
+            return id
+        }
+    }
+
     /// Records that entry `seq` could not be replayed: `.conflict` or `.failed`, with the reason
     /// people see in `vault status`.
     public func markOutbox(seq: Int64, _ state: OutboxState, reason: String) throws {

@@ -34,10 +34,12 @@ extension Vault {
     /// on its tombstone), removes the entry, and keeps the node's `pending_op` while later entries
     /// of it wait; all in one transaction. Uploaded content that is the node's current content is
     /// published: its row says cached in that transaction, and its file moves from `staging/` to
-    /// `cache/` after the commit (see `Vault+Publish`).
-    public func completeOutboxEntry(_ e: OutboxEntry, _ completion: OutboxCompletion) throws {
+    /// `cache/` after the commit (see `Vault+Publish`). `seqs` are the record sequence numbers
+    /// the replay sent (raised on the node in the same transaction).
+    public func completeOutboxEntry(_ e: OutboxEntry, _ completion: OutboxCompletion, seqs: RemoteSeqs? = nil) throws {
         var publish: String?
         try db.transaction {
+            if let seqs { try noteRemoteSeqs(nodeId: e.nodeId, seqs) }
             switch completion {
             case .nothing: break
             case let .onServer(remoteId, version):

@@ -78,17 +78,21 @@ extension Vault {
     /// Publishes a downloaded, verified cache blob as the content of `nodeId`, if the node still
     /// waits for it (NOT_DOWNLOADED). Returns the node, or nil when it changed meanwhile (the blob
     /// is then deleted).
+    /// A blob already recorded (end to end, a restored head is an older revision's blob, which
+    /// this device may hold) is published as it is: nothing is deleted when the node changed.
     public func publishDownloaded(_ blob: BlobRecord, nodeId: String) throws -> Node? {
+        var known = false
         let published: Bool = try db.transaction {
-            try recordBlob(blob, nodeId: nodeId)
+            known = try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
+            if !known { try recordBlob(blob, nodeId: nodeId) }
             let changed = try db.run("""
                 UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ? AND content_state = 'NOT_DOWNLOADED'
                 """, [blob.id, nodeId])
-            if changed == 0 { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
+            if changed == 0 && !known { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
             return changed > 0
         }
         guard published else {
-            blobs.delete(blob.id, area: blob.area)
+            if !known { blobs.delete(blob.id, area: blob.area) }
             return nil
         }
         return try node(id: nodeId)

@@ -66,28 +66,36 @@ extension Vault {
             }
         }
         guard matched else { throw VaultError(.wrongPassword, "wrong password", hint: "nothing was changed") }
-        // Step 2, record: the new master wrapped under a key only the old master derives (SECURITY.md
-        // "Key rotation" numbers the steps; step 1 built the new slots above).
-        let nonce = SecureRandom.bytes(12)
-        let wrapped = try newMaster.withUnsafeBytes { nm in
-            try AESGCMKey(try Self.rotationKey(masterKey, vaultId: keys.vaultId))
-                .seal(nonce: nonce, plaintext: Array(nm), aad: Self.rotationAAD(vaultId: vaultId, epoch: newEpoch))
-        }
-        var file = keyslots
         let entry = try KeyslotFile.historyEntry(oldMaster: masterKey, oldEpoch: keys.epoch,
                                                  newKeys: try KeyHierarchy(masterKey: newMaster, vaultId: keys.vaultId, epoch: newEpoch),
                                                  vaultId: vaultId)
-        file.body.pendingRotation = .init(epoch: newEpoch, nonce: Hex.encode(nonce), wrappedNewMaster: Hex.encode(wrapped),
-                                          slots: newSlots, historyEntry: entry)
+        let stats = try runRotation(.init(epoch: newEpoch, nonce: "", wrappedNewMaster: "", slots: newSlots, historyEntry: entry,
+                                          device: try remoteCodec.sealDeviceLabel(Self.deviceLabel)), newMaster: newMaster)
+        return RotationResult(epoch: newEpoch, recoveryKeys: recovery, rewrappedBlobs: stats.rewrapped,
+                              droppedSlots: dropped, damagedBlobs: stats.damaged)
+    }
+
+    /// Step 2 (record) and the rest: records `pending` (the new master wrapped under a key only the old
+    /// master derives) in the keyslot file, then finishes the rotation and reopens the database.
+    func runRotation(_ pending: KeyslotFile.PendingRotation, newMaster: SecureBytes) throws -> RotationStats {
+        var pending = pending
+        let nonce = SecureRandom.bytes(12)
+        let wrapped = try newMaster.withUnsafeBytes { nm in
+            try AESGCMKey(try Self.rotationKey(masterKey, vaultId: keys.vaultId))
+                .seal(nonce: nonce, plaintext: Array(nm), aad: Self.rotationAAD(vaultId: vaultId, epoch: pending.epoch))
+        }
+        pending.nonce = Hex.encode(nonce)
+        pending.wrappedNewMaster = Hex.encode(wrapped)
+        var file = keyslots
+        file.body.pendingRotation = pending
         try saveKeyslots(file, macKey: keys.keyslotMacKey, bumpGeneration: false)
         TestHooks.crashPoint("rotate-recorded")
         db.close()
-        let (finalFile, newKeys, stats) = try Self.finishRotation(layout: layout, file: file, oldKeys: keys, newMaster: newMaster)
+        let (finalFile, newKeys, stats) = try Self.finishRotation(layout: layout, file: file, oldKeys: keys, oldMaster: masterKey,
+                                                                  newMaster: newMaster)
         keyslots = finalFile; keys = newKeys; masterKey = newMaster
-        blobs.keys = newKeys
         db = try Self.openDatabase(layout: layout, keys: newKeys)
-        return RotationResult(epoch: newEpoch, recoveryKeys: recovery, rewrappedBlobs: stats.rewrapped,
-                              droppedSlots: dropped, damagedBlobs: stats.damaged)
+        return stats
     }
 
     /// Finishes an interrupted rotation found at open (any later command does this).
@@ -103,7 +111,7 @@ extension Vault {
         } catch {
             throw VaultError(.integrity, "the keyslot file's pending rotation does not authenticate")
         }
-        let (finalFile, newKeys, _) = try finishRotation(layout: layout, file: file, oldKeys: oldKeys, newMaster: newMaster)
+        let (finalFile, newKeys, _) = try finishRotation(layout: layout, file: file, oldKeys: oldKeys, oldMaster: oldMaster, newMaster: newMaster)
         let db = try openDatabase(layout: layout, keys: newKeys)
         return Vault(layout: layout, keyslots: finalFile, keys: newKeys, masterKey: newMaster, db: db, lock: lock)
     }
@@ -113,11 +121,14 @@ extension Vault {
     /// Steps 3–7 (SECURITY.md "Key rotation"), idempotent: copy the database under the new key
     /// while journalling and rewrapping every header (in batches), flush, rename the copy into
     /// place, write the final keyslot file, drop the journal.
-    static func finishRotation(layout: VaultLayout, file: KeyslotFile, oldKeys: KeyHierarchy,
+    static func finishRotation(layout: VaultLayout, file: KeyslotFile, oldKeys: KeyHierarchy, oldMaster: SecureBytes,
                                newMaster: SecureBytes) throws -> (KeyslotFile, KeyHierarchy, RotationStats) {
         guard let pending = file.body.pendingRotation else { throw VaultError(.internalError, "no rotation pending") }
         let newKeys = try KeyHierarchy(masterKey: newMaster, vaultId: oldKeys.vaultId, epoch: pending.epoch)
-        let store = BlobStore(layout: layout, keys: oldKeys)
+        // Blobs sealed under an older epoch (downloaded content written before an earlier
+        // rotation) are rewrapped too, with their epoch's key from the key history.
+        let oldEpochs = EpochKeys(keyslots: file, keys: oldKeys, masterKey: oldMaster)
+        let store = BlobStore(layout: layout, epochs: oldEpochs)
         var stats = RotationStats()
         // Step 3: the database copy under the new key runs on a second core while the headers are
         // rewritten: they touch different files, and both finish before anything commits.
@@ -128,6 +139,8 @@ extension Vault {
             guard needsRekey else { return }
             do {
                 let old = try openDatabase(layout: layout, keys: oldKeys)
+                // Every header changes: no blob's sealed bytes keep their recorded SHA-256.
+                try old.run("UPDATE blobs SET sealed_sha256 = NULL WHERE sealed_sha256 IS NOT NULL")
                 try newKeys.databaseKey.withUnsafeBytes { try old.exportCopy(to: copy, rawKey: $0) }
                 old.close()
             } catch { exportFailure.value.error = error }
@@ -147,6 +160,15 @@ extension Vault {
             guard jfd >= 0 else { throw VaultError(.io, "cannot write the rotation journal: \(POSIX.errnoMessage())") }
             defer { close(jfd) }
             let oldKey = try AESGCMKey(oldKeys.blobWrapKey), newKey = try AESGCMKey(newKeys.blobWrapKey)
+            var olderKeys: [UInt32: AESGCMKey] = [oldKeys.epoch: oldKey]
+            /// The wrap key of the epoch a header names (nil: an epoch this vault cannot reach).
+            func wrapKey(_ header: [UInt8]) -> AESGCMKey {
+                guard let epoch = try? SealedBlobHeader(bytes: header).keyEpoch, epoch != oldKeys.epoch, epoch < pending.epoch else { return oldKey }
+                if let k = olderKeys[epoch] { return k }
+                guard let raw = try? oldEpochs.blobWrapKey(epoch: epoch), let k = try? AESGCMKey(raw) else { return oldKey }
+                olderKeys[epoch] = k
+                return k
+            }
             let scratch = SecureBytes(count: 32)
             var all: [(String, BlobArea)] = []
             for area in [BlobArea.cache, .staging] { all += store.idsOnDisk(area).map { ($0, area) } }
@@ -174,11 +196,11 @@ extension Vault {
                     let parsed = n == SealedBlobHeader.size ? try? SealedBlobHeader(bytes: header) : nil
                     if let h = parsed, h.keyEpoch == pending.epoch, (try? h.unwrapDataKey(with: newKey)) != nil { close(fd); continue }
                     var fresh = n == SealedBlobHeader.size
-                        ? try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
+                        ? try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: wrapKey(header), newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
                         : nil
                     if fresh == nil, let j = saved[id] {
                         header = j   // a torn write: start again from the journaled header
-                        fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: oldKey, newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
+                        fresh = try? SealedBlobHeader.rewrap(headerBytes: header, oldKey: wrapKey(header), newKey: newKey, newEpoch: pending.epoch, scratch: scratch)
                     }
                     guard let fresh, let idBytes = Hex.decode(id) else { stats.damaged.append(id); close(fd); continue }
                     if saved[id] == nil { journalBytes += idBytes + header; saved[id] = header }
@@ -215,8 +237,11 @@ extension Vault {
         final.body.epoch = pending.epoch
         final.body.slots = pending.slots
         final.body.pendingRotation = nil
-        final.body.generation = (file.body.generation ?? 0) + 1
-        if let entry = pending.historyEntry {
+        final.body.generation = pending.generation ?? (file.body.generation ?? 0) + 1
+        final.body.device = pending.device
+        if let history = pending.history {
+            final.body.history = history   // adopted from a verified envelope (another device rotated)
+        } else if let entry = pending.historyEntry {
             final.body.history = (file.body.history ?? []).filter { $0.epoch != entry.epoch } + [entry]
         }
         try POSIX.writeAtomically(try final.serialized(macKey: newKeys.keyslotMacKey), to: layout.keyslotFile)

@@ -19,6 +19,10 @@ public enum SyncStateKey: String, Sendable, CaseIterable {
     case lastSyncFailure = "last_sync_failure"
     /// Syncs that failed since the last one that finished.
     case syncFailuresInRow = "sync_failures_in_row"
+    /// The key envelope this device and the server last agreed on (its bytes), and the server's
+    /// version of it (SECURITY.md "Envelope").
+    case envelopeBase = "envelope_base"
+    case envelopeVersion = "envelope_version"
 }
 
 /// Settings of the sync layer in the `settings` table.
@@ -123,6 +127,13 @@ extension Vault {
     /// How many nodes the tree has (the root included).
     public func nodeCount() throws -> Int {
         try db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+    }
+
+    /// Files on the server whose content is not on this device (ids, in a stable order).
+    public func remoteFilesNotDownloaded() throws -> [String] {
+        try db.query("""
+            SELECT id FROM nodes WHERE type = 'file' AND remote_id IS NOT NULL AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
+            """).compactMap { $0[0].string }
     }
 
     /// Pinned files on the server whose content is not on this device (ids, in a stable order).

@@ -169,8 +169,8 @@ extension Vault {
     }
 
     func recordBlob(_ b: BlobRecord, nodeId: String?) throws {
-        try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at) VALUES (?,?,?,?,?,?,?,?)",
-                   [b.id, nodeId, b.area.rawValue, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), Vault.now])
+        try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
+                   [b.id, nodeId, b.area.rawValue, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), Vault.now, b.sealedSHA256])
     }
 
     /// Renames and/or moves a node. Moving into an existing folder keeps the name.

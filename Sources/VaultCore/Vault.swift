@@ -7,10 +7,13 @@ import VaultSQL
 /// sealed read/write API (`importContent`, `openContent`).
 public final class Vault {
     public let layout: VaultLayout
-    public internal(set) var keyslots: KeyslotFile
-    var keys: KeyHierarchy
+    public internal(set) var keyslots: KeyslotFile { didSet { rebuildEpochs() } }
+    var keys: KeyHierarchy { didSet { rebuildEpochs() } }
     /// The master key, in locked memory, for slot changes and rotation.
-    var masterKey: SecureBytes
+    var masterKey: SecureBytes { didSet { rebuildEpochs() } }
+    /// The keys of every epoch this vault reaches (the current one and, through the key history,
+    /// the older ones): shared by the blob store and the remote codec.
+    public private(set) var epochs: EpochKeys
     /// The metadata database: VaultCore's own. Other modules use the typed operations
     /// (`Vault+Tree`, `Vault+Outbox`, `Vault+Transfers`, `Vault+SyncState`, …).
     var db: SQLDatabase
@@ -159,7 +162,16 @@ public final class Vault {
 
     init(layout: VaultLayout, keyslots: KeyslotFile, keys: KeyHierarchy, masterKey: SecureBytes, db: SQLDatabase, lock: VaultLock) {
         self.layout = layout; self.keyslots = keyslots; self.keys = keys; self.masterKey = masterKey; self.db = db; self.lock = lock
-        self.blobs = BlobStore(layout: layout, keys: keys)
+        let epochs = EpochKeys(keyslots: keyslots, keys: keys, masterKey: masterKey)
+        self.epochs = epochs
+        self.blobs = BlobStore(layout: layout, epochs: epochs)
+    }
+
+    /// After the keyslots or the keys changed: new epoch keys for the codec and the blob store.
+    private func rebuildEpochs() {
+        guard keys.epoch == keyslots.body.epoch else { return }   // mid-update (rotation sets both)
+        epochs = EpochKeys(keyslots: keyslots, keys: keys, masterKey: masterKey)
+        blobs.epochs = epochs
     }
 
     /// True when this command runs beside a `vault sync` that holds the vault (a transfer
@@ -170,5 +182,5 @@ public final class Vault {
     public var isReadOnly: Bool { lock.mode == .readOnly }
 
     /// Seconds since the epoch, for timestamps.
-    static var now: Int64 { TestHooks.clock ?? Int64(Date().timeIntervalSince1970) }
+    public static var now: Int64 { TestHooks.clock ?? Int64(Date().timeIntervalSince1970) }
 }

@@ -115,14 +115,24 @@ public struct VaultSessions {
     }
 
     /// Checks the password and, where a keyring is available, keeps the master key there.
-    /// Returns whether the key is held in the keyring.
+    /// Returns whether the key is held in the keyring. `opened` runs with the vault open before
+    /// the key is kept (the sync layer catches up there with a rotation made on another device,
+    /// which changes the key that is kept). A password that opens only the newer slots of such a
+    /// rotation (kept aside by the sync that saw it) opens this device's key through its history.
     @discardableResult
     public func unlock(password: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
-                       absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
-        let (file, _) = try Vault.readKeyslots(layout)
-        let opened = try unlockMaster(file) { try file.unlockPassword(password) }
-        return try hold(masterKey: opened.masterKey, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout) { vault in
-            try upgrade(vault, opened.legacySlot, password)
+                       absoluteTimeout: Int64 = defaultAbsoluteTimeout, opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
+        let (file, bytes) = try Vault.readKeyslots(layout)
+        let result = try unlockMaster(file) { () -> (masterKey: SecureBytes, legacySlot: String?) in
+            do { return try file.unlockPassword(password) } catch let e as VaultError where e.kind == .wrongPassword {
+                guard let m = Vault.masterThroughPendingEnvelope(layout, local: file, localBytes: bytes, password: password,
+                                                                 recoveryKey: nil, policy: policy) else { throw e }
+                return (m, nil)
+            }
+        }
+        return try hold(masterKey: result.masterKey, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout) { vault in
+            try upgrade(vault, result.legacySlot, password)
+            try opened(vault)
         }
     }
 
@@ -138,13 +148,19 @@ public struct VaultSessions {
     /// Like `unlock(password:)`, with a recovery key (as typed: groups, any case).
     @discardableResult
     public func unlock(recoveryKey typed: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
-                       absoluteTimeout: Int64 = defaultAbsoluteTimeout) throws -> Bool {
-        let (file, _) = try Vault.readKeyslots(layout)
+                       absoluteTimeout: Int64 = defaultAbsoluteTimeout, opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
+        let (file, bytes) = try Vault.readKeyslots(layout)
         // A typo (wrong length, a letter outside the alphabet, a failed checksum) is caught before
         // any key is tried, so it is not a failed unlock: only a well-formed key counts.
         let key = try RecoveryKey.parse(typed)
-        return try hold(masterKey: try unlockMaster(file) { try file.unlock(recoveryKey: key) },
-                        idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout)
+        let master = try unlockMaster(file) { () -> SecureBytes in
+            do { return try file.unlock(recoveryKey: key) } catch let e as VaultError where e.kind == .wrongPassword {
+                guard let m = Vault.masterThroughPendingEnvelope(layout, local: file, localBytes: bytes, password: nil,
+                                                                 recoveryKey: key, policy: policy) else { throw e }
+                return m
+            }
+        }
+        return try hold(masterKey: master, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout, opened: opened)
     }
 
     /// Proves `masterKey` opens this vault (keyslot MAC, database; finishing an interrupted

@@ -38,18 +38,26 @@ public final class SealedBlobReader {
     /// `authenticationFailed`; a wrong wrap key or modified header throws `authenticationFailed`;
     /// an impossible size throws `invalidFormat`.
     public convenience init(fileDescriptor: Int32, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
-        try self.init(source: .file(fileDescriptor), fileSize: fileSize, wrapKey: wrapKey,
+        try self.init(source: .file(fileDescriptor), fileSize: fileSize, wrapKey: { _ in wrapKey },
+                      expectedVaultId: expectedVaultId, expectedBlobId: expectedBlobId)
+    }
+
+    /// As `init(fileDescriptor:fileSize:wrapKey:…)`, with the wrap key of the key epoch the
+    /// header names (a blob sealed before a rotation, reached through the key history).
+    public convenience init(fileDescriptor: Int32, fileSize: UInt64, wrapKeyForEpoch: (UInt32) throws -> SecureBytes,
+                            expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
+        try self.init(source: .file(fileDescriptor), fileSize: fileSize, wrapKey: wrapKeyForEpoch,
                       expectedVaultId: expectedVaultId, expectedBlobId: expectedBlobId)
     }
 
     /// Reads a sealed blob held in memory (`sealed` must stay valid for the reader's life):
     /// segments are authenticated and decrypted straight from it, with no copy.
     public convenience init(memory sealed: UnsafeRawBufferPointer, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
-        try self.init(source: .memory(sealed), fileSize: UInt64(sealed.count), wrapKey: wrapKey,
+        try self.init(source: .memory(sealed), fileSize: UInt64(sealed.count), wrapKey: { _ in wrapKey },
                       expectedVaultId: expectedVaultId, expectedBlobId: expectedBlobId)
     }
 
-    private init(source: Source, fileSize: UInt64, wrapKey: SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
+    private init(source: Source, fileSize: UInt64, wrapKey: (UInt32) throws -> SecureBytes, expectedVaultId: [UInt8], expectedBlobId: [UInt8]) throws {
         guard expectedVaultId.count == SealedBlobHeader.idSize, expectedBlobId.count == SealedBlobHeader.idSize else {
             throw CryptoError.invalidParameter("expected vault and blob ids must be \(SealedBlobHeader.idSize) bytes")
         }
@@ -84,7 +92,7 @@ public final class SealedBlobReader {
         }
         guard count <= UInt64(Int.max) else { throw CryptoError.invalidFormat("blob \(expectedHex) is too large") }
 
-        let dataKey = try header.unwrapDataKey(wrapKey: wrapKey)
+        let dataKey = try header.unwrapDataKey(wrapKey: try wrapKey(header.keyEpoch))
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
         self.header = header
         self.source = source

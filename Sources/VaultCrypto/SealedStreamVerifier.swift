@@ -27,6 +27,10 @@ public final class SealedStreamVerifier {
     private var plaintextBytes: UInt64 = 0
     /// Bytes accepted so far (header and segments).
     public private(set) var consumed: UInt64 = 0
+    /// The key epoch the header names, once the header has arrived.
+    public private(set) var keyEpoch: UInt32?
+    /// Bytes of the blob authenticated so far: the header and every segment that opened.
+    public private(set) var verified: UInt64 = 0
 
     /// `wrapKey` gives the blob wrap key of a key epoch (the header names the epoch it was sealed under).
     public init(expectedLength: UInt64, expectedVaultId: [UInt8], expectedBlobId: [UInt8],
@@ -60,6 +64,14 @@ public final class SealedStreamVerifier {
             try startSegments()
         }
         while !rest.isEmpty {
+            // A whole segment in the input: opened where it is, without a copy.
+            if pendingCount == 0 && rest.count >= currentSegmentSize {
+                let n = currentSegmentSize
+                try openSegment(UnsafeRawBufferPointer(rebasing: rest[rest.startIndex..<(rest.startIndex + n)]))
+                consumed += UInt64(n)
+                rest = UnsafeRawBufferPointer(rebasing: rest[(rest.startIndex + n)...])
+                continue
+            }
             let want = currentSegmentSize - pendingCount
             let take = min(want, rest.count)
             (pending!.baseAddress! + pendingCount).copyMemory(from: rest.baseAddress!, byteCount: take)
@@ -90,6 +102,7 @@ public final class SealedStreamVerifier {
             throw CryptoError.authenticationFailed("the sealed blob belongs to another vault or blob")
         }
         let dataKey = try header.unwrapDataKey(wrapKey: try wrapKey(header.keyEpoch))
+        keyEpoch = header.keyEpoch
         stride = header.segmentSize + AESGCMKey.tagSize
         let body = expectedLength - UInt64(SealedBlobHeader.size)
         segmentCount = (body + UInt64(stride) - 1) / UInt64(stride)
@@ -98,23 +111,29 @@ public final class SealedStreamVerifier {
             throw CryptoError.invalidFormat("a sealed blob of \(expectedLength) bytes has an impossible final segment")
         }
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
+        verified = UInt64(SealedBlobHeader.size)
         pending = .allocate(byteCount: stride, alignment: 64)
         plaintext = .allocate(byteCount: header.segmentSize, alignment: 64)
     }
 
     private func openPending() throws {
+        try openSegment(UnsafeRawBufferPointer(rebasing: pending![..<pendingCount]))
+        pendingCount = 0
+    }
+
+    /// Opens the next segment (`index`; the final one with `last = 1`), hashes and wipes its plaintext.
+    private func openSegment(_ sealed: UnsafeRawBufferPointer) throws {
         let last = index == segmentCount - 1
         let opened: Int
         do {
-            opened = try segments!.open(index: index, last: last,
-                                        ciphertextAndTag: UnsafeRawBufferPointer(rebasing: pending![..<pendingCount]), into: plaintext!)
+            opened = try segments!.open(index: index, last: last, ciphertextAndTag: sealed, into: plaintext!)
         } catch CryptoError.authenticationFailed {
             throw CryptoError.authenticationFailed("segment \(index) of the sealed blob")
         }
         hasher.update(UnsafeRawBufferPointer(rebasing: plaintext![..<opened]))
         plaintext!.initializeMemory(as: UInt8.self, repeating: 0)
         plaintextBytes += UInt64(opened)
-        pendingCount = 0
+        verified += UInt64(sealed.count)
         index += 1
     }
 }

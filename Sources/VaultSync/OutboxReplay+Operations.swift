@@ -29,9 +29,9 @@ extension OutboxReplay {
         return e.payload.name ?? e.nodeId
     }
 
-    private func complete(_ e: OutboxEntry, _ c: OutboxCompletion, _ message: String?) throws -> Outcome {
+    func complete(_ e: OutboxEntry, _ c: OutboxCompletion, _ message: String?, seqs: RemoteSeqs? = nil) throws -> Outcome {
         TestHooks.crashPoint("replay-before-complete")   // the server applied it; the vault has not recorded it
-        try vault.completeOutboxEntry(e, c)
+        try vault.completeOutboxEntry(e, c, seqs: seqs)
         return .done(message)
     }
 
@@ -42,17 +42,28 @@ extension OutboxReplay {
             return .waits("\(path) waits for its folder")
         }
         let name = e.payload.name ?? target.node?.name ?? ""
+        // The id first, on disk: a retry after a lost answer asks for the same one.
+        let id = try vault.clientId(for: e)
+        let seqs = RemoteSeqs(record: try vault.remoteSeqs(nodeId: e.nodeId).record + 1)
+        let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: true, seq: seqs.record,
+                                        device: api.account.deviceId, mtime: target.node?.modifiedAt ?? Vault.now)
         try vault.markOutboxSent(seq: e.seq)
-        let r = try call { try api.json(.post, "/v1/files", body: CreateFileRequest(name: name, parentId: parent, type: .folder)) }
+        let r = try call { try api.json(.post, "/v1/files", body: CreateFileRequest(name: sealed.name, parentId: parent, type: .folder,
+                                                                                   id: id, meta: sealed.meta)) }
         switch r.status {
         case 201:
             let f = try ServerAPI.decode(FileResource.self, r)
-            return try complete(e, .onServer(remoteId: f.id, version: f.version), "created folder \(path)")
-        case 409:
-            // D6: sent by an earlier run that died before recording the answer: that folder is ours.
-            if e.sentAt != nil, let existing = try children(of: parent)?.first(where: { $0.name == name }), existing.type == .folder {
-                return try complete(e, .onServer(remoteId: existing.id, version: existing.version), "created folder \(path)")
+            return try complete(e, .onServer(remoteId: f.id, version: f.version), "created folder \(path)", seqs: seqs)
+        case 409 where ServerAPI.apiError(r)?.code == "id_taken":
+            // D6: sent by an earlier run that died before recording the answer. Ours only if its
+            // record opens under our key and says what we sent.
+            guard let f = try fetchFile(id), let node = try? codec.open(f.sealed), node.isFolder, node.parentId == parent,
+                  Array(node.name.utf8) == Array(name.utf8), !node.trashed else {
+                return .failed("the server holds another node under the id chosen for folder \(path)")
             }
+            return try complete(e, .onServer(remoteId: f.id, version: f.version), "created folder \(path)",
+                                seqs: RemoteSeqs(record: node.record?.seq ?? seqs.record))
+        case 409:
             if waiting.any {   // D5: the name may be held by a change that waits
                 try vault.markOutbox(seq: e.seq, .pending, reason: "waits: the name is still taken on the server")
                 return .waits(path)
@@ -64,49 +75,13 @@ extension OutboxReplay {
         }
     }
 
-    private func upload(_ e: OutboxEntry, _ target: OutboxTarget, _ waiting: Waiting) throws -> Outcome {
-        // A removed file's uploads were dropped or became `discard_upload` (rule R1–R3).
-        guard let node = target.node else { return try complete(e, .nothing, nil) }
-        let path = try vault.path(of: node)
-        guard let blobId = e.payload.blobId, let sha = e.payload.sha256 else {
-            return .failed("the outbox upload entry of \(path) has no content (run `vault doctor`)")
-        }
-        let fileId = target.remoteId ?? e.payload.remoteId
-        var parent: String?
-        if fileId == nil {
-            guard let p = try vault.remoteFolderId(ofLocal: e.payload.parentId ?? node.parentId) else {
-                return .waits("\(path) waits for its folder")
-            }
-            parent = p
-        }
-        let job = UploadJob(nodeId: node.id, path: path, requestId: e.requestId, blobId: blobId,
-                            size: Int64(e.payload.size ?? node.size), sha256: sha, mimeType: e.payload.mimeType ?? node.mimeType,
-                            name: e.payload.name ?? node.name, parentRemoteId: parent,
-                            fileId: fileId, baseVersion: fileId == nil ? nil : target.version)
-        if let limit = holdLargeFrom, UInt64(max(0, job.size)) >= limit {
-            let record = try TransferRecord.upload(in: vault, nodeId: node.id, requestId: e.requestId, blobId: blobId, total: job.size)
-            record.set(.waitingForUnmetered, error: nil)
-            return .waitingForUnmetered("waiting for an unmetered network: \(path) (\(ByteCount.format(UInt64(job.size))))")
-        }
-        let uploader = ResumableUpload(api: api, vault: vault, retry: retry, concurrency: concurrency, say: say)
-        uploader.onProgress = onProgress
-        switch try uploader.run(job) {
-        case .uploaded(let file):
-            return try complete(e, .uploaded(remoteId: file.id, version: file.version, blobId: blobId),
-                                "uploaded \(path) (\(ByteCount.format(UInt64(max(0, file.size)))))")
-        case let .conflict(why, nameTaken):
-            if nameTaken && waiting.any {   // D5
-                if let t = try vault.uploadTransfer(requestId: e.requestId) {
-                    try vault.updateTransfer(t.id, .state(.queued, error: "waits: the name is still taken on the server"))
-                }
-                return .waits(path)
-            }
-            return .conflict(why)
-        case .failed(let why):
-            return .failed(why)
-        case .held(let state):
-            try Self.settleHolds(vault: vault, api: api)
-            return .held(state == .cancelled ? "cancelled the upload of \(path)" : "paused the upload of \(path)")
+    /// The server's file `id`, or nil when it has none.
+    func fetchFile(_ id: String) throws -> FileResource? {
+        let r = try call { try api.json(.get, "/v1/files/\(id)") }
+        switch r.status {
+        case 200: return try ServerAPI.decode(FileResource.self, r)
+        case 404: return nil
+        default: throw ServerAPI.statusError(r, doing: "read file \(id) on the server")
         }
     }
 
@@ -118,20 +93,31 @@ extension OutboxReplay {
         guard let parent = try vault.remoteFolderId(ofLocal: e.payload.parentId) else {
             return .waits("\(path) waits for its destination folder")
         }
-        let body = UpdateFileRequest(name: e.payload.name, parentId: parent)
+        let name = e.payload.name ?? target.node?.name ?? ""
+        let seqs = RemoteSeqs(record: try vault.remoteSeqs(nodeId: e.nodeId).record + 1)
+        let sealed = try codec.sealNode(nodeId: remote, name: name, parentId: parent, isFolder: target.isFolder, seq: seqs.record,
+                                        device: api.account.deviceId, mtime: target.node?.modifiedAt ?? Vault.now)
+        let body = UpdateFileRequest(name: sealed.name, parentId: parent, meta: sealed.meta)
+        let done = e.payload.reseal == true ? "resealed \(path)" : "moved \(path)"
         let r = try call { try api.json(.patch, "/v1/files/\(remote)", body: body, headers: [("If-Match", "\"\(target.version)\"")]) }
         switch r.status {
         case 200:
             let f = try ServerAPI.decode(FileResource.self, r)
-            return try complete(e, .onServer(remoteId: f.id, version: f.version), "moved \(path)")
-        case 412 where Self.current(r).map({ $0.name == body.name && $0.parentId == body.parentId && !$0.trashed }) == true:
-            // An earlier run moved it and died before recording that: the server already agrees.
-            let f = Self.current(r)!
-            return try complete(e, .onServer(remoteId: f.id, version: f.version), "moved \(path)")
+            return try complete(e, .onServer(remoteId: f.id, version: f.version), done, seqs: seqs)
+        case 412:
+            // An earlier run moved it and died before recording that: the server already agrees
+            // (its record, opened under our key, names this place and this name).
+            if let f = Self.current(r), !f.trashed, let node = try? codec.open(f.sealed), node.parentId == parent,
+               Array(node.name.utf8) == Array(name.utf8),
+               e.payload.reseal != true || node.record.map({ $0.seq >= seqs.record }) == true {
+                return try complete(e, .onServer(remoteId: f.id, version: f.version), done,
+                                    seqs: RemoteSeqs(record: node.record?.seq ?? 0))
+            }
+            return .conflict("cannot move \(path) on the server (HTTP 412): it changed there since")
         case 409 where waiting.any:   // D5
             return .waits(path)
-        case 412, 404, 409:
-            return .conflict("cannot move \(path) on the server (HTTP \(r.status)): \(r.status == 412 ? "it changed there since" : ServerAPI.apiError(r)?.message ?? "")")
+        case 404, 409:
+            return .conflict("cannot move \(path) on the server (HTTP \(r.status)): \(ServerAPI.apiError(r)?.message ?? "")")
         default:
             if let refused = Self.refusal(r, doing: "move \(path)") { return refused }
             throw ServerAPI.statusError(r, doing: "move \(path)")
@@ -162,7 +148,8 @@ extension OutboxReplay {
                 return try complete(e, .nothing, "deleted \(name)")   // by an earlier run that died before recording it
             case 412:
                 // A delete that replaced a move (rule R2): an earlier run may have applied that move.
-                if e.payload.replacesMove == true, let cur = Self.current(r), cur.name == e.payload.name,
+                if e.payload.replacesMove == true, let cur = Self.current(r),
+                   let opened = try? codec.open(cur.sealed), Array(opened.name.utf8) == Array((e.payload.name ?? "").utf8),
                    let dest = try vault.remoteFolderId(ofLocal: e.payload.parentId), cur.parentId == dest, cur.version != version {
                     version = cur.version
                     continue

@@ -39,12 +39,17 @@ final class OutboxReplay {
     let retry: RetryPolicy
     let concurrency: Int
     let say: (String) -> Void
+    /// Remote padding comes from it.
+    let policy: EffectivePolicy
+    /// Seals every name, record and content record this replay sends (SECURITY.md "End to end").
+    let codec: RemoteCodec
     var onProgress: ((TransferProgress) -> Void)?
     /// Set when large uploads must wait: the network is metered and they were not allowed.
     var holdLargeFrom: UInt64?
 
-    init(api: ServerAPI, vault: Vault, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
-        self.api = api; self.vault = vault; self.retry = retry; self.concurrency = concurrency; self.say = say
+    init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
+        self.api = api; self.vault = vault; self.policy = policy; self.retry = retry; self.concurrency = concurrency; self.say = say
+        codec = vault.remoteCodec
     }
 
     /// What did not replay in this run, for the dependency rules.
@@ -155,27 +160,7 @@ final class OutboxReplay {
 
     /// A small metadata call, retried with backoff on retryable failures.
     func call(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        var failures = 0
-        while true {
-            var reason: String
-            var retryAfter: TimeInterval?
-            do {
-                let r = try body()
-                guard RetryPolicy.isRetryable(status: r.status) && r.status != 409 else { return r }
-                reason = "server answered \(r.status)"
-                retryAfter = RetryPolicy.retryAfter(r)
-            } catch let e as HTTPError {
-                guard RetryPolicy.isRetryable(e) else { throw ServerAPI.networkError(e, api.account.serverURL) }
-                reason = e.description
-            }
-            failures += 1
-            if failures >= retry.maxAttempts {
-                throw VaultError(.io, "the server kept failing (\(reason))", hint: "run `vault sync` again later")
-            }
-            let wait = retry.delay(attempt: failures - 1, retryAfter: retryAfter)
-            say("\(reason); retrying in \(String(format: "%.1f", wait)) s")
-            Thread.sleep(forTimeInterval: wait)
-        }
+        try api.retrying(retry, say: say, body)
     }
 
     /// The current file a 412 answer carries.

@@ -4,7 +4,7 @@ import VaultCore
 import VaultHTTP
 
 /// Sends a list of chunks over several connections at once (`vault sync --concurrency N`): each
-/// worker thread owns its own `HTTPClient` and `BlobHandle` and takes the next chunk from a
+/// worker thread owns its own `HTTPClient` and `SealedBytes` and takes the next chunk from a
 /// shared queue. The first answer that is not a 308 (or a transport failure) stops the others
 /// from starting new chunks and is handed back to the caller, which decides as for one chunk.
 final class ParallelChunks: @unchecked Sendable {
@@ -80,8 +80,8 @@ final class ParallelChunks: @unchecked Sendable {
     /// Runs `workers` threads until the queue is empty or one of them hits an answer other
     /// than 308. `send(client, handle, start, length, onSent)` performs one chunk request.
     /// `tick` runs on the calling thread about three times a second while they work.
-    func run(workers: [(HTTPClient, BlobHandle)],
-             send: @escaping (HTTPClient, BlobHandle, Int64, Int64) throws -> HTTPResponse,
+    func run(workers: [(HTTPClient, SealedBytes)],
+             send: @escaping (HTTPClient, SealedBytes, Int64, Int64) throws -> HTTPResponse,
              tick: () -> Void) -> End {
         let group = DispatchGroup()
         let job = UncheckedJob(workers: workers, send: send)
@@ -113,6 +113,6 @@ final class ParallelChunks: @unchecked Sendable {
 private struct UncheckedJob: @unchecked Sendable {
     // SAFETY: worker `i` is the only thread that touches `workers[i]`; `send` is called
     // concurrently only with distinct clients and handles.
-    let workers: [(HTTPClient, BlobHandle)]
-    let send: (HTTPClient, BlobHandle, Int64, Int64) throws -> HTTPResponse
+    let workers: [(HTTPClient, SealedBytes)]
+    let send: (HTTPClient, SealedBytes, Int64, Int64) throws -> HTTPResponse
 }

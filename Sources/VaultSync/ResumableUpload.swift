@@ -3,21 +3,35 @@ import VaultAPI
 import VaultCore
 import VaultHTTP
 
-/// What one upload needs: the staged blob, its checksum, and where it goes on the server.
+/// What one upload needs: the staged blob, what is sent of it and its checksum, and where it
+/// goes on the server, sealed (SECURITY.md "End to end").
 struct UploadJob {
     var nodeId: String
     var path: String
     /// The outbox entry's request id: the session's idempotency key.
     var requestId: String
     var blobId: String
+    /// Bytes sent: the sealed blob, then zero padding up to this length.
     var size: Int64
+    /// Bytes of the sealed blob.
+    var sealedSize: Int64
+    /// Bytes of the plaintext (for people).
+    var plaintextSize: Int64
+    /// SHA-256 (hex) of the bytes sent.
     var sha256: String
-    var mimeType: String?
+    /// The name token (new files only).
     var name: String
     var parentRemoteId: String?
     /// Set for a new version of a file the server already has.
     var fileId: String?
     var baseVersion: Int64?
+    /// The sealed content record of this revision.
+    var contentMeta: String
+    /// The record sequence numbers this upload writes (recorded with its completion).
+    var seqs: RemoteSeqs
+    /// New files: the id this device chose and the node record.
+    var clientId: String?
+    var meta: String?
 }
 
 /// How an upload ended (errors that stop it are thrown as `VaultError`).
@@ -48,7 +62,7 @@ struct RetryableFailure: Error {
 
 /// The resumable upload protocol for one staged blob: open (or reopen) a session with the
 /// outbox request id, ask the server which ranges it holds, send exactly the missing chunks
-/// (plaintext read through `BlobHandle` only), and retry with backoff. State lives in the
+/// (the sealed bytes as they are on disk, `SealedRangeReader`), and retry with backoff. State lives in the
 /// `transfers` row, so a killed process resumes where the server says it stopped.
 final class ResumableUpload {
     let api: ServerAPI
@@ -80,8 +94,8 @@ final class ResumableUpload {
         if let onProgress {
             record.observer = { onProgress(TransferProgress(path: job.path, direction: .upload, bytesDone: $0, bytesTotal: job.size)) }
         }
-        let handle: BlobHandle, area: BlobArea
-        do { (handle, area) = try vault.openBlob(job.blobId) } catch {
+        let handle: SealedBytes
+        do { handle = try vault.openSealedBytes(job.blobId) } catch {
             let why = "the staged content is unreadable: \((error as? VaultError)?.message ?? "\(error)")"
             record.set(.failed, error: why)
             return .failed(why)
@@ -93,7 +107,7 @@ final class ResumableUpload {
             var sent = false
             if let h = record.checkHold() { return .held(h) }
             do {
-                switch try attempt(job, record, handle, area: area, sent: &sent) {
+                switch try attempt(job, record, handle, sent: &sent) {
                 case .done(let file):
                     record.progress(job.size, force: true)
                     record.set(.done)
@@ -131,7 +145,7 @@ final class ResumableUpload {
 
     /// One pass: learn what the server holds (or open a session), then send the missing chunks.
     /// `sent` becomes true once a chunk was accepted (progress resets the failure count).
-    private func attempt(_ job: UploadJob, _ record: TransferRecord, _ handle: BlobHandle, area: BlobArea,
+    private func attempt(_ job: UploadJob, _ record: TransferRecord, _ handle: SealedBytes,
                          sent: inout Bool) throws -> Step {
         var status: UploadStatus?
         if let id = record.uploadId {
@@ -173,7 +187,7 @@ final class ResumableUpload {
                                    retryAfter: nil)
         }
         if concurrency > 1 && missing.count > 1 {
-            return try sendParallel(job, url: uploadURL, chunks: missing, area: area, record: record,
+            return try sendParallel(job, url: uploadURL, chunks: missing, record: record,
                                     confirmed: confirmed, sent: &sent)
         }
         for (start, length) in missing {
@@ -212,18 +226,18 @@ final class ResumableUpload {
     }
 
     /// Sends `chunks` over `concurrency` connections at once, each with its own client and
-    /// blob handle; the first non-308 answer is judged as for one chunk.
-    private func sendParallel(_ job: UploadJob, url: String, chunks: [(Int64, Int64)], area: BlobArea,
+    /// file handle; the first non-308 answer is judged as for one chunk.
+    private func sendParallel(_ job: UploadJob, url: String, chunks: [(Int64, Int64)],
                               record: TransferRecord, confirmed: Int64, sent: inout Bool) throws -> Step {
-        var workers: [(HTTPClient, BlobHandle)] = []
+        var workers: [(HTTPClient, SealedBytes)] = []
         for _ in 0..<min(concurrency, chunks.count) {
-            workers.append((try HTTPClient(configuration: api.http.configuration), try vault.blobs.open(job.blobId, area: area)))
+            workers.append((try HTTPClient(configuration: api.http.configuration), try vault.openSealedBytes(job.blobId)))
         }
         let auth = "Bearer " + (api.account.token ?? ""), device = api.account.deviceId
         let fullURL = url.hasPrefix("http") ? url : api.url(url), size = job.size
         let pipeline = ParallelChunks(chunks: chunks, confirmed: confirmed)
         let end = pipeline.run(workers: workers, send: { client, handle, start, length in
-            let reader = BlobRangeReader(handle: handle, offset: UInt64(start), length: UInt64(length))
+            let reader = SealedRangeReader(file: handle, offset: UInt64(start), length: UInt64(length))
             let req = HTTPRequest(method: .put, url: fullURL,
                                   headers: [("Content-Range", "bytes \(start)-\(start + length - 1)/\(size)"),
                                             ("Content-Type", "application/octet-stream"), ("Accept", "application/json"),
@@ -252,12 +266,16 @@ final class ResumableUpload {
     private func openSession(_ job: UploadJob) throws -> (UploadSessionResponse?, Bool, Step?) {
         let body = UploadSessionRequest(name: job.fileId == nil ? job.name : nil,
                                         parentId: job.fileId == nil ? job.parentRemoteId : nil,
-                                        size: job.size, mimeType: job.mimeType, sha256: job.sha256,
-                                        requestId: job.requestId, fileId: job.fileId, baseVersion: job.baseVersion)
+                                        size: job.size, mimeType: "application/octet-stream", sha256: job.sha256,
+                                        requestId: job.requestId, fileId: job.fileId, baseVersion: job.baseVersion,
+                                        id: job.fileId == nil ? job.clientId : nil, meta: job.fileId == nil ? job.meta : nil,
+                                        contentMeta: job.contentMeta)
         let r = try transport { try api.json(.post, "/v1/upload?uploadType=resumable", body: body) }
         switch r.status {
         case 200, 201: return (try ServerAPI.decode(UploadSessionResponse.self, r), r.status == 201, nil)
         case 412: return (nil, false, .conflict(Self.conflictReason(r, job), nameTaken: false))
+        case 409 where ServerAPI.apiError(r)?.code == "id_taken":
+            return (nil, false, .conflict("the id chosen for \(job.path) is taken on the server", nameTaken: true))
         case 409 where ServerAPI.apiError(r)?.code != "chunk_in_progress":
             return (nil, false, .conflict("the server refused: \(ServerAPI.apiError(r)?.message ?? "name taken")", nameTaken: true))
         default:
@@ -266,7 +284,7 @@ final class ResumableUpload {
         }
     }
 
-    private func sendChunk(_ job: UploadJob, url: String, start: Int64, length: Int64, handle: BlobHandle,
+    private func sendChunk(_ job: UploadJob, url: String, start: Int64, length: Int64, handle: SealedBytes,
                            record: TransferRecord, confirmed: Int64) throws -> HTTPResponse {
         let range = job.size == 0 ? "bytes */0" : "bytes \(start)-\(start + length - 1)/\(job.size)"
         api.http.onProgress = { sentBytes, _ in
@@ -276,7 +294,7 @@ final class ResumableUpload {
         defer { api.http.onProgress = nil }
         return try transport {
             try api.send {
-                let reader = BlobRangeReader(handle: handle, offset: UInt64(start), length: UInt64(length))
+                let reader = SealedRangeReader(file: handle, offset: UInt64(start), length: UInt64(length))
                 return HTTPRequest(method: .put, url: url.hasPrefix("http") ? url : api.url(url),
                                    headers: [("Content-Range", range), ("Content-Type", "application/octet-stream"),
                                              ("Accept", "application/json"), ("Expect", "")],

@@ -9,7 +9,8 @@ import VaultHTTP
 /// Synchronous and not thread-safe, like the `HTTPClient` underneath. Token values never reach
 /// logs or error messages.
 final class ServerAPI {
-    let vault: Vault
+    /// Where a new token is stored (nil before a vault exists: `vault join`).
+    let vault: Vault?
     private(set) var account: SyncAccount
     let http: HTTPClient
     /// Set while content is fetched on demand (`cat`, `get`): a server that cannot be reached at
@@ -20,7 +21,7 @@ final class ServerAPI {
     /// The one place a connection to the server is set up: the address as stored is checked
     /// against the transport rules and the policy (`ServerAddress.check`) before any request, and
     /// the policy's pinned keys apply.
-    init(vault: Vault, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void) throws {
+    init(vault: Vault?, account: SyncAccount, policy: EffectivePolicy, warn: (String) -> Void) throws {
         self.vault = vault
         self.account = account
         let address = try ServerAddress(account.serverURL)
@@ -53,7 +54,7 @@ final class ServerAPI {
             let t = try Self.decode(TokenResponse.self, r)
             account.token = t.token
             account.tokenExpiresAt = t.expiresAt
-            try account.saveToken(in: vault)
+            if let vault { try account.saveToken(in: vault) }
         case 401:
             throw VaultError(.wrongPassword, "the server refused the password of user '\(account.user)'",
                              hint: "run `vault login --server \(account.serverURL) --user \(account.user)` with the right server password")
@@ -109,6 +110,32 @@ final class ServerAPI {
             HTTPRequest(method: method, url: url(path),
                         headers: [("Accept", "application/json")] + (bytes == nil ? [] : [("Content-Type", "application/json")]) + headers,
                         body: bytes.map { .bytes($0) } ?? .none)
+        }
+    }
+
+    /// A small metadata call, retried with backoff (`retry`) on retryable failures (a 409 is an
+    /// answer, never retried); `say` hears each retry. Gives up with an I/O error.
+    func retrying(_ retry: RetryPolicy, say: (String) -> Void, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        var failures = 0
+        while true {
+            var reason: String
+            var retryAfter: TimeInterval?
+            do {
+                let r = try body()
+                guard RetryPolicy.isRetryable(status: r.status) && r.status != 409 else { return r }
+                reason = "server answered \(r.status)"
+                retryAfter = RetryPolicy.retryAfter(r)
+            } catch let e as HTTPError {
+                guard RetryPolicy.isRetryable(e) else { throw ServerAPI.networkError(e, account.serverURL) }
+                reason = e.description
+            }
+            failures += 1
+            if failures >= retry.maxAttempts {
+                throw VaultError(.io, "the server kept failing (\(reason))", hint: "run `vault sync` again later")
+            }
+            let wait = retry.delay(attempt: failures - 1, retryAfter: retryAfter)
+            say("\(reason); retrying in \(String(format: "%.1f", wait)) s")
+            Thread.sleep(forTimeInterval: wait)
         }
     }
 

@@ -11,6 +11,8 @@ import VaultHTTP
 public final class SyncClient {
     let vault: Vault
     let api: ServerAPI
+    /// The effective policy (KDF floors an envelope must meet, remote padding).
+    let policy: EffectivePolicy
     let retry: RetryPolicy
     let say: (String) -> Void
     /// Receives each transfer's progress, a few times a second (for a progress bar).
@@ -25,11 +27,13 @@ public final class SyncClient {
     ///   - warn: receives warnings that must always be shown (a clear-text connection).
     public convenience init(vault: Vault, policy: EffectivePolicy, say: @escaping (String) -> Void = { _ in },
                             warn: (String) -> Void = { _ in }) throws {
-        self.init(api: try ServerAPI(vault: vault, account: try SyncAccount.require(vault), policy: policy, warn: warn), say: say)
+        self.init(api: try ServerAPI(vault: vault, account: try SyncAccount.require(vault), policy: policy, warn: warn), vault: vault,
+                  policy: policy, say: say)
     }
 
-    init(api: ServerAPI, say: @escaping (String) -> Void) {
-        self.vault = api.vault
+    init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, say: @escaping (String) -> Void) {
+        self.vault = vault
+        self.policy = policy
         self.api = api
         self.retry = RetryPolicy.fromEnvironment()
         self.say = say
@@ -37,6 +41,12 @@ public final class SyncClient {
 
     /// The server address this vault syncs with.
     public var serverURL: String { api.account.serverURL }
+
+    /// The id of the vault this client syncs.
+    public var vaultId: String { vault.vaultId }
+
+    /// Set once this client brought the key envelope in step (once per command).
+    var envelopeInStep = false
 
     /// Signs in to `serverURL` as `user`, and stores the address, user, token and password (for
     /// refreshing the token) in the vault's encrypted database.
@@ -56,10 +66,18 @@ public final class SyncClient {
                                   deviceId: previous?.deviceId ?? UUID().uuidString.lowercased(),
                                   caFile: caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
                                   insecureHTTP: insecureHTTP, password: passwordText, token: nil, tokenExpiresAt: nil)
-        let api = try ServerAPI(vault: vault, account: account, policy: policy, warn: warn)
-        try api.refreshToken()            // fails before anything is stored when the password is wrong
+        // Nothing is stored before the server accepted the password and the account is this
+        // vault's (or empty): another vault's envelope, or files synced in plaintext, refuse.
+        let api = try ServerAPI(vault: nil, account: account, policy: policy, warn: warn)
+        try api.refreshToken()
+        let client = SyncClient(api: api, vault: vault, policy: policy, say: { _ in })
+        if let previous, previous.serverURL != url || previous.user != user {
+            try vault.setSyncState([(.envelopeBase, nil), (.envelopeVersion, nil)])   // another account: no agreement yet
+        }
+        try client.syncEnvelope()
         try api.account.save(to: vault)
-        return SyncClient(api: api, say: { _ in })
+        return SyncClient(api: try ServerAPI(vault: vault, account: api.account, policy: policy, warn: warn), vault: vault,
+                          policy: policy, say: { _ in })
     }
 
     /// Throws when the server this vault is logged in to may not be used now (transport rules,
@@ -105,13 +123,16 @@ public final class SyncClient {
     /// - Parameter concurrency: chunks of one upload in flight at once, each on its own connection (1…16).
     /// - Parameter holdLargeFrom: when set, uploads of at least this many bytes wait (metered network).
     public func push(concurrency: Int = SyncClient.defaultConcurrency, holdLargeFrom: UInt64? = nil) throws -> PushSummary {
-        let replay = OutboxReplay(api: api, vault: vault, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
+        let replay = OutboxReplay(api: api, vault: vault, policy: policy, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
         replay.holdLargeFrom = holdLargeFrom
         replay.onProgress = onProgress
         // Uploaded content moves from staging to the cache: fit the cache to the budget after the
         // replay, also when it stopped part-way.
         defer { if let warning = (try? vault.applyBudget())?.message { say("warning: " + warning) } }
-        let summary = try recordingFailure { try replay.run() }
+        let summary = try recordingFailure { () -> PushSummary in
+            try syncEnvelope()
+            return try replay.run()
+        }
         try vault.recordSyncSuccess()
         try vault.pruneTransfers()
         return summary
@@ -121,7 +142,10 @@ public final class SyncClient {
     /// content downloads in the background of sync). Files at least `holdLargeFrom` bytes wait
     /// when the network is metered. Returns (downloaded, waiting).
     public func downloadPinned(holdLargeFrom: UInt64? = nil) throws -> (downloaded: Int, waiting: Int) {
-        try recordingFailure { try downloadPinnedFiles(holdLargeFrom: holdLargeFrom) }
+        try recordingFailure {
+            try syncEnvelope()
+            return try downloadPinnedFiles(holdLargeFrom: holdLargeFrom)
+        }
     }
 
     private func downloadPinnedFiles(holdLargeFrom: UInt64?) throws -> (downloaded: Int, waiting: Int) {
@@ -140,7 +164,7 @@ public final class SyncClient {
     }
 
     /// Runs `body`; an error it throws is recorded as a failed sync (for `vault status`) and rethrown.
-    private func recordingFailure<T>(_ body: () throws -> T) throws -> T {
+    func recordingFailure<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch {
             try? vault.recordSyncFailure((error as? VaultError)?.message ?? "\(error)")
             throw error

@@ -74,6 +74,8 @@ final class ModelRun {
     let root: URL
     let server: ServerHarness
     let tree: ServerTree
+    /// The vault's key envelope, once the first run made the vault.
+    var envelope: [UInt8]?
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("vault-model-\(UUID().uuidString)")
@@ -91,9 +93,19 @@ final class ModelRun {
         do {
             try tree.clear()
             let dir = root.appendingPathComponent(UUID().uuidString)
-            let vault = try Vault.create(layout: VaultLayout(root: dir.appendingPathComponent("v").path),
-                                         password: SecureBytes(copying: Array("model password".utf8)),
+            let layout = VaultLayout(root: dir.appendingPathComponent("v").path)
+            let password = SecureBytes(copying: Array("model password".utf8))
+            // One vault for the account (its key envelope is on the server): the first run makes
+            // it, each later one joins it as a fresh device (an empty tree, as the server's now is).
+            let vault: Vault
+            if let envelope {
+                vault = try Vault.join(layout: layout, envelope: envelope, masterKey: try KeyslotFile.parse(envelope).unlock(password: password))
+            } else {
+                vault = try Vault.create(layout: layout, password: password,
                                          kdf: .argon2id(opsLimit: 1, memLimitBytes: 8 << 20, salt: SecureRandom.bytes(16)))
+                envelope = try vault.envelopeBytes()
+            }
+            server.decoder = ServerDecoder(home: dir.appendingPathComponent("v"), password: "model password")
             defer { try? FileManager.default.removeItem(at: dir) }
             let client = try SyncClient.login(vault: vault, serverURL: server.url, user: server.user,
                                               password: SecureBytes(copying: Array(server.password.utf8)), caFile: nil,

@@ -91,7 +91,9 @@ final class PolicyTests: XCTestCase {
         try expectPolicyError(["init", "--kdf-ops", "1", "--kdf-mem", "8M"] + h.pw, containing: "escrowed")
         try h.ok(["init", "--kdf-ops", "1", "--kdf-mem", "8M", "--org-key", org + "/org-escrow.pub"] + h.pw)
         XCTAssertEqual((try h.ok(["policy", "check", "--json"] + h.pw).json as? [String: Any])?["compliant"] as? Bool, true)
-        try expectPolicyError(["key", "remove", "escrow-1"] + h.pw, containing: "requires an escrow slot")
+        let slots = try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]])
+        let escrow = try XCTUnwrap(slots.first { $0["type"] as? String == "escrow" }?["id"] as? String)
+        try expectPolicyError(["key", "remove", escrow] + h.pw, containing: "requires an escrow slot")
     }
 
     func testFailedUnlocksWipeTheLocalVault() throws {

@@ -47,6 +47,7 @@ final class ServerHarness: @unchecked Sendable {
         guard add.terminationStatus == 0 else { throw TransferTestError("vault-server user add failed") }
 
         self.args = args
+        decoder = ServerDecoder(home: root.appendingPathComponent("vault"))   // a CLIHarness's vault under the same root
         try start(port: 0)
     }
 
@@ -131,10 +132,11 @@ final class ServerHarness: @unchecked Sendable {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
     }
 
-    func curl(_ method: String, _ path: String, json: String? = nil, auth: Bool = true) throws -> Answer {
+    func curl(_ method: String, _ path: String, json: String? = nil, auth: Bool = true, headers: [String: String] = [:]) throws -> Answer {
         var args = ["-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", url + path]
         if let certFile { args += ["--cacert", certFile.path] }
         if auth { args += ["-H", "Authorization: Bearer \(try token())"] }
+        for (k, v) in headers { args += ["-H", "\(k): \(v)"] }
         if let json { args += ["-H", "Content-Type: application/json", "--data-binary", json] }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
@@ -163,18 +165,30 @@ final class ServerHarness: @unchecked Sendable {
         guard a.status == 200 else { throw TransferTestError("faults: \(a.status)") }
     }
 
-    /// The live children of a folder, by name.
+    /// Decodes what the server stores (set by the first `CLIHarness.login(to:)`): names, sizes
+    /// and checksums are the vault's, read through its codec (the server holds only ciphertext).
+    var decoder: ServerDecoder?
+
+    /// The live children of a folder, by name (decoded through `decoder`: `size` and `sha256`
+    /// are the plaintext's; the server's own are `storedSize`, `storedSHA256`).
     func children(_ parentId: String = "root") throws -> [String: [String: Any]] {
         let a = try curl("GET", "/v1/files?parentId=\(parentId)&pageSize=1000")
         var out: [String: [String: Any]] = [:]
-        for f in a.json["files"] as? [[String: Any]] ?? [] { out[f["name"] as? String ?? ""] = f }
+        let codec = try decoder?.codecIfAny()
+        for f in a.json["files"] as? [[String: Any]] ?? [] {
+            let d = try codec.map { try decoder!.decode(f, codec: $0) } ?? f
+            out[d["name"] as? String ?? ""] = d
+        }
         return out
     }
 
-    /// SHA-256 (hex) of what the server serves for a file.
+    /// SHA-256 (hex) of what the server serves for a file: of the plaintext, decrypted and
+    /// authenticated through `decoder` (of the raw bytes without one).
     func contentSHA256(_ id: String) throws -> String {
         let a = try curl("GET", "/v1/files/\(id)/content")
-        return sha256Hex(a.body)
+        guard let decoder, try decoder.codecIfAny() != nil else { return sha256Hex(a.body) }
+        let f = try curl("GET", "/v1/files/\(id)")
+        return try decoder.plaintextSHA256(of: a.body, contentMeta: f.json["contentMeta"] as? String ?? "", id: id)
     }
 }
 

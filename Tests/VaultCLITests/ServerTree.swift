@@ -34,13 +34,17 @@ final class ServerTree {
         return json
     }
 
-    /// The live children of server folder `id`.
+    /// The live children of server folder `id`, decoded through the server harness's decoder
+    /// (names, and the plaintext's size and SHA-256).
     func children(_ id: String) throws -> [[String: Any]] {
         var out: [[String: Any]] = []
         var token: String?
+        let codec = try server.decoder?.codecIfAny()
         repeat {
             let page = try get("/v1/files?parentId=\(id)&pageSize=1000" + (token.map { "&pageToken=\($0)" } ?? ""))
-            out += page["files"] as? [[String: Any]] ?? []
+            for f in page["files"] as? [[String: Any]] ?? [] {
+                out.append(try codec.map { try server.decoder!.decode(f, codec: $0) } ?? f)
+            }
             token = page["nextPageToken"] as? String
         } while token != nil
         return out

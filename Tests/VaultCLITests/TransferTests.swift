@@ -174,11 +174,7 @@ final class TransferTests: XCTestCase {
         let patched = try server.curl("PATCH", "/v1/files/\(bId)", json: #"{"name":"by-other-device.txt"}"#)
         XCTAssertEqual(patched.status, 428, "the server insists on If-Match")
         let ver = inYear["b-renamed.txt"]!["version"] as! Int
-        var args = ["-s", "-o", "/dev/null", "-X", "PATCH", "-H", "Authorization: Bearer \(try server.token())", "-H", "If-Match: \"\(ver)\"",
-                    "-H", "Content-Type: application/json", "--data-binary", #"{"name":"by-other-device.txt"}"#]
-        args.append(server.url + "/v1/files/\(bId)")
-        let p = try Process.run(URL(fileURLWithPath: "/usr/bin/curl"), arguments: args)
-        p.waitUntilExit()
+        XCTAssertEqual(try server.patchSealed(bId, name: "by-other-device.txt", parentId: y2026["id"] as! String, version: ver).status, 200)
         try h.ok(["mv", "/Docs/2026/b-renamed.txt", "/Docs/2026/mine.txt"] + h.pw)
         let c = try h.ok(["sync", "--json"] + h.pw)
         XCTAssertEqual((c.json as? [String: Any])?["conflicts"] as? Int, 1, c.out)
@@ -217,7 +213,7 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(remote["sha256"] as? String, sha256Hex(data))
         let after = try XCTUnwrap(try transfers().first)
         XCTAssertEqual(after["state"] as? String, "done")
-        XCTAssertEqual(after["bytesDone"] as? Int, size)
+        XCTAssertEqual(after["bytesDone"] as? Int, remote["storedSize"] as? Int, "every byte sent: the sealed blob")
     }
 
     func testLargeUploadsWaitForAnUnmeteredNetworkVisibly() throws {
@@ -568,7 +564,7 @@ final class TransferTests: XCTestCase {
         try login()
         let (f, data) = try randomFile("w.bin", bytes: 3 << 20)
         try h.ok(["put", f, "/"] + h.pw)
-        try server.faults(#"{"errorRate": 1.0, "errorStatus": 503}"#)
+        try server.faults(#"{"errorRate": 1.0, "errorStatus": 503, "errorPathPrefix": "/v1/upload"}"#)
         let r = try h.run(["sync"] + h.pw, env: ["VAULT_RETRY_MAX": "3"])
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("stopped after 3 failed attempts"), r.stderr)
@@ -616,7 +612,7 @@ final class TransferTests: XCTestCase {
 
         let r = try h.run(["cat", "/doc.bin"] + h.pw)
         XCTAssertEqual(r.status, 6, r.stderr)
-        XCTAssertTrue(r.stderr.contains("does not match its checksum"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("failed its integrity check"), r.stderr)
         XCTAssertTrue(r.stdout.isEmpty, "nothing of the bad content reached the reader")
         XCTAssertEqual(try node("/doc.bin")["contentState"] as? String, "NOT_DOWNLOADED")
         XCTAssertEqual(try h.blobFiles("cache").count, 0, "the bad blob was discarded")

@@ -51,8 +51,9 @@ final class RemoteCodecTests: VaultTestCase {
         XCTAssertEqual(Array(try codec.open(nfd).name.utf8), Array("e\u{301}.txt".utf8))
         nfd.name = try codec.nameToken("\u{e9}.txt", parentId: folder)
         assertLie(nfd, "a token of another spelling than the record")
-        XCTAssertFalse(e.name.contains("q3"))
-        XCTAssertFalse(e.meta!.contains("q3"))
+        // (Whole names: a short marker may turn up in base64 by chance.)
+        XCTAssertFalse(e.name.contains("q3 — résumé"))
+        XCTAssertFalse(e.meta!.contains("q3 — résumé"))
     }
 
     func testEveryServerLieIsAnIntegrityError() throws {
@@ -108,5 +109,52 @@ final class RemoteCodecTests: VaultTestCase {
         XCTAssertTrue(try codec3.nameToken("new.txt", parentId: "root").hasPrefix("3."))
         XCTAssertEqual(vault.keyslots.body.history?.map(\.epoch).sorted(), [1, 2])
         XCTAssertEqual(vault.keyslots.body.generation, 3)
+    }
+
+    func testSealedNodeFieldsOpenAndSayWhatWasSealed() throws {
+        let id = RemoteCodec.newId(), folder = RemoteCodec.newId()
+        let sealed = try codec.sealNode(nodeId: id, name: "e\u{301}té.txt", parentId: folder, isFolder: false, seq: 7,
+                                        device: device, mtime: 42)
+        let c = content()
+        let e = SealedRemoteEntry(id: id, parentId: folder, name: sealed.name, isFolder: false, size: c.sealedSize, version: 3,
+                                  trashed: false, meta: sealed.meta, contentMeta: try codec.sealContent(c, nodeId: id))
+        let n = try codec.open(e)
+        XCTAssertEqual(Array(n.name.utf8), Array("e\u{301}té.txt".utf8), "sealed as given (names are not normalised)")
+        XCTAssertEqual(n.record?.seq, 7); XCTAssertEqual(n.record?.parent, folder); XCTAssertEqual(n.content, c)
+        XCTAssertEqual(sealed.name, try codec.nameToken("e\u{301}té.txt", parentId: folder))
+        var x = e; x.parentId = "root"; assertLie(x, "the same fields under another folder")
+    }
+
+    /// Padmé (PURBs): at most about 12 % more, never less, and the known values.
+    func testPadme() {
+        XCTAssertEqual(RemotePadding.padme(0), 0); XCTAssertEqual(RemotePadding.padme(1), 1)
+        XCTAssertEqual(RemotePadding.padme(9), 10)
+        XCTAssertEqual(RemotePadding.padme(1000), 1024)
+        XCTAssertEqual(RemotePadding.padme(65664), 67584)
+        XCTAssertEqual(RemotePadding.padme(1 << 20), 1 << 20)
+        for l in stride(from: UInt64(2), to: 1 << 40, by: 999_999_937) {
+            let p = RemotePadding.padme(l)
+            XCTAssertGreaterThanOrEqual(p, l)
+            XCTAssertLessThanOrEqual(Double(p - l) / Double(l), 0.12 + 1e-9, "\(l)")
+            XCTAssertEqual(RemotePadding.padme(p), p, "a Padmé size is its own class")
+        }
+        XCTAssertEqual(RemotePadding.none.uploadLength(sealedSize: 1000), 1000)
+        XCTAssertEqual(RemotePadding.padme.uploadLength(sealedSize: 1000), 1024)
+    }
+
+    /// The server stores the sealed size or its Padmé size; anything else, and a record whose
+    /// sealed size does not fit its plaintext, is a lie.
+    func testStoredSizeIsTheSealedSizeOrItsPadmeSize() throws {
+        let id = RemoteCodec.newId()
+        let c = ContentRecord(blob: RemoteCodec.newId(), device: device, mime: "x", mtime: 1,
+                              sealedSize: Int64(BlobStore.sealedSize(plaintextSize: 70_000)), seq: 1,
+                              sha256: String(repeating: "ab", count: 32), size: 70_000)
+        var e = try entry(id: id, parent: "root", name: "p.bin", content: c)
+        XCTAssertNoThrow(try codec.open(e))
+        e.size = Int64(RemotePadding.padme(UInt64(c.sealedSize))); XCTAssertNoThrow(try codec.open(e), "padded")
+        e.size += 1; assertLie(e, "bigger than its padded size")
+        e.size = c.sealedSize + 1; assertLie(e, "neither sealed nor padded")
+        var wrong = c; wrong.sealedSize += 16
+        assertLie(try entry(id: id, parent: "root", name: "p.bin", content: wrong), "a sealed size that does not fit the plaintext")
     }
 }

@@ -24,15 +24,16 @@ final class FaultInjector: @unchecked Sendable {
         tooMany.withLock { $0 = max(settings.retryAfter429Count ?? 0, 0) }
     }
 
-    /// Actions for a new request, in order (delay first, then maybe an injected error).
-    func actions() -> [Action] {
+    /// Actions for a new request to `path`, in order (delay first, then maybe an injected error;
+    /// errors only on paths under `errorPathPrefix` when it is set).
+    func actions(path: String) -> [Action] {
         let s = current
         var out: [Action] = []
         if let ms = s.delayMs, ms > 0 { out.append(.delay(milliseconds: min(ms, 60_000))) }
         let claimed429 = tooMany.withLock { n -> Bool in if n > 0 { n -= 1; return true }; return false }
         if claimed429 {
             out.append(.fail(APIError.tooMany("injected 429", retryAfter: s.retryAfterSeconds ?? 1)))
-        } else if let rate = s.errorRate, rate > 0, Double.random(in: 0..<1) < rate {
+        } else if let rate = s.errorRate, rate > 0, s.errorPathPrefix.map(path.hasPrefix) ?? true, Double.random(in: 0..<1) < rate {
             let status = s.errorStatus ?? 503
             out.append(.fail(APIError(status: status, code: "injected_fault", message: "injected \(status)")))
         }

@@ -259,7 +259,7 @@ final class HTTPServer: @unchecked Sendable {
         guard var request = head else { return }   // not decodable: ex.failure says why
         ex.request = request
         if service.config.testFaults && !ex.path.hasPrefix("/v1/test/") {
-            for action in service.faults.actions() {
+            for action in service.faults.actions(path: ex.path) {
                 switch action {
                 case .delay(let ms): usleep(UInt32(ms) * 1000)
                 case .fail(let e): ex.failure = .error(e); return

@@ -24,7 +24,8 @@ extension VaultService {
             let page = Array(rows.prefix(limit))
             let latest = try db.latestCursor()
             let next = rows.count > limit ? (page.last?.cursor ?? cursor) : max(cursor, page.last?.cursor ?? cursor, latest)
-            return ChangeList(changes: page, nextCursor: next, hasMore: rows.count > limit)
+            return ChangeList(changes: page.map { c in var c = c; c.file = c.file.map(lied); return c }, nextCursor: next,
+                              hasMore: rows.count > limit)
         }
         return Self.respond(list)
     }

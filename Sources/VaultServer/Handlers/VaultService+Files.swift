@@ -31,7 +31,7 @@ extension VaultService {
         if more, let last = files.last, let data = try? JSONEncoder().encode([last.name, last.id]) {
             next = Base64URL.encode([UInt8](data))
         }
-        return Self.respond(FileList(files: files, nextPageToken: next))
+        return Self.respond(lied(FileList(files: files, nextPageToken: next)))
     }
 
     /// `scope=all`: every live node of the account except the root, in id order, paged by id —
@@ -54,7 +54,7 @@ extension VaultService {
         }
         let files = Array(rows.prefix(pageSize))
         let next = rows.count > pageSize ? files.last.map { Base64URL.encode(Array($0.id.utf8)) } : nil
-        return Self.respond(FileList(files: files, nextPageToken: next))
+        return Self.respond(lied(FileList(files: files, nextPageToken: next)))
     }
 
     func createFile(_ ctx: RequestContext) throws -> RequestPlan {
@@ -86,7 +86,7 @@ extension VaultService {
     }
 
     func getFile(_ ctx: RequestContext) throws -> RequestPlan {
-        let file = try store.withDB { db in try db.requireFile(owner: ctx.userId, id: ctx.request.param("id")) }
+        let file = lied(try store.withDB { db in try db.requireFile(owner: ctx.userId, id: ctx.request.param("id")) })
         return Self.respond(file, headers: [Self.etag(file)])
     }
 
