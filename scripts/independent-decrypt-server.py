@@ -158,8 +158,10 @@ def decrypt_content(keys, data_dir, node_id, rev_id, record, stored_size, out_pa
     z, p = int(record["sealedSize"]), int(record["size"])
     if z != 112 + p + 16 * max(1, -(-p // 65536)):
         raise Failure(f"{node_id}: the record's sealed size {z} does not fit its plaintext size {p}")
-    if stored_size not in (z, padme(z)) or os.path.getsize(path) != stored_size:
-        raise Failure(f"{node_id}: the server stores {stored_size} bytes; the sealed blob has {z} ({padme(z)} padded)")
+    if stored_size not in (z, padme(z)):
+        raise Failure(f"{node_id}: the server lists {stored_size} bytes; the sealed blob has {z} ({padme(z)} padded)")
+    if os.path.getsize(path) != stored_size:
+        raise Failure(f"{node_id}: the server lists {stored_size} bytes but stores {os.path.getsize(path)}")
     size, digest, epoch, segs = V.decrypt_blob(path, record["blob"], keys.vault_id, keys.wrap_key, out_path,
                                                int(record["size"]), record["sha256"], length=z)
     return size, segs, epoch

@@ -46,6 +46,11 @@ final class ContentDownload {
                 throw error
             }
             do {
+                // The blob may be here already (a restore made an older revision the head again).
+                if let here = try vault.blobRecord(head.content.blob), here.size == UInt64(head.content.size),
+                   here.sha256 == head.content.sha256, try vault.locateBlob(here.id) != nil {
+                    return try publish(here, node: node, path: path, record: record, fresh: false)
+                }
                 let blob = try fetch(url: "/v1/files/\(remoteId)/content", etag: "\"\(head.version)\"", content: head.content,
                                      storedSize: head.storedSize, path: path, record: record)
                 return try publish(blob, node: node, path: path, record: record)
@@ -230,10 +235,10 @@ final class ContentDownload {
 
     /// Publishes the verified blob as the node's content (it was checked against the record,
     /// which names the node's recorded size and SHA-256).
-    private func publish(_ blob: BlobRecord, node: Node, path: String, record: TransferRecord) throws -> Node {
+    private func publish(_ blob: BlobRecord, node: Node, path: String, record: TransferRecord, fresh: Bool = true) throws -> Node {
         let published: Node?
         do { published = try vault.publishDownloaded(blob, nodeId: node.id) } catch {
-            vault.blobs.delete(blob.id, area: .cache)
+            if fresh { vault.blobs.delete(blob.id, area: .cache) }
             throw error
         }
         record.progress(Int64(blob.size), force: true)

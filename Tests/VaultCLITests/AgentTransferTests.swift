@@ -105,10 +105,9 @@ final class AgentTransferTests: XCTestCase {
         XCTAssertNotNil(try waitFor(30) { (try agent.status()["events"] as? [String: Any])?["connected"] as? Bool == true },
                         "the push channel did not open: \(agent.log)")
         let passes = try work()["passes"] as? Int ?? 0
-        // Another device: a second vault logged in to the same account uploads a file.
+        // Another device of the same vault (joined: the account holds the vault's key envelope) uploads a file.
         let other = try CLIHarness(keyring: false)
-        try other.initVault()
-        try other.login(to: server)
+        try other.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + other.pw)
         try other.ok(["put", try other.localFile("from-b.txt", Data("hello from b".utf8)), "/"] + other.pw)
         try other.ok(["sync"] + other.pw)
         let took = try waitFor(30) {

@@ -45,6 +45,7 @@ final class BackupTests: XCTestCase {
     /// devices must never look like one to the server) and drops the exported token.
     func testImportedVaultIsANewDevice() throws {
         let server = try ServerHarness(root: h.root)
+        server.decoder = ServerDecoder(home: vaultDir)   // this test's VAULT_HOME
         try h.login(to: server)
         _ = try putFile("one", size: 1000)
         try h.ok(["sync"] + h.pw)

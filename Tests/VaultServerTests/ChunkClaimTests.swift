@@ -104,6 +104,51 @@ final class ChunkClaimTests: XCTestCase {
         XCTAssertEqual([UInt8](stored), bytes, "the published bytes are the ones that were hashed")
     }
 
+    /// A request whose whole body arrived but that ended without an answer (the client went
+    /// away first) still records its chunk: the last one publishes the file, instead of leaving a
+    /// session whose ranges are complete and that nothing could ever finish.
+    func testAWholeBodyWhoseAnswerWasLostIsRecorded() throws {
+        Sodium.initialize()
+        var config = ServerConfig()
+        config.dataDir = NSTemporaryDirectory() + "vault-claims-" + UUID().uuidString
+        config.chunkSize = 1000
+        defer { try? FileManager.default.removeItem(atPath: config.dataDir) }
+        let service = try VaultService(config: config)
+        let owner = try service.users.add(name: "alice", password: Array("pw".utf8))
+        let bytes = randomBytes(1500)
+        func context(_ method: String, _ path: String, params: [String: String] = [:], headers: [String: String] = [:]) -> RequestContext {
+            var r = HTTPRequest(method: method, path: path, query: [:], headers: headers)
+            r.pathParams = params
+            return RequestContext(request: r, userId: owner)
+        }
+        guard case .buffer(_, let open) = try service.createUploadSession(context("POST", "/v1/upload")) else { return XCTFail("plan") }
+        let opened = try open(Array(#"{"name":"f","size":1500,"sha256":"\#(sha256Hex(bytes))","requestId":"r"}"#.utf8))
+        let id = try json(opened)["uploadId"] as! String
+        func chunk(_ start: Int, _ end: Int) throws -> ChunkSink {
+            guard case .stream(let sink) = try service.putChunk(context("PUT", "/v1/upload/\(id)/chunk", params: ["id": id],
+                                                                        headers: ["content-range": "bytes \(start)-\(end - 1)/1500"])),
+                  let chunk = sink as? ChunkSink else { throw TestHTTPError(description: "no chunk sink") }
+            return chunk
+        }
+        let first = try chunk(0, 1000)
+        try bytes[0..<1000].withUnsafeBytes { try first.receive($0) }
+        first.abort()
+        let cut = try chunk(1000, 1500)
+        try bytes[1000..<1200].withUnsafeBytes { try cut.receive($0) }
+        cut.abort()
+        let last = try chunk(1200, 1500)
+        try bytes[1200..<1500].withUnsafeBytes { try last.receive($0) }
+        last.abort()
+        guard case .respond(let answer) = try service.uploadStatus(context("GET", "/v1/upload/\(id)", params: ["id": id])) else {
+            return XCTFail("plan")
+        }
+        let status = try json(answer)
+        XCTAssertEqual(status["state"] as? String, "complete", String(decoding: body(answer), as: UTF8.self))
+        let rid = try XCTUnwrap((status["file"] as? [String: Any])?["headRevisionId"] as? String)
+        let stored = try XCTUnwrap(FileManager.default.contents(atPath: service.content.revisionPath(rid)))
+        XCTAssertEqual([UInt8](stored), bytes)
+    }
+
     /// A client killed mid-chunk (its connection reset or closed) and resumed at once, over and
     /// over: never a 409, and the file is right.
     func testClientKilledMidChunkResumesAtOnceWithoutConflicts() throws {

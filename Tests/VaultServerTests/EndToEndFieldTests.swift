@@ -75,6 +75,12 @@ final class EndToEndFieldTests: XCTestCase {
         XCTAssertEqual(late.json["envelope"] as? String, "from A")
         XCTAssertEqual(late.json["version"] as? Int, 2)
         XCTAssertEqual(try u.json("PUT", "/v1/keys/envelope", ["envelope": "bad\u{1}"], headers: ["If-Match": "2"]).errorCode, "invalid_envelope")
+        // A device in step asks cheaply: If-None-Match naming the current version is a 304 without a body.
+        let same = try u.send("GET", "/v1/keys/envelope", headers: ["If-None-Match": "\"2\""])
+        XCTAssertEqual(same.status, 304)
+        XCTAssertTrue(same.body.isEmpty)
+        XCTAssertEqual(try u.send("GET", "/v1/keys/envelope", headers: ["If-None-Match": "\"1\""]).json["envelope"] as? String, "from A")
+        XCTAssertEqual(try u.send("GET", "/v1/keys/envelope", headers: ["If-None-Match": "*"]).status, 400)
         // Isolation: another user has none.
         XCTAssertEqual(try APIUser(s, "bob").send("GET", "/v1/keys/envelope").status, 404)
     }

@@ -58,6 +58,13 @@ final class ChunkSink: BodySink {
     }
 
     func abort() {
+        // The whole body arrived and only the answer was lost (the client went away before the
+        // request ended): record the chunk as `finish` would, or a session whose every byte is
+        // here would never be published (its ranges complete, nothing left for the client to send).
+        if writer != nil, written == length, length > 0 {
+            _ = finish()
+            return
+        }
         keepWritten()
         release()
         if written > 0 {

@@ -12,6 +12,10 @@ extension VaultService {
         guard config.testFaults else { throw APIError.notFound("no such route") }
         return .buffer(limit: Self.jsonLimit) { [self] body in
             let settings = try decode(FaultSettings.self, body)
+            if let lie = settings.lie, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+               let nested = try? JSONSerialization.data(withJSONObject: object["lie"] ?? [:]) {
+                try Self.requireObjectWithoutNulls([UInt8](nested), decoded: lie)   // no null inside the lie either
+            }
             try Self.validate(settings)
             faults.set(settings)
             if settings.expireSessionsNow == true {
@@ -46,6 +50,9 @@ extension VaultService {
         }
         if let rate = s.errorRate, !(rate >= 0 && rate <= 1) {
             throw APIError.badRequest("errorRate must be 0…1", code: "invalid_fault")
+        }
+        if let ranges = s.lie?.ranges, !ranges.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0 >= 0 } }) {
+            throw APIError.badRequest("lie.ranges must be [start, end] pairs of byte positions ≥ 0", code: "invalid_fault")
         }
     }
 }

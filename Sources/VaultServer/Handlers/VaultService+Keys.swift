@@ -11,6 +11,13 @@ extension VaultService {
     /// The envelope; `If-None-Match: "<version>"` naming the current version answers 304 with no
     /// body (a device checks it at every sync, cheaply).
     func getEnvelope(_ ctx: RequestContext) throws -> RequestPlan {
+        var unless: Int64?
+        if let tag = ctx.request.header("if-none-match") {
+            guard let v = Self.parseETag(tag.trimmingCharacters(in: .whitespaces)) else {
+                throw APIError.badRequest("If-None-Match must be an envelope version such as \"3\"", code: "invalid_precondition")
+            }
+            unless = v
+        }
         guard let e = try store.withDB({ db in try db.envelope(owner: ctx.userId) }) else {
             throw APIError(status: 404, code: "no_envelope", message: "this account has no key envelope yet")
         }
@@ -18,9 +25,7 @@ extension VaultService {
         if let lie = faults.current.lie, lie.kind == .envelope, let body = lie.envelope {
             return Self.respond(KeyEnvelope(envelope: body, version: e.version), headers: [("ETag", etag)])   // test-only
         }
-        if let tag = ctx.request.header("if-none-match"), Self.parseETag(tag.trimmingCharacters(in: .whitespaces)) == e.version {
-            return .respond(HTTPResponse(status: 304, headers: [("ETag", etag)], body: .bytes([])))
-        }
+        if unless == e.version { return .respond(HTTPResponse(status: 304, headers: [("ETag", etag)], body: .bytes([]))) }
         return Self.respond(e, headers: [("ETag", etag)])
     }
 
