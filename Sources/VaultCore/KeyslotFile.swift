@@ -137,8 +137,8 @@ public struct KeyslotFile: Sendable {
     /// `body.epoch`). Throws `.integrity` when the chain is broken or does not authenticate.
     public func masterKey(ofEpoch epoch: UInt32, current: SecureBytes) throws -> SecureBytes {
         guard epoch <= body.epoch else {
-            throw VaultError(.integrity, "content sealed under key epoch \(epoch), newer than this vault's \(body.epoch)",
-                             hint: "run `vault sync` (or `vault unlock`) to learn the newer key")
+            throw VaultError(.integrity, "content sealed under key epoch \(epoch), newer than this vault's \(body.epoch): either the vault key was rotated on another device, or the content is damaged or was tampered with",
+                             hint: "run `vault sync` (or `vault unlock`) to learn a newer key; if the error stays, restore the file from the server or a backup")
         }
         var key = current
         var e = body.epoch
