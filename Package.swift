@@ -29,8 +29,11 @@ let package = Package(
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher"]),
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CVaultShims"]),
+        // The pure sync planner and the value types it plans over (nodes, outbox entries, decoded
+        // remote nodes): no I/O, no clock, no randomness. VaultCore re-exports it.
+        .target(name: "VaultSyncPlan"),
         // Layer 3: the vault.
-        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, sync passes.
@@ -43,6 +46,10 @@ let package = Package(
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
+        // The multi-device sync simulation (the planner and the push decisions against a model of
+        // the server), and its runner for many seeds (scripts/sim.sh).
+        .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan"]),
+        .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
         .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "COpenSSL", "CMicroHTTPD", "CVaultShims"]),
@@ -50,6 +57,7 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); pure Swift, no I/O.
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),

@@ -2,8 +2,10 @@
 # The main job, end to end, on the embedded defaults: builds release `vault` and `vault-server`,
 # starts the local reference server (loopback, throwaway data folder), then runs a demo vault
 # session against a real (throwaway) keyring: init, unlock, put, ls, tree, cat, pin, storage,
-# login, sync, evict, cat (downloads again), transfers, doctor, lock. Idempotent: every run uses
-# fresh folders under /tmp and stops the server at the end.
+# login, sync, evict, cat (downloads again), transfers, doctor; then a second device (`vault join`)
+# sees the first one's files, an edit and its revisions, a restored revision reaching it, and
+# `vault conflicts`; lock. Idempotent: every run uses fresh folders under /tmp and stops the server
+# at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VAULT_DEMO_INNER:-}" ]; then
@@ -55,7 +57,34 @@ printf '\n$ vault cat /photo.jpg | sha256sum   (downloads it again, checked)\n'
 step transfers
 step doctor --verify
 step status
+
+echo; echo "── a second device of the same vault (its own VAULT_HOME) ──"
+export VAULT_HOME="$DEMO/laptop"
+step join --server "$URL" --user demo --server-password-file "$DEMO/server-password" --password-file "$DEMO/password"
+step config set device-name laptop --password-file "$DEMO/password"
+step sync --password-file "$DEMO/password"
+step tree --password-file "$DEMO/password"
+step cat /Documents/2026/report.txt --password-file "$DEMO/password"
+echo "Quarterly numbers: 43 (revised on the laptop)" > "$DEMO/report2.txt"
+step put "$DEMO/report2.txt" /Documents/2026/report.txt --replace --password-file "$DEMO/password"
+step sync --password-file "$DEMO/password"
+
+echo; echo "── back on the first device ──"
+export VAULT_HOME="$DEMO/vault"
+step sync
+step cat /Documents/2026/report.txt
+step revisions /Documents/2026/report.txt
+FIRST=$("$VAULT" revisions /Documents/2026/report.txt --json | python3 -c "import json,sys; print(json.load(sys.stdin)['revisions'][-1]['id'])")
+step restore /Documents/2026/report.txt --revision "$FIRST"
+
+echo; echo "── the laptop follows ──"
+export VAULT_HOME="$DEMO/laptop"
+step sync --password-file "$DEMO/password"
+step cat /Documents/2026/report.txt --password-file "$DEMO/password"
+step conflicts --password-file "$DEMO/password"
+
+export VAULT_HOME="$DEMO/vault"
 step lock
 printf '\n$ vault ls   (locked: refuses)\n'; "$VAULT" ls || echo "(exit $?)"
 echo
-echo "Demo finished: the vault lived in $VAULT_HOME and the server in $DEMO/server (both removed now)."
+echo "Demo finished: the vaults lived in $DEMO/vault and $DEMO/laptop, the server in $DEMO/server (all removed now)."

@@ -27,10 +27,10 @@ public enum AgentHelpers {
         return vault
     }
 
-    /// `vault agent work`: one sync pass. Pushes the outbox, makes room for what the server
-    /// changed (`pullRemoteChanges`), then downloads pinned content, with the metered rules of
-    /// `vault sync`; progress goes to the database as the transfers run. Never throws: a failure
-    /// is in the result.
+    /// `vault agent work`: one sync pass, as `vault sync` runs it (`SyncClient.sync`: push, pull,
+    /// push what the pull produced, pinned downloads; or pinned downloads only), with the metered
+    /// rules of `vault sync`; progress goes to the database as the transfers run. Never throws: a
+    /// failure is in the result.
     public static func work(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
                             options: WorkOptions, say: @escaping (String) -> Void) -> WorkResult {
         var result = WorkResult(loggedIn: false)
@@ -45,13 +45,25 @@ public enum AgentHelpers {
             let client = try SyncClient(vault: vault, policy: policy, say: say, warn: say)
             let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: policy, allowMetered: options.allowMetered,
                                                                  environment: environment)
-            var summary = options.pinnedOnly ? PushSummary()
-                : try client.push(concurrency: options.concurrency ?? SyncClient.defaultConcurrency, holdLargeFrom: hold)
-            try pullRemoteChanges(client)
-            let pinned = try client.downloadPinned(holdLargeFrom: hold)
-            summary.downloaded = pinned.downloaded
-            summary.waitingForUnmetered += pinned.waiting
-            result.summary = summary
+            if options.pinnedOnly {
+                var summary = PushSummary()
+                let pinned = try client.downloadPinned(holdLargeFrom: hold)
+                summary.downloaded = pinned.downloaded
+                summary.waitingForUnmetered += pinned.waiting
+                result.summary = summary
+            } else {
+                var o = SyncOptions()
+                o.concurrency = options.concurrency ?? SyncClient.defaultConcurrency
+                o.holdLargeFrom = hold
+                o.maxDelete = options.maxDelete ?? o.maxDelete
+                o.force = options.force
+                o.conflictPolicy = try SyncClient.conflictPolicy(vault: vault, policy: policy)
+                let report = try client.sync(o)
+                var summary = report.push
+                summary.waitingForUnmetered = report.waitingForUnmetered
+                result.summary = summary
+                result.pull = report.pull
+            }
             result.meteredSource = cost.source
             result.unmeteredOnly = policy.largeTransfersUnmeteredOnly.value == true
         } catch {
@@ -59,11 +71,6 @@ public enum AgentHelpers {
         }
         return result
     }
-
-    /// The one place a pass takes in the server's changes (what a push event announces). Until
-    /// two-way sync lands there is nothing to pull: a pass pushes and refreshes pinned content.
-    /// Two-way sync adds its pull here.
-    static func pullRemoteChanges(_ client: SyncClient) throws {}
 
     /// Exit codes of `vault agent listen` besides a `VaultError`'s own.
     public enum ListenExit {

@@ -46,15 +46,19 @@ public struct WorkOptions: Codable, Sendable, Equatable {
     public var allowMetered = false
     public var concurrency: Int?
     public var pinnedOnly = false
+    /// The pull's delete guard (`vault sync --max-delete`, `--force`).
+    public var maxDelete: Int?
+    public var force = false
 
-    public init(allowMetered: Bool = false, concurrency: Int? = nil, pinnedOnly: Bool = false) {
+    public init(allowMetered: Bool = false, concurrency: Int? = nil, pinnedOnly: Bool = false, maxDelete: Int? = nil, force: Bool = false) {
         self.allowMetered = allowMetered; self.concurrency = concurrency; self.pinnedOnly = pinnedOnly
+        self.maxDelete = maxDelete; self.force = force
     }
 
     /// The worker's command-line arguments for these options.
     var arguments: [String] {
         (allowMetered ? ["--allow-metered"] : []) + (concurrency.map { ["--concurrency", String($0)] } ?? [])
-            + (pinnedOnly ? ["--pinned-only"] : [])
+            + (pinnedOnly ? ["--pinned-only"] : []) + (maxDelete.map { ["--max-delete", String($0)] } ?? []) + (force ? ["--force"] : [])
     }
 }
 
@@ -115,6 +119,8 @@ public struct WorkResult: Codable, Sendable {
     /// False when the vault is not logged in to a server (nothing to sync, no push channel).
     public var loggedIn: Bool
     public var summary: PushSummary?
+    /// What the pull of a two-way pass did (nil for a pinned-only pass).
+    public var pull: PullSummary?
     /// Where the metered state came from, when something waits for an unmetered network.
     public var meteredSource: String?
     /// The policy requires unmetered networks for large transfers.

@@ -20,4 +20,5 @@ struct Command: Sendable {
 extension VaultCommandLine {
     /// Every command, in the order `vault help` lists them.
     static let commands: [Command] = sessionCommands + treeCommands + contentCommands + storageCommands + keyCommands + policyCommands + backupCommands + syncCommands + browseCommands + agentCommands + [joinCommand]
+        + [configCommand, conflictsCommand, revisionsCommand, restoreCommand]
 }

@@ -16,7 +16,7 @@ extension VaultCommandLine {
             vault agent stop                   # lock the vault and stop the agent
             """,
                 summary: "the background agent: locks at the deadline (and on screen lock or sleep by policy), uploads in the background, listens for server changes",
-                valued: ["concurrency", "last-event-id", "parent"], flags: ["allow-metered", "pinned-only", "refresh-token", "no-start"],
+                valued: ["concurrency", "last-event-id", "parent", "max-delete"], flags: ["allow-metered", "pinned-only", "refresh-token", "no-start", "force"],
                 run: runAgent),
     ]
 
@@ -56,7 +56,7 @@ extension VaultCommandLine {
             throw ReportedFailure(exitCode: code)
         }
         let options = WorkOptions(allowMetered: a.flag("allow-metered"), concurrency: a.values["concurrency"].flatMap(Int.init),
-                                  pinnedOnly: a.flag("pinned-only"))
+                                  pinnedOnly: a.flag("pinned-only"), maxDelete: a.values["max-delete"].flatMap(Int.init), force: a.flag("force"))
         try ctx.out.emit(AgentHelpers.work(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy, options: options, say: say))
     }
 

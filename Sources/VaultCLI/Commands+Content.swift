@@ -7,9 +7,10 @@ import Glibc
 
 extension VaultCommandLine {
     static let contentCommands: [Command] = [
-        Command(name: "cat", usage: "vault cat PATH", summary: "write a file's plaintext to standard output", run: runCat),
-        Command(name: "get", usage: "vault get PATH LOCAL [--force]", summary: "export a file's plaintext to a local file",
-                flags: ["force"], run: runGet),
+        Command(name: "cat", usage: "vault cat PATH [--revision R]", summary: "write a file's plaintext (or an older version's) to standard output",
+                valued: ["revision"], run: runCat),
+        Command(name: "get", usage: "vault get PATH LOCAL [--force] [--revision R]", summary: "export a file's plaintext (or an older version's) to a local file",
+                valued: ["revision"], flags: ["force"], run: runGet),
         Command(name: "pin", usage: "vault pin PATH [--wait]",
                 summary: "keep a file or folder available offline (never evicted); missing content downloads in the background (--wait: now)",
                 flags: ["wait"], run: { try runPin($0, $1, true) }),
@@ -18,12 +19,16 @@ extension VaultCommandLine {
     ]
 
     static func runCat(_ ctx: CommandContext, _ a: Arguments) throws {
+        if let r = a.values["revision"] { return try runCatRevision(ctx, a, r) }
         let path = try a.positional(0, "PATH"); try a.expectPositionals(max: 1)
         if ctx.policy.plaintextExport.value == false && isatty(1) != 1 {
             throw VaultError(.policy, "the policy forbids plaintext export: `vault cat` writes only to a terminal here")
         }
         let vault = try ctx.openVault(lock: .sync, access: .read)   // `vault transfers` may watch the download
         let node = try downloadIfNeeded(ctx, vault, try vault.resolve(path))
+        if node.contentState == .stale {
+            ctx.out.note("vault: \(try vault.path(of: node)) is an older version: the server has a newer one (`vault evict` it and read again, or pin it: `vault sync` downloads pinned files)")
+        }
         struct ReaderGone: Error {}
         var written: UInt64 = 0
         do {
@@ -50,6 +55,7 @@ extension VaultCommandLine {
     }
 
     static func runGet(_ ctx: CommandContext, _ a: Arguments) throws {
+        if let r = a.values["revision"] { return try runGetRevision(ctx, a, r) }
         let path = try a.positional(0, "PATH"), local = try a.positional(1, "LOCAL"); try a.expectPositionals(max: 2)
         if ctx.policy.plaintextExport.value == false {
             throw VaultError(.policy, "the policy forbids exporting plaintext files (`vault get`)", hint: "open the file with `vault cat` on a terminal")

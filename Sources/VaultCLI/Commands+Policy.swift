@@ -40,6 +40,7 @@ extension VaultCommandLine {
             row("remotePadding", p.remotePadding) { $0 }
             row("lockOnScreenLock", p.lockOnScreenLock) { "\($0)" }
             row("lockOnSuspend", p.lockOnSuspend) { "\($0)" }
+            row("conflictPolicy", p.conflictPolicy) { $0 }
         case "check":
             let vault = try ctx.openVault()
             let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)

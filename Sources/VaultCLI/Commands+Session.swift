@@ -199,6 +199,8 @@ extension VaultCommandLine {
         var storage: StorageReport?
         var lastSync: String?
         var syncHealth: SyncHealth?
+        /// Conflicts syncs settled, listed by `vault conflicts`.
+        var conflicts: Int?
         var warnings: [String] = []
         var reducedProtection: [String]
         /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
@@ -234,6 +236,7 @@ extension VaultCommandLine {
             s.pendingChanges = changes.pending
             s.problems = try vault.outboxProblems(limit: 10)
             s.storage = try vault.storageReport()
+            s.conflicts = try vault.conflictCount()
             let state = try vault.syncState([.serverURL, .serverUser])
             if let url = state[.serverURL] {
                 let health = try vault.syncHealth()
@@ -277,6 +280,7 @@ extension VaultCommandLine {
         }
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
         if let agent = s.agent { agentLines(agent).forEach(ctx.out.line) }
+        if let c = s.conflicts, c > 0 { ctx.out.line("conflicts \(c) settled by syncs (`vault conflicts` lists them)") }
         for w in s.warnings { ctx.out.warn(w) }
     }
 }

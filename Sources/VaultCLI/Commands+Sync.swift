@@ -12,9 +12,7 @@ extension VaultCommandLine {
         Command(name: "login", usage: "vault login --server URL --user NAME [--server-password-file F] [--ca-file F] [--insecure-http]",
                 summary: "connect the vault to a server over https:// (http:// only on this machine; the token and server password stay in the encrypted database)",
                 valued: ["server", "user", "server-password-file", "ca-file"], flags: ["insecure-http"], run: runLogin),
-        Command(name: "sync", usage: "vault sync [--concurrency N] [--allow-metered] [--pinned-only] [--json]",
-                summary: "push local changes to the server (folders, resumable uploads, moves, deletes), then download pinned content (--pinned-only: just that)",
-                valued: ["concurrency"], flags: ["allow-metered", "pinned-only"], run: runSync),
+        syncCommand,
         Command(name: "transfers", usage: "vault transfers [resume [PATH] [--concurrency N] [--allow-metered] | pause PATH | cancel PATH] [--metered yes|no|auto] [--large-threshold SIZE] [--json]",
                 summary: "list uploads and downloads with their state; `resume` continues waiting ones",
                 valued: ["concurrency", "metered", "large-threshold"], flags: ["allow-metered"], run: runTransfers),
@@ -40,23 +38,6 @@ extension VaultCommandLine {
         ctx.queuedChanges(vault)   // the agent, if one runs, opens the push channel and syncs
         let msg = "Logged in to \(client.serverURL) as \(user)."
         if ctx.out.json { try ctx.out.emit(OKResult(message: msg)) } else { ctx.out.line(msg) }
-    }
-
-    static func runSync(_ ctx: CommandContext, _ a: Arguments) throws {
-        try a.expectPositionals(max: 0)
-        let concurrency = try concurrencyOption(a)
-        if let agent = ctx.agent() {
-            // The agent runs the pass (queued after the one it may be running); a locked agent
-            // leaves it to this command when a password source was named.
-            do {
-                let r = try agent.sync(WorkOptions(allowMetered: a.flag("allow-metered"), concurrency: concurrency, pinnedOnly: a.flag("pinned-only")))
-                guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
-                try report(ctx, summary, pinnedOnly: a.flag("pinned-only"), meteredSource: r.meteredSource ?? "?", unmeteredOnly: r.unmeteredOnly)
-                return
-            } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
-        }
-        let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
-        try push(ctx, vault, a)
     }
 
     static func concurrencyOption(_ a: Arguments) throws -> Int {

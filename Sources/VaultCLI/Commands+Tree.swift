@@ -52,6 +52,9 @@ extension VaultCommandLine {
         return s + (n.pinned ? "P" : " ") + (n.pendingOp != nil ? "^" : " ")
     }
 
+    /// Said after a file whose local copy is an older version than the server's (STALE).
+    static func olderNote(_ n: Node) -> String { n.contentState == .stale ? "  (older version here; the server has a newer one)" : "" }
+
     static func runLs(_ ctx: CommandContext, _ a: Arguments) throws {
         try a.expectPositionals(max: 1)
         let path = a.positionals.first ?? "/"
@@ -70,7 +73,7 @@ extension VaultCommandLine {
             if a.flag("long") {
                 let date = Self.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(c.modifiedAt)))
                 let size = c.isFolder ? "-" : ByteCount.format(c.size)
-                text += "\(stateMarks(c)) \(size.padding(toLength: 10, withPad: " ", startingAt: 0)) \(date)  \(name)\n"
+                text += "\(stateMarks(c)) \(size.padding(toLength: 10, withPad: " ", startingAt: 0)) \(date)  \(name)\(olderNote(c))\n"
             } else {
                 text += name + "\n"
             }
@@ -102,7 +105,7 @@ extension VaultCommandLine {
             for (i, c) in kids.enumerated() {
                 let last = i == kids.count - 1
                 let name = DisplayText.escaped(c.name)
-                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))"
+                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))\(olderNote(c))"
                 text += prefix + (last ? "└── " : "├── ") + label + "\n"
                 if c.isFolder { try walk(c, prefix + (last ? "    " : "│   ")) }
             }

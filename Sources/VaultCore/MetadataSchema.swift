@@ -106,6 +106,34 @@ enum MetadataSchema {
         ALTER TABLE nodes ADD COLUMN record_seq INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE nodes ADD COLUMN content_seq INTEGER NOT NULL DEFAULT 0;
         """,
+        // 4: two-way sync (docs/sync.md). `remote_base` is what this device last knew of each
+        // node on the server (placement, version, sequence numbers, the head's content record as
+        // JSON): the planner's base. `sync_messages` holds what a sync said about changes made on
+        // both sides until `vault conflicts --clear`. Revisions cache the server's list (decoded
+        // content records, as JSON in `content`) so `vault revisions` works offline; `blob_id` is set
+        // once a revision's content is on this device.
+        """
+        CREATE TABLE remote_base(
+          remote_id TEXT PRIMARY KEY,
+          parent_id TEXT,
+          name TEXT NOT NULL,
+          type TEXT NOT NULL CHECK(type IN ('file','folder')),
+          version INTEGER NOT NULL,
+          record_seq INTEGER NOT NULL DEFAULT 0,
+          content_seq INTEGER NOT NULL DEFAULT 0,
+          content TEXT
+        );
+        CREATE INDEX remote_base_parent ON remote_base(parent_id);
+        CREATE TABLE sync_messages(
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          created_at INTEGER NOT NULL,
+          kind TEXT NOT NULL,
+          path TEXT NOT NULL,
+          text TEXT NOT NULL
+        );
+        ALTER TABLE revisions ADD COLUMN content TEXT;
+        ALTER TABLE revisions ADD COLUMN is_head INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// True when `db` has the newest schema (nothing to migrate).

@@ -36,6 +36,9 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// true: a running `vault agent` locks the vault before the machine suspends or hibernates
     /// (logind `PrepareForSleep(true)`, holding a delay inhibitor until it has locked).
     public var lockOnSuspend: Bool?
+    /// "keep-both" or "last-writer-wins": how an edit here and one elsewhere are settled
+    /// (docs/sync.md); the user's `vault config set conflicts` is ignored when set.
+    public var conflictPolicy: String?
 
     public init() {}
 }
@@ -69,6 +72,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var remotePadding: PolicyValue<String>
     public var lockOnScreenLock: PolicyValue<Bool>
     public var lockOnSuspend: PolicyValue<Bool>
+    public var conflictPolicy: PolicyValue<String>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -110,6 +114,7 @@ public struct EffectivePolicy: Sendable, Encodable {
         remotePadding = pick(\.remotePadding) { s, u in s == "padme" || u == "padme" ? "padme" : s }
         lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
         lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
+        conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
         self.systemFile = systemFile
         self.signed = signed
     }
@@ -176,6 +181,9 @@ public enum PolicyLoader {
         if let m = p.maxFailedUnlocks, m < 1 { throw failClosed("\(path): maxFailedUnlocks must be at least 1") }
         if let r = p.remotePadding, RemotePadding(rawValue: r) == nil {
             throw failClosed("\(path): remotePadding must be none or padme (not \(r))")
+        }
+        if let c = p.conflictPolicy, ConflictPolicy(rawValue: c) == nil {
+            throw failClosed("\(path): conflictPolicy must be keep-both or last-writer-wins (not \(c))")
         }
     }
 

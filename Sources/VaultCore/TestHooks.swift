@@ -34,6 +34,10 @@ public enum TestHooks {
     /// (an address `login` would refuse, a host that no longer resolves).
     public static let serverURLOverride: String? = hook("VAULT_TEST_SERVER_URL")
 
+    /// With `VAULT_TEST_HOOKS=1` and `VAULT_TEST_PULL_PAGE=<n>`, the page size a pull asks the
+    /// change feed and the listing for (the crash tests need a pull of several pages).
+    public static let pullPage: Int? = hook("VAULT_TEST_PULL_PAGE").flatMap { Int($0) }.map { max($0, 1) }
+
     public static func crashPoint(_ name: String) {
         guard let at = crashAt, at.name == name else { return }
         if hits.withLock({ $0 += 1; return $0 }) >= at.hit { kill(getpid(), SIGKILL) }

@@ -17,9 +17,10 @@ extension Vault {
                                               : "connect to the server and run `vault get` or `vault pin` to download it")
         }
         let handle = try openBlob(blobId).handle   // either area: a publish may have stopped between its steps
-        guard handle.plaintextSize == n.size else {
+        let expected = try localContent(of: n)
+        guard handle.plaintextSize == expected.size else {
             throw Self.contentMismatch(blobId, path: (try? path(of: n)) ?? n.id,
-                                       "it holds \(handle.plaintextSize) bytes of plaintext where the file has \(n.size)")
+                                       "it holds \(handle.plaintextSize) bytes of plaintext where the file has \(expected.size)")
         }
         recordAccess(n.id)
         return handle
@@ -50,16 +51,25 @@ extension Vault {
             try body(piece)
         }
         let shown = (try? path(of: n)) ?? n.id
-        guard total == n.size else {
-            throw Self.contentMismatch(handle.id, path: shown, "it gave \(total) bytes of plaintext where the file has \(n.size)")
+        let local = try localContent(of: n)
+        guard total == local.size else {
+            throw Self.contentMismatch(handle.id, path: shown, "it gave \(total) bytes of plaintext where the file has \(local.size)")
         }
-        if let hasher, let expected = n.sha256 {
+        if let hasher, let expected = local.sha256 {
             let digest = Hex.encode(hasher.finalize())
             guard constantTimeEqual(Array(digest.utf8), Array(expected.lowercased().utf8)) else {
                 throw Self.contentMismatch(handle.id, path: shown, "its plaintext's SHA-256 is \(digest) where the file's is \(expected)")
             }
         }
         return total
+    }
+
+    /// The size and SHA-256 the content this device holds for `n` must have: the node's own, or,
+    /// for an older version kept while the server has a newer one (STALE), its blob's record.
+    func localContent(of n: Node) throws -> (size: UInt64, sha256: String?) {
+        guard n.contentState == .stale, let blob = n.localPath,
+              let row = try db.queryOne("SELECT size, sha256 FROM blobs WHERE id = ?", [blob]) else { return (n.size, n.sha256) }
+        return (UInt64(max(0, row[0].int64 ?? 0)), row[1].string)
     }
 
     /// Records that node `id` was just read (LRU order). Best effort: a read never fails because

@@ -24,107 +24,30 @@ import Foundation
 /// | R7 | `rm` | transfer rows of removed nodes deleted | a transfer of a file that is gone means nothing |
 extension Vault {
     /// Rewrites the outbox for removing `removed` (the top first, then everything under it) by
-    /// rules R1–R6. Call inside the removal's transaction, before the node rows go.
+    /// rules R1–R6 (`OutboxRules.removal`). Call inside the removal's transaction, before the node rows go.
     func compactOutbox(removing removed: [Node]) throws {
         guard let top = removed.first else { return }
-        let ids = Set(removed.map(\.id))
-        var mine: [String: [OutboxEntry]] = [:]
-        var others: [OutboxEntry] = []
-        for e in try outbox() {
-            if ids.contains(e.nodeId) { mine[e.nodeId, default: []].append(e) } else { others.append(e) }
-        }
-        var drop = Set<Int64>()
-        var rewrite: [Int64: (op: OutboxOp, payload: OutboxPayload, base: Int64?)] = [:]
-        var tombstoned = Set<String>()
-
-        // R1–R3: files.
-        for x in removed where !x.isFolder {
-            var moved = false
-            for e in mine[x.id] ?? [] {
-                switch e.op {
-                case .upload:
-                    if e.state != .cancelled, let session = try uploadTransfer(requestId: e.requestId)?.uploadId {
-                        rewrite[e.seq] = (.discardUpload, OutboxPayload(name: x.name, remoteId: x.remoteId, uploadId: session), nil)
-                        tombstoned.insert(x.id)
-                    } else {
-                        drop.insert(e.seq)
-                    }
-                case .move where x.remoteId != nil && !moved:
-                    moved = true
-                    rewrite[e.seq] = (.delete, OutboxPayload(name: e.payload.name, parentId: e.payload.parentId, remoteId: x.remoteId,
-                                                            replacesMove: true), x.version)
-                    tombstoned.insert(x.id)
-                case .delete, .discardUpload:
-                    tombstoned.insert(x.id)
-                default:
-                    drop.insert(e.seq)
-                }
-            }
-        }
-
-        // R4–R5: folders. On the server (or maybe, its creation sent): needed. Otherwise needed
-        // once a kept entry places something in it.
-        let folders = removed.filter(\.isFolder)
-        var needed = Set(folders.filter { f in
-            f.remoteId != nil || (mine[f.id] ?? []).contains { $0.op == .createFolder && $0.sentAt != nil }
-        }.map(\.id))
-        var placedIn = Set<String>()
-        func place(_ entries: [OutboxEntry]) {
-            for e in entries where e.op.placesInParent && !drop.contains(e.seq) && rewrite[e.seq] == nil {
-                if let p = e.payload.parentId { placedIn.insert(p) }
-            }
-        }
-        place(others)
-        for f in needed { place(mine[f] ?? []) }
-        var grew = true
-        while grew {
-            grew = false
-            for f in folders where !needed.contains(f.id) && placedIn.contains(f.id) {
-                needed.insert(f.id)
-                place(mine[f.id] ?? [])
-                grew = true
-            }
-        }
-        for f in folders {
-            guard let entries = mine[f.id], !entries.isEmpty else { continue }
-            if needed.contains(f.id) { tombstoned.insert(f.id) } else { drop.formUnion(entries.map(\.seq)) }
-        }
-
-        // R6: the top.
-        let topDeleted = (mine[top.id] ?? []).contains { rewrite[$0.seq]?.op == .delete || $0.op == .delete }
-        if (top.remoteId != nil || needed.contains(top.id)) && !topDeleted {
-            try enqueue(.delete, nodeId: top.id, payload: .init(name: top.name, remoteId: top.remoteId), baseVersion: top.version)
-            tombstoned.insert(top.id)
-        }
-
-        // Removed folders that kept entries place something in (their server id is needed then).
-        for e in others where e.op.placesInParent { if let p = e.payload.parentId, ids.contains(p) { tombstoned.insert(p) } }
-        for es in mine.values {
-            for e in es where !drop.contains(e.seq) {
-                let op = rewrite[e.seq]?.op ?? e.op, payload = rewrite[e.seq]?.payload ?? e.payload
-                guard op.placesInParent || payload.replacesMove == true, let p = payload.parentId, ids.contains(p) else { continue }
-                tombstoned.insert(p)
-            }
-        }
+        let r = try OutboxRules.removal(of: removed, entries: try outbox(), session: { try uploadTransfer(requestId: $0)?.uploadId })
+        if let d = r.appendDelete { try enqueue(.delete, nodeId: top.id, payload: d.payload, baseVersion: d.baseVersion) }
         let byId = Dictionary(uniqueKeysWithValues: removed.map { ($0.id, $0) })
-        for id in tombstoned {
+        for id in r.tombstoned {
             guard let x = byId[id] else { continue }
             try db.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
                        [x.id, x.remoteId, x.type.rawValue, x.version])
         }
-        for seq in drop { try db.run("DELETE FROM outbox WHERE seq = ?", [seq]) }
-        for (seq, r) in rewrite {
+        for seq in r.drop { try db.run("DELETE FROM outbox WHERE seq = ?", [seq]) }
+        for (seq, w) in r.rewrite {
             try db.run("""
                 UPDATE outbox SET op = ?, payload = ?, base_version = ?, state = 'pending', last_error = NULL, sent_at = NULL WHERE seq = ?
-                """, [r.op.rawValue, try Self.encodePayload(r.payload), r.base, seq])
+                """, [w.op.rawValue, try Self.encodePayload(w.payload), w.baseVersion, seq])
         }
     }
 
     /// Rule E3: gives the node's pending upload the new content when its session has not
     /// started. Returns false when there is no such entry (the caller appends one: E4).
     func mergeNewContent(into n: Node, blob: BlobRecord) throws -> Bool {
-        guard let e = try outbox(nodeId: n.id).last(where: { $0.op == .upload }),
-              try uploadTransfer(requestId: e.requestId)?.uploadId == nil else { return false }
+        guard let e = try OutboxRules.mergeTarget(n, entries: try outbox(nodeId: n.id),
+                                                   session: { try uploadTransfer(requestId: $0)?.uploadId }) else { return false }
         var p = e.payload
         p.blobId = blob.id; p.size = blob.size; p.sha256 = blob.sha256
         try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = 'upload'", [e.requestId])

@@ -76,24 +76,34 @@ extension Vault {
     }
 
     /// Publishes a downloaded, verified cache blob as the content of `nodeId`, if the node still
-    /// waits for it (NOT_DOWNLOADED). Returns the node, or nil when it changed meanwhile (the blob
-    /// is then deleted).
-    /// A blob already recorded (end to end, a restored head is an older revision's blob, which
-    /// this device may hold) is published as it is: nothing is deleted when the node changed.
+    /// waits for it (NOT_DOWNLOADED, or STALE: its older version's blob is then deleted) and still
+    /// describes that content (`sha256`). Returns the node, or nil when it changed meanwhile (the
+    /// blob is then deleted).
     public func publishDownloaded(_ blob: BlobRecord, nodeId: String) throws -> Node? {
-        var known = false
+        var older: String?
+        // A blob this device holds already (a revision read here, content restored on the
+        // server): the same sealed object (a blob id names one sealing), recorded once.
+        let held = try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
         let published: Bool = try db.transaction {
-            known = try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
-            if !known { try recordBlob(blob, nodeId: nodeId) }
-            let changed = try db.run("""
-                UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ? AND content_state = 'NOT_DOWNLOADED'
-                """, [blob.id, nodeId])
-            if changed == 0 && !known { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
-            return changed > 0
+            if !held { try recordBlob(blob, nodeId: nodeId) }
+            guard let n = try node(id: nodeId), n.contentState == .notDownloaded || n.contentState == .stale,
+                  n.sha256?.lowercased() == blob.sha256.lowercased() else {
+                if !held { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
+                return false
+            }
+            if n.contentState == .stale, let old = n.localPath, old != blob.id {
+                older = old
+                try db.run("DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?)", [old, old])
+            }
+            try db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ?", [blob.id, nodeId])
+            return true
         }
         guard published else {
-            if !known { blobs.delete(blob.id, area: blob.area) }
+            if !held { blobs.delete(blob.id, area: blob.area) }
             return nil
+        }
+        if let older, try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [older]) == nil {
+            blobs.delete(older, area: .cache); blobs.delete(older, area: .staging)
         }
         return try node(id: nodeId)
     }

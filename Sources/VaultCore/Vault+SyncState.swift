@@ -19,6 +19,8 @@ public enum SyncStateKey: String, Sendable, CaseIterable {
     case lastSyncFailure = "last_sync_failure"
     /// Syncs that failed since the last one that finished.
     case syncFailuresInRow = "sync_failures_in_row"
+    /// The change feed's cursor after the last page this device applied.
+    case changesCursor = "changes_cursor"
     /// The key envelope this device and the server last agreed on (its bytes), and the server's
     /// version of it (SECURITY.md "Envelope").
     case envelopeBase = "envelope_base"
@@ -31,6 +33,10 @@ public enum SyncSetting: String, Sendable {
     case metered
     /// The size (bytes) from which a transfer counts as large.
     case largeTransferBytes = "large_transfer_bytes"
+    /// How an edit here and an edit elsewhere are settled: `keep-both` (default) or `last-writer-wins`.
+    case conflicts
+    /// The device's name in conflict copies (default: the host name).
+    case deviceName = "device_name"
 }
 
 /// How syncs have gone lately, for `vault status`.
@@ -52,20 +58,21 @@ public struct SyncHealth: Sendable, Codable, Equatable {
     }
 
     /// The warning `vault status` shows, if any: after `failuresBeforeWarning` failed syncs in a
-    /// row, or when local changes (`unsynced`) or a failure have waited more than `quietPeriod`
-    /// without a sync that finished.
+    /// row, or when no sync finished for more than `quietPeriod` (sync is two-way: changes made on
+    /// other devices wait too), or when local changes (`unsynced`) or a failure have waited that
+    /// long without any sync having finished.
     public func warning(now: Int64, unsynced: Int) -> String? {
         let last = lastFailure.map { ": \($0)" } ?? ""
         if failuresInRow >= Self.failuresBeforeWarning {
             return "the last \(failuresInRow) syncs failed\(last)"
         }
         let failedSince = lastFailureAt.map { $0 > (lastSuccessAt ?? 0) } ?? false
-        guard unsynced > 0 || failedSince else { return nil }
         if let s = lastSuccessAt {
             guard now - s > Self.quietPeriod else { return nil }
             return "no sync has finished for \((now - s) / 3600) hours\(failedSince ? " (the last one failed\(last))" : "")"
         }
-        // Never finished: warn once the oldest evidence (a failure) is older than the period.
+        // Never finished: warn once the oldest evidence (a failure, or changes waiting) is old.
+        guard unsynced > 0 || failedSince else { return nil }
         guard let f = lastFailureAt, now - f > Self.quietPeriod || failuresInRow >= Self.failuresBeforeWarning else { return nil }
         return "no sync has ever finished (the last one failed\(last))"
     }
@@ -136,11 +143,12 @@ extension Vault {
             """).compactMap { $0[0].string }
     }
 
-    /// Pinned files on the server whose content is not on this device (ids, in a stable order).
+    /// Pinned files on the server whose current content is not on this device (not downloaded,
+    /// or an older version: STALE), ids in a stable order.
     public func pinnedFilesToDownload() throws -> [String] {
         try db.query("""
             SELECT id FROM nodes WHERE type = 'file' AND pinned = 1 AND remote_id IS NOT NULL
-              AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
+              AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING', 'STALE') ORDER BY id
             """).compactMap { $0[0].string }
     }
 }

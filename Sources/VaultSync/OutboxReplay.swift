@@ -46,6 +46,8 @@ final class OutboxReplay {
     var onProgress: ((TransferProgress) -> Void)?
     /// Set when large uploads must wait: the network is metered and they were not allowed.
     var holdLargeFrom: UInt64?
+    /// Folder deletes wait for the pull that checks them (`PushRules.holdFolderDeletes`).
+    var holdFolderDeletes = false
 
     init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
         self.api = api; self.vault = vault; self.policy = policy; self.retry = retry; self.concurrency = concurrency; self.say = say
@@ -101,7 +103,8 @@ final class OutboxReplay {
                 waiting.add(entry, removed: removed)
                 continue
             }
-            if waiting.nodes.contains(entry.nodeId) {
+            let heldDelete = try holdFolderDeletes && entry.op == .delete && (vault.outboxTarget(nodeId: entry.nodeId)?.isFolder ?? false)
+            if waiting.nodes.contains(entry.nodeId) || heldDelete {
                 summary.skipped += 1
                 waiting.add(entry, removed: removed)
                 continue

@@ -122,9 +122,13 @@ public final class SyncClient {
     /// left waiting, resumable. Records how the sync went (`Vault.syncHealth`).
     /// - Parameter concurrency: chunks of one upload in flight at once, each on its own connection (1…16).
     /// - Parameter holdLargeFrom: when set, uploads of at least this many bytes wait (metered network).
-    public func push(concurrency: Int = SyncClient.defaultConcurrency, holdLargeFrom: UInt64? = nil) throws -> PushSummary {
+    /// - Parameter holdFolderDeletes: folder deletes wait (the first push of a two-way sync: the
+    ///   pull checks first that nothing in the folder changed on the server).
+    public func push(concurrency: Int = SyncClient.defaultConcurrency, holdLargeFrom: UInt64? = nil,
+                     holdFolderDeletes: Bool = false) throws -> PushSummary {
         let replay = OutboxReplay(api: api, vault: vault, policy: policy, retry: retry, concurrency: min(max(concurrency, 1), 16), say: say)
         replay.holdLargeFrom = holdLargeFrom
+        replay.holdFolderDeletes = holdFolderDeletes
         replay.onProgress = onProgress
         // Uploaded content moves from staging to the cache: fit the cache to the budget after the
         // replay, also when it stopped part-way.

@@ -153,7 +153,8 @@ final class OutboxTests: VaultTestCase {
     func testSyncHealthWarnings() throws {
         let now: Int64 = 1_000_000
         XCTAssertNil(SyncHealth(lastSuccessAt: now - 60).warning(now: now, unsynced: 3))
-        XCTAssertNil(SyncHealth(lastSuccessAt: now - 3 * 86400).warning(now: now, unsynced: 0), "nothing waits")
+        XCTAssertEqual(SyncHealth(lastSuccessAt: now - 3 * 86400).warning(now: now, unsynced: 0), "no sync has finished for 72 hours",
+                       "sync is two-way: another device's changes may wait even when nothing waits here")
         XCTAssertNotNil(SyncHealth(lastSuccessAt: now - 3 * 86400).warning(now: now, unsynced: 1))
         XCTAssertNil(SyncHealth(lastSuccessAt: now - 60, lastFailureAt: now - 30, lastFailure: "x", failuresInRow: 2).warning(now: now, unsynced: 0))
         let three = SyncHealth(lastSuccessAt: now - 60, lastFailureAt: now - 30, lastFailure: "cannot reach", failuresInRow: 3)

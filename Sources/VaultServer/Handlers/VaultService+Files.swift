@@ -48,13 +48,23 @@ extension VaultService {
             }
             after = id
         }
-        let rows = try store.withDB { db in
-            try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
-                         [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
+        // Nodes below a trashed folder are trashed with it: left out (a page may then hold fewer
+        // than pageSize; the token goes on from the last node looked at).
+        let (scanned, files) = try store.withDB { db -> ([FileResource], [FileResource]) in
+            let rows = try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
+                                    [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
+            let page = Array(rows.prefix(pageSize))
+            var live: [String: Bool] = ["root": true]
+            func isLive(_ folder: String) throws -> Bool {
+                if let known = live[folder] { return known }
+                let v = try !db.inTrash(owner: ctx.userId, folder)
+                live[folder] = v
+                return v
+            }
+            return (rows, try page.filter { try isLive($0.parentId ?? "root") })
         }
-        let files = Array(rows.prefix(pageSize))
-        let next = rows.count > pageSize ? files.last.map { Base64URL.encode(Array($0.id.utf8)) } : nil
-        return Self.respond(lied(FileList(files: files, nextPageToken: next)))
+        let next = scanned.count > pageSize ? scanned[pageSize - 1].id : nil
+        return Self.respond(lied(FileList(files: files, nextPageToken: next.map { Base64URL.encode(Array($0.utf8)) })))
     }
 
     func createFile(_ ctx: RequestContext) throws -> RequestPlan {
@@ -108,6 +118,10 @@ extension VaultService {
                 }
                 var kind: ChangeKind = .updated
                 let wasTrashed = f.trashed
+                // Below a trashed folder nothing changes (only the trashed node itself comes back).
+                if let p = f.parentId, try db.inTrash(owner: ctx.userId, p), !(wasTrashed && req.trashed == false) {
+                    throw APIError.conflict("the file's folder is in the trash", code: "parent_trashed")
+                }
                 if let name = req.name, name != f.name { f.name = name; kind = .moved }
                 if let parent = req.parentId, parent != f.parentId {
                     _ = try db.requireParentFolder(owner: ctx.userId, id: parent)

@@ -43,6 +43,9 @@ extension VaultService {
             guard f.type == .file else { throw APIError.badRequest("a folder has no content", code: "not_a_file") }
             if let base, base != f.version { throw APIError.stale(f) }
             guard !f.trashed else { throw APIError.conflict("the file is in the trash", code: "file_trashed") }
+            if let p = f.parentId, try db.inTrash(owner: owner, p) {
+                throw APIError.conflict("the file's folder is in the trash", code: "parent_trashed")
+            }
         }
     }
 

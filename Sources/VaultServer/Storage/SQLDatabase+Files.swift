@@ -37,12 +37,27 @@ extension SQLDatabase {
         }
     }
 
-    /// A live (untrashed) folder to put things in, or the matching error.
+    /// A live folder to put things in (neither it nor a folder above it in the trash), or the
+    /// matching error.
     func requireParentFolder(owner: String, id: String) throws -> FileResource {
         guard let p = try file(owner: owner, id: id) else { throw APIError.notFound("no such parent folder") }
         guard p.type == .folder else { throw APIError.badRequest("parent \(id) is not a folder", code: "not_a_folder") }
-        guard !p.trashed else { throw APIError.conflict("parent folder is in the trash", code: "parent_trashed") }
+        guard try !inTrash(owner: owner, id) else { throw APIError.conflict("parent folder is in the trash", code: "parent_trashed") }
         return p
+    }
+
+    /// Whether `id` or a folder above it is in the trash (what is below a trashed folder is
+    /// trashed with it: it can be moved out, but not written where it is).
+    func inTrash(owner: String, _ id: String) throws -> Bool {
+        var current: String? = id
+        var hops = 0
+        while let c = current, hops < 10_000 {
+            guard let row = try queryOne("SELECT parent_id, trashed FROM files WHERE owner = ? AND id = ?", [owner, c]) else { return false }
+            if (row["trashed"].int ?? 0) != 0 { return true }
+            current = row["parent_id"].string
+            hops += 1
+        }
+        return false
     }
 
     /// Throws 409 if a live sibling named `name` exists (other than `excluding`).

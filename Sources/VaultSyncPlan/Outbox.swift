@@ -1,5 +1,3 @@
-import Foundation
-
 /// Operations the outbox records (BRIEF §8); docs/outbox.md says how they are compacted and replayed.
 public enum OutboxOp: String, Sendable, Codable {
     case createFolder = "create_folder", upload, move, delete
@@ -50,6 +48,12 @@ public struct OutboxEntry: Sendable, Codable, Equatable {
     public var lastError: String?
     /// Set while a folder creation was sent and no answer was recorded (seconds since the epoch).
     public var sentAt: Int64?
+
+    public init(seq: Int64, op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String,
+                state: OutboxState = .pending, attempts: Int = 0, lastError: String? = nil, sentAt: Int64? = nil) {
+        self.seq = seq; self.op = op; self.nodeId = nodeId; self.payload = payload; self.baseVersion = baseVersion
+        self.requestId = requestId; self.state = state; self.attempts = attempts; self.lastError = lastError; self.sentAt = sentAt
+    }
 }
 
 /// What the server needs to replay an operation. Local ids (`parentId`) are mapped to server
@@ -96,6 +100,10 @@ public struct OutboxTarget: Sendable, Equatable {
     public var version: Int64
     public var isFolder: Bool
     public var isRemoved: Bool { node == nil }
+
+    public init(nodeId: String, node: Node?, remoteId: String?, version: Int64, isFolder: Bool) {
+        self.nodeId = nodeId; self.node = node; self.remoteId = remoteId; self.version = version; self.isFolder = isFolder
+    }
 }
 
 /// What a replayed entry did on the server, recorded when the entry is completed.
@@ -127,4 +135,8 @@ public struct OutboxProblem: Sendable, Codable, Equatable {
     public var op: OutboxOp
     public var state: OutboxState
     public var reason: String?
+
+    public init(path: String, op: OutboxOp, state: OutboxState, reason: String?) {
+        self.path = path; self.op = op; self.state = state; self.reason = reason
+    }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A node as the server stores it: the strings and numbers of the API's file resource, still
 /// sealed (SECURITY.md "End to end"). The sync layer fills it from the wire; `RemoteCodec` opens it.
 public struct SealedRemoteEntry: Sendable, Equatable {
@@ -76,4 +74,10 @@ public struct RemoteNode: Sendable, Equatable {
     public var content: ContentRecord?
     /// Bytes the server stores for the head.
     public var storedSize: Int64
+
+    public init(id: String, parentId: String?, name: String, isFolder: Bool, version: Int64, trashed: Bool,
+                record: NodeRecord?, content: ContentRecord?, storedSize: Int64) {
+        self.id = id; self.parentId = parentId; self.name = name; self.isFolder = isFolder; self.version = version
+        self.trashed = trashed; self.record = record; self.content = content; self.storedSize = storedSize
+    }
 }

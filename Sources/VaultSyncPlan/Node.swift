@@ -1,5 +1,3 @@
-import VaultSQL
-
 /// Whether a node's content is on this device (BRIEF §3). Changed in the same transaction as the
 /// file operation; `vault doctor` reconciles it with the disk.
 public enum ContentState: String, Sendable, Codable {
@@ -35,31 +33,12 @@ public struct Node: Sendable, Codable, Equatable {
 
     public var isFolder: Bool { type == .folder }
 
-    var bindings: [any SQLBindable] {
-        [id, remoteId, parentId, name, type.rawValue, Int64(size), version, modifiedAt, mimeType,
-         contentState.rawValue, localPath, pinned, lastAccessed, pendingOp, localVersion, sha256]
-    }
-}
-
-extension Node {
-    static let columns = "id, remote_id, parent_id, name, type, size, version, modified_at, mime_type, content_state, local_path, pinned, last_accessed, pending_op, local_version, sha256"
-
-    init(row: SQLRow) {
-        id = row[0].string ?? ""
-        remoteId = row[1].string
-        parentId = row[2].string
-        name = row[3].string ?? ""
-        type = NodeType(rawValue: row[4].string ?? "") ?? .file
-        size = UInt64(max(0, row[5].int64 ?? 0))
-        version = row[6].int64 ?? 0
-        modifiedAt = row[7].int64 ?? 0
-        mimeType = row[8].string
-        contentState = ContentState(rawValue: row[9].string ?? "") ?? .notDownloaded
-        localPath = row[10].string
-        pinned = (row[11].int64 ?? 0) != 0
-        lastAccessed = row[12].int64
-        pendingOp = row[13].string
-        localVersion = row[14].int64 ?? 0
-        sha256 = row[15].string
+    public init(id: String, remoteId: String?, parentId: String?, name: String, type: NodeType, size: UInt64, version: Int64,
+                modifiedAt: Int64, mimeType: String?, contentState: ContentState, localPath: String?, pinned: Bool,
+                lastAccessed: Int64?, pendingOp: String?, localVersion: Int64, sha256: String?) {
+        self.id = id; self.remoteId = remoteId; self.parentId = parentId; self.name = name; self.type = type; self.size = size
+        self.version = version; self.modifiedAt = modifiedAt; self.mimeType = mimeType; self.contentState = contentState
+        self.localPath = localPath; self.pinned = pinned; self.lastAccessed = lastAccessed; self.pendingOp = pendingOp
+        self.localVersion = localVersion; self.sha256 = sha256
     }
 }

@@ -1,0 +1,239 @@
+import Foundation
+import VaultSQL
+
+/// Statements prepared once, for a pull's many small queries and writes (preparing each one
+/// every time took most of a large pull's database time).
+final class CachedStatements {
+    let db: SQLDatabase
+    private var statements: [String: SQLStatement] = [:]
+
+    init(db: SQLDatabase) { self.db = db }
+
+    func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] {
+        let st: SQLStatement
+        if let s = statements[sql] { st = s } else { st = try db.prepare(sql); statements[sql] = st }
+        try st.bind(params)
+        var out: [SQLRow] = []
+        while try st.step() { out.append(st.row()) }
+        try st.bind([])
+        return out
+    }
+
+    func run(_ sql: String, _ params: [any SQLBindable]) throws { _ = try rows(sql, params) }
+}
+
+/// The local state as the sync planner reads it (`LocalView`), answered by lookups in the
+/// metadata database, so a large vault is never loaded whole.
+final class SQLLocalView: LocalView {
+    let statements: CachedStatements
+
+    init(db: SQLDatabase) { statements = CachedStatements(db: db) }
+
+    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try statements.rows(sql, params) }
+
+    func node(id: String) throws -> Node? {
+        try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
+    }
+
+    func node(remoteId: String) throws -> Node? {
+        if remoteId == Node.rootId { return try node(id: Node.rootId) }
+        return try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:))
+    }
+
+    func child(of parentId: String, named name: String) throws -> Node? {
+        try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
+    }
+
+    func children(of parentId: String) throws -> [Node] {
+        try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+    }
+
+    static let baseColumns = "remote_id, parent_id, name, type, version, record_seq, content_seq, content"
+
+    static func base(_ r: SQLRow) -> RemoteBase {
+        RemoteBase(remoteId: r[0].string ?? "", parentId: r[1].string, name: r[2].string ?? "", isFolder: r[3].string == "folder",
+                   version: r[4].int64 ?? 0, recordSeq: r[5].int64 ?? 0, contentSeq: r[6].int64 ?? 0,
+                   content: r[7].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) })
+    }
+
+    /// The JSON a base's content record is stored as.
+    static func contentJSON(_ c: ContentRecord) throws -> String {
+        String(decoding: try recordEncoder.encode(c), as: UTF8.self)
+    }
+
+    private static let recordEncoder: JSONEncoder = {
+        let e = JSONEncoder(); e.outputFormatting = [.sortedKeys]; return e
+    }()
+
+
+    func base(remoteId: String) throws -> RemoteBase? {
+        try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+    }
+
+    func baseChildren(of remoteId: String) throws -> [RemoteBase] {
+        try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
+    }
+
+    func nodeCount() throws -> Int { try rows("SELECT count(*) FROM nodes", []).first?[0].int ?? 0 }
+}
+
+/// The pull's writes (`PullStore`): a plan's actions in one transaction with the cursor, or a
+/// whole listing in one transaction whose foreign keys are checked when it commits.
+public final class VaultPullStore: PullStore {
+    let vault: Vault
+    private var listing = false
+    private lazy var view = SQLLocalView(db: vault.db)
+
+    init(vault: Vault) { self.vault = vault }
+
+    public func cursor() throws -> Int64? {
+        try vault.syncState([.changesCursor])[.changesCursor].flatMap { Int64($0) }
+    }
+
+    public func planState() throws -> PlanState {
+        let tombstones = try vault.db.query("SELECT node_id, remote_id, type, version FROM outbox_tombstones").map {
+            Tombstone(nodeId: $0[0].string ?? "", remoteId: $0[1].string, isFolder: $0[2].string == "folder", version: $0[3].int64 ?? 0)
+        }
+        let sequence = try vault.db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'")?.int64 ?? 0
+        return PlanState(view: view, outbox: try vault.outbox(), tombstones: tombstones, nextSeq: sequence + 1)
+    }
+
+    public func apply(_ actions: [PlanAction], cursor: Int64?) throws {
+        var doomed: [String] = []
+        func write() throws {
+            doomed = try vault.applyPlan(actions, view.statements)
+            if let cursor {
+                try vault.db.run("DELETE FROM sync_state WHERE key = ?", [SyncStateKey.changesCursor.rawValue])
+                try vault.db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [SyncStateKey.changesCursor.rawValue, String(cursor)])
+            }
+        }
+        if listing { try write() } else {
+            try vault.db.transaction { try write() }
+            TestHooks.crashPoint("pull-page-applied")
+        }
+        for id in doomed { vault.blobs.delete(id, area: .cache); vault.blobs.delete(id, area: .staging) }
+    }
+
+    public func beginListing() throws {
+        try vault.db.execute("BEGIN IMMEDIATE")
+        try vault.db.execute("PRAGMA defer_foreign_keys = ON")
+        // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
+        try vault.db.execute("PRAGMA cache_size = -8192")
+        listing = true
+    }
+
+    public func endListing(commit: Bool) throws {
+        listing = false
+        defer { try? vault.db.execute("PRAGMA cache_size = -2000") }
+        guard commit else { try? vault.db.execute("ROLLBACK"); return }
+        do {
+            // Every node below the root, none inside itself (the listing's parents all arrived).
+            let all = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+            let reachable = try vault.db.scalar("""
+                WITH RECURSIVE t(id) AS (SELECT 'root' UNION ALL SELECT n.id FROM nodes n JOIN t ON n.parent_id = t.id)
+                SELECT count(*) FROM t
+                """)?.int ?? 0
+            guard reachable == all else {
+                throw SyncPlanError("the listing holds \(all - reachable) node(s) whose folder it never shows or that are inside themselves (the server hid or invented a folder)")
+            }
+            try vault.db.execute("COMMIT")
+        } catch {
+            try? vault.db.execute("ROLLBACK")
+            if let e = error as? SQLError, e.kind == .constraint {
+                throw SyncPlanError("the listing names a folder it never shows (the server hid or invented a folder)")
+            }
+            throw error
+        }
+    }
+
+    public func missing(listed: Set<String>) throws -> [String] {
+        try vault.db.execute("CREATE TEMP TABLE IF NOT EXISTS pull_listed(remote_id TEXT PRIMARY KEY)")
+        try vault.db.execute("DELETE FROM pull_listed")
+        let insert = try vault.db.prepare("INSERT OR IGNORE INTO pull_listed(remote_id) VALUES (?)")
+        for id in listed { try insert.bind([id]); while try insert.step() {} }
+        defer { try? vault.db.execute("DELETE FROM pull_listed") }
+        return try vault.db.query("""
+            SELECT id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL AND remote_id NOT IN (SELECT remote_id FROM pull_listed)
+            """).compactMap { $0[0].string }
+    }
+}
+
+extension Vault {
+    /// The store a pull writes to (VaultSync's `PullRunner`).
+    public func pullStore() -> VaultPullStore { VaultPullStore(vault: self) }
+
+    /// Applies a plan's actions (inside the caller's transaction) in the order `PlanState.apply`
+    /// does: nodes that move are detached first (no name is briefly held twice), blobs change
+    /// owner, removed nodes go (children first) with their blobs, revisions and transfers, nodes
+    /// are written (parents first), then bases, outbox entries and tombstones. Returns the blobs
+    /// whose files to delete once committed.
+    func applyPlan(_ actions: [PlanAction], _ sql: CachedStatements) throws -> [String] {
+        var doomed: [String] = []
+        var exists = Set<String>()
+        for case .put(let n) in actions {
+            guard let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            exists.insert(n.id)
+            if old[0].string != n.parentId || old[1].string != n.name {
+                try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
+            }
+        }
+        for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
+        for case .remove(let id) in actions {
+            doomed += try sql.rows("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
+            try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
+            try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
+            try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
+            try sql.run("DELETE FROM nodes WHERE id = ?", [id])
+        }
+        for case .put(let n) in actions {
+            if exists.contains(n.id) {
+                try sql.run("""
+                    UPDATE nodes SET remote_id = ?, parent_id = ?, name = ?, type = ?, size = ?, version = ?, modified_at = ?, mime_type = ?,
+                      content_state = ?, local_path = ?, pinned = ?, last_accessed = ?, pending_op = ?, local_version = ?, sha256 = ? WHERE id = ?
+                    """, Array(n.bindings.dropFirst()) + [n.id])
+            } else {
+                try sql.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
+            }
+        }
+        for a in actions {
+            switch a {
+            case .setBase(let b):
+                try sql.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
+                           [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
+                            try b.content.map(SQLLocalView.contentJSON)])
+                // What this device has seen: its next record of the node takes one more.
+                try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
+                           [b.recordSeq, b.contentSeq, b.remoteId])
+            case .dropBase(let id):
+                try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
+            case .dropEntry(let seq):
+                try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])
+            case .updateEntry(let e):
+                try sql.run("""
+                    UPDATE outbox SET op = ?, node_id = ?, payload = ?, base_version = ?, request_id = ?, state = ?, attempts = ?,
+                      last_error = ?, sent_at = ? WHERE seq = ?
+                    """, [e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
+                          e.attempts, e.lastError, e.sentAt, e.seq])
+            case .append(let e):
+                try sql.run("""
+                    INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
+                    VALUES (?,?,?,?,?,?,?,?,?,?,?)
+                    """, [e.seq, e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
+                          e.attempts, e.lastError, e.sentAt, Vault.now])
+            case .setTombstone(let t):
+                try sql.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
+                           [t.nodeId, t.remoteId, t.isFolder ? "folder" : "file", t.version])
+            case .dropTombstone(let id):
+                try sql.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [id])
+            case .put, .remove, .giveBlob:
+                break
+            }
+        }
+        // Uploads whose entry was rewritten with a new request id (or dropped) are no one's now.
+        try db.run("""
+            DELETE FROM transfers WHERE direction = 'upload' AND state != 'done' AND request_id IS NOT NULL
+              AND request_id NOT IN (SELECT request_id FROM outbox)
+            """)
+        return doomed
+    }
+}

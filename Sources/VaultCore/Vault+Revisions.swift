@@ -1,0 +1,124 @@
+import Foundation
+
+/// One version of a file's content, as `vault revisions` lists it.
+public struct RevisionInfo: Sendable, Codable, Equatable {
+    /// The server's revision id (what `--revision` takes), or this device's id for an older
+    /// version kept here that was never uploaded.
+    public var id: String
+    /// When the content was written (seconds since the epoch, from its content record).
+    public var time: Int64
+    /// Plaintext bytes.
+    public var size: Int64
+    public var sha256: String
+    /// The device id that wrote it (`local` for a version kept here only).
+    public var device: String
+    public var isHead: Bool
+    /// The content record (server revisions), with the blob id the sealed bytes carry.
+    public var content: ContentRecord?
+    /// Whether its sealed content is on this device.
+    public var local: Bool
+
+    public init(id: String, time: Int64, size: Int64, sha256: String, device: String, isHead: Bool, content: ContentRecord?, local: Bool) {
+        self.id = id; self.time = time; self.size = size; self.sha256 = sha256; self.device = device
+        self.isHead = isHead; self.content = content; self.local = local
+    }
+}
+
+extension Vault {
+    /// Replaces the cached server revisions of node `nodeId` with `list` (newest first); versions
+    /// kept here only (`put --replace` before an upload) stay.
+    public func cacheRevisions(nodeId: String, _ list: [RevisionInfo]) throws {
+        try db.transaction {
+            let kept = Dictionary(try db.query("SELECT remote_revision_id, blob_id FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL",
+                                               [nodeId]).map { ($0[0].string ?? "", $0[1].string) }, uniquingKeysWith: { $1 })
+            try db.run("DELETE FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL", [nodeId])
+            for r in list {
+                let json = try r.content.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+                try db.run("""
+                    INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device, content, is_head)
+                    VALUES (?,?,?,?,?,?,?,?,?,?)
+                    """, [Self.newId(), nodeId, r.id, r.size, r.sha256, r.time, kept[r.id] ?? nil, r.device, json, r.isHead])
+            }
+        }
+    }
+
+    /// The revisions known for node `nodeId`, newest first: the server's as last listed, and the
+    /// older versions kept here that no server revision holds.
+    public func revisions(nodeId: String) throws -> [RevisionInfo] {
+        var out: [RevisionInfo] = []
+        var serverBlobs = Set<String>()
+        for r in try db.query("""
+            SELECT remote_revision_id, modified_at, size, sha256, device, is_head, content, blob_id FROM revisions
+            WHERE node_id = ? AND remote_revision_id IS NOT NULL ORDER BY modified_at DESC, rowid
+            """, [nodeId]) {
+            let content = r[6].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) }
+            if let b = content?.blob { serverBlobs.insert(b) }
+            let blob = r[7].string
+            out.append(RevisionInfo(id: r[0].string ?? "", time: r[1].int64 ?? 0, size: r[2].int64 ?? 0, sha256: r[3].string ?? "",
+                                    device: r[4].string ?? "", isHead: (r[5].int64 ?? 0) != 0, content: content,
+                                    local: try blob.map { try locateBlob($0) != nil } ?? false))
+        }
+        for r in try db.query("""
+            SELECT id, modified_at, size, sha256, blob_id FROM revisions WHERE node_id = ? AND remote_revision_id IS NULL ORDER BY modified_at DESC
+            """, [nodeId]) where !serverBlobs.contains(r[4].string ?? "") {
+            out.append(RevisionInfo(id: r[0].string ?? "", time: r[1].int64 ?? 0, size: r[2].int64 ?? 0, sha256: r[3].string ?? "",
+                                    device: "local", isHead: false, content: nil, local: true))
+        }
+        return out
+    }
+
+    /// The blob of a revision whose content is on this device (a server revision downloaded, or
+    /// an older version kept here), if any.
+    public func revisionBlob(nodeId: String, revision: String) throws -> (blobId: String, size: UInt64, sha256: String)? {
+        guard let r = try db.queryOne("""
+            SELECT blob_id, size, sha256 FROM revisions WHERE node_id = ? AND (remote_revision_id = ? OR (remote_revision_id IS NULL AND id = ?))
+            """, [nodeId, revision, revision]), let blob = r[0].string, try locateBlob(blob) != nil else { return nil }
+        return (blob, UInt64(max(0, r[1].int64 ?? 0)), r[2].string ?? "")
+    }
+
+    /// Records that server revision `revision` of `nodeId` is now on this device as `blob` (a
+    /// verified cache blob): it opens offline from now on.
+    public func recordRevisionBlob(_ blob: BlobRecord, nodeId: String, revision: String) throws {
+        try db.transaction {
+            if try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) == nil { try recordBlob(blob, nodeId: nodeId) }
+            try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [blob.id, nodeId, revision])
+        }
+    }
+
+    /// Opens the sealed content of a revision on this device, checked against its size.
+    public func openRevision(nodeId: String, revision: String) throws -> (handle: BlobHandle, size: UInt64, sha256: String) {
+        guard let r = try revisionBlob(nodeId: nodeId, revision: revision) else {
+            throw VaultError(.notLocal, "revision \(revision) is not on this device", hint: "connect to the server: `vault cat --revision` downloads it")
+        }
+        let handle = try openBlob(r.blobId).handle
+        guard handle.plaintextSize == r.size else {
+            throw Self.contentMismatch(r.blobId, path: "revision \(revision)", "it holds \(handle.plaintextSize) bytes where the revision has \(r.size)")
+        }
+        return (handle, r.size, r.sha256)
+    }
+
+    /// Streams a revision's whole content to `body`, then checks its size and SHA-256.
+    @discardableResult
+    public func readRevision(nodeId: String, revision: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt64 {
+        let r = try openRevision(nodeId: nodeId, revision: revision)
+        var n = try node(id: nodeId)!
+        n.size = r.size; n.sha256 = r.sha256; n.contentState = .local
+        return try readWhole(r.handle, of: n, body)
+    }
+}
+
+extension Vault {
+    /// What this device last knew of node `remoteId` on the server (the planner's base).
+    public func remoteBase(remoteId: String) throws -> RemoteBase? {
+        try SQLLocalView(db: db).base(remoteId: remoteId)
+    }
+
+    /// The highest content-record sequence number this device has seen (pulled) or written
+    /// (pushed) for server file `remoteId`: a lower one from the server is a rollback, and a new
+    /// record of it takes one more.
+    public func seenContentSeq(remoteId: String) throws -> Int64 {
+        let base = try db.scalar("SELECT content_seq FROM remote_base WHERE remote_id = ?", [remoteId])?.int64 ?? 0
+        let own = try db.scalar("SELECT max(content_seq) FROM nodes WHERE remote_id = ?", [remoteId])?.int64 ?? 0
+        return max(base, own)
+    }
+}

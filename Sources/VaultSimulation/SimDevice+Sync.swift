@@ -1,0 +1,153 @@
+import VaultSyncPlan
+
+/// A fault the network or the device suffered: the sync stops there (what was done stays done).
+struct SimFault: Error {}
+
+/// `vault sync` on a simulated device: push (folder deletes held), pull, push what the pull
+/// produced, download pinned content — the push through `PushRules`, the pull through
+/// `PullRunner` and `SyncPlanner`, as on a real device.
+extension SimDevice {
+    func sync(_ sim: Simulation) throws {
+        guard online else { return }
+        for e in state.outbox where e.op == .upload {
+            if let b = e.payload.blobId, let t = blobs[b] { sim.committed.insert(t) }
+        }
+        try push(sim, holdFolderDeletes: true)
+        try pull(sim)
+        try push(sim, holdFolderDeletes: false)
+        try downloadPinned(sim)
+    }
+
+    func push(_ sim: Simulation, holdFolderDeletes: Bool) throws {
+        var waiting = PushWaiting()
+        for snapshot in state.outbox {
+            guard var e = state.outbox.first(where: { $0.seq == snapshot.seq }) else { continue }
+            let removed = try state.node(id: e.nodeId) == nil
+            guard e.state.isReplayable, !waiting.nodes.contains(e.nodeId) else { waiting.add(e, removed: removed); continue }
+            let rules = PushRules(target: try state.target(nodeId: e.nodeId), remoteFolderId: { try self.state.remoteFolderId(ofLocal: $0) },
+                                  waiting: waiting, holdFolderDeletes: holdFolderDeletes, deviceId: deviceId, newId: newRemoteId,
+                                  subtreeHoldsLocal: { id in
+                                      sim.server.subtree(of: id).dropFirst().contains { (try? self.state.node(remoteId: $0.id)) ?? nil != nil }
+                                  }, label: e.nodeId)
+            var step = try rules.decide(e)
+            var rounds = 0
+            loop: while rounds < 6 {
+                rounds += 1
+                switch step {
+                case .assignId(let id):
+                    e.payload.clientId = id
+                    state.update(e)
+                    step = try rules.decide(e)
+                case .send(let request):
+                    switch request { case .createFile, .newRevision: sent.insert(e.requestId); default: break }
+                    let answer: PushAnswer
+                    do { answer = try sim.network.send(request, from: self) } catch {
+                        sim.trace("\(name) push \(e.seq) \(request) -> fault"); throw error
+                    }
+                    step = try rules.interpret(answer, to: request, for: e)
+                    sim.trace("\(name) push \(e.seq) \(request) -> \(answer) => \(step)")
+                case let .done(completion, base, _):
+                    try state.complete(e, completion, base: base)
+                    if let base { see(base, sim) }
+                    break loop
+                case .waits:
+                    waiting.add(e, removed: removed)
+                    break loop
+                case .conflict(let why):
+                    state.mark(e.seq, .conflict, reason: why)
+                    waiting.add(e, removed: removed)
+                    break loop
+                case .failed(let why):
+                    state.mark(e.seq, .failed, reason: why)
+                    waiting.add(e, removed: removed)
+                    break loop
+                }
+            }
+            try sim.network.maybeCrash()
+        }
+    }
+
+    func pull(_ sim: Simulation) throws {
+        let planner = SyncPlanner(settings: SyncSettings(deviceId: deviceId, deviceName: name, today: "2024-05-01",
+                                                         conflictPolicy: sim.policy(self), newId: newId))
+        let result = try PullRunner(planner: planner, maxDelete: Int.max, force: true).run(SimSource(sim: sim, device: self), SimStore(device: self, sim: sim))
+        sim.messages += result.messages.count
+        for m in result.messages { sim.trace("\(name) pull: \(m.kind.rawValue) \(m.path): \(m.text)") }
+    }
+
+    /// Pinned files whose content is not here (or older) download the server's head.
+    func downloadPinned(_ sim: Simulation) throws {
+        for (_, n) in all() where !n.isFolder && n.pinned && (n.contentState == .notDownloaded || n.contentState == .stale) {
+            guard let rid = n.remoteId, state.entries(of: n.id).isEmpty else { continue }
+            try sim.network.read()
+            guard let f = sim.server.files[rid], sim.server.isLive(rid), let c = f.content, c.sha256 == n.sha256,
+                  let token = sim.server.blobs[c.blob] else { continue }
+            var m = n
+            blobs[c.blob] = token
+            m.localPath = c.blob; m.contentState = .local
+            state.put(m)
+        }
+    }
+
+    func see(_ base: RemoteBase, _ sim: Simulation) {
+        if let c = base.content, let t = sim.server.blobs[c.blob] ?? blobs[c.blob] { seen[base.remoteId, default: []].insert(t) }
+    }
+}
+
+/// The simulated server as a pull reads it (through the network's faults).
+struct SimSource: PullSource {
+    let sim: Simulation
+    let device: SimDevice
+    func startCursor() throws -> Int64 { try sim.network.read(); return sim.server.latest }
+    func changes(after cursor: Int64) throws -> ChangesPage? {
+        try sim.network.read()
+        let page = sim.server.changes(after: cursor)
+        sim.trace("\(device.name) changes after \(cursor): " + (page.map { p in p.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")\($0.trashed ? " trashed" : "") v\($0.version)" }.joined(separator: ", ") + " next \(p.nextCursor)" } ?? "410"))
+        return page
+    }
+    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+        try sim.network.read()
+        let page = sim.server.listing(after: token)
+        sim.trace("\(device.name) listing: " + page.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")" }.joined(separator: ", "))
+        return page
+    }
+    func subtree(of remoteId: String) throws -> [RemoteNode] { try sim.network.read(); return sim.server.subtree(of: remoteId) }
+}
+
+/// A simulated device as a pull writes it: each apply is one transaction (a crash comes between two).
+final class SimStore: PullStore {
+    let device: SimDevice
+    let sim: Simulation
+    private var saved: (PlanState, Int64?)?
+
+    init(device: SimDevice, sim: Simulation) { self.device = device; self.sim = sim }
+
+    func cursor() throws -> Int64? { device.cursor }
+    func planState() throws -> PlanState {
+        sim.trace("\(device.name) plan on: " + device.state.outbox.map { "\($0.seq) \($0.op.rawValue) \($0.nodeId) -> \($0.payload.parentId ?? "-")/\($0.payload.name ?? "-") \($0.state.rawValue)" }.joined(separator: "; ")
+                  + " | tombstones " + device.state.tombstones.values.map { "\($0.nodeId)=\($0.remoteId ?? "-")" }.sorted().joined(separator: ", "))
+        return device.state
+    }
+
+    func apply(_ actions: [PlanAction], cursor: Int64?) throws {
+        if saved == nil { try sim.network.maybeCrash() }
+        try device.state.apply(actions)
+        for a in actions { sim.trace("\(device.name) apply \(a)") }
+        for case .setBase(let b) in actions { device.see(b, sim) }
+        if let cursor {
+            if let old = device.cursor, cursor < old { sim.fail("\(device.name)'s cursor went back from \(old) to \(cursor)") }
+            device.cursor = cursor
+        }
+    }
+
+    func beginListing() throws { saved = (device.state, device.cursor) }
+
+    func endListing(commit: Bool) throws {
+        if !commit, let (s, c) = saved { device.state = s; device.cursor = c }
+        saved = nil
+    }
+
+    func missing(listed: Set<String>) throws -> [String] {
+        device.all().filter { $0.1.remoteId.map { !listed.contains($0) } ?? false }.map(\.1.id)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import VaultAPI
+import VaultCore
+import VaultHTTP
+
+/// The server as a pull reads it (`PullSource`): the change feed, the flat listing and folder
+/// subtrees, every node opened by the codec (`RemoteCodec.open`) before the planner sees it. A
+/// node that does not open, or that contradicts itself, is an integrity error: nothing of the
+/// pull is applied.
+final class RemotePuller: PullSource {
+    let api: ServerAPI
+    let codec: RemoteCodec
+    let retry: RetryPolicy
+    let say: (String) -> Void
+    /// Changes per page of the feed, nodes per page of the listing.
+    static var changesPage: Int { TestHooks.pullPage ?? 1000 }
+    static var listingPage: Int { TestHooks.pullPage ?? 1000 }
+    /// The largest page accepted (a node's sealed name and records take about 900 bytes).
+    static let pageBytes = 32 << 20
+
+    init(api: ServerAPI, codec: RemoteCodec, retry: RetryPolicy, say: @escaping (String) -> Void) {
+        self.api = api; self.codec = codec; self.retry = retry; self.say = say
+    }
+
+    private func get(_ path: String, doing what: String) throws -> HTTPResponse {
+        let r = try api.retrying(retry, say: say) { try api.json(.get, path, collectUpTo: Self.pageBytes) }
+        return r
+    }
+
+    func startCursor() throws -> Int64 {
+        let r = try get("/v1/changes/start", doing: "read the change feed")
+        guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
+        return try ServerAPI.decode(CursorResponse.self, r).cursor
+    }
+
+    func changes(after cursor: Int64) throws -> ChangesPage? {
+        let r = try get("/v1/changes?cursor=\(cursor)&limit=\(Self.changesPage)", doing: "read the change feed")
+        if r.status == 410 { return nil }
+        guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
+        let list = try ServerAPI.decode(ChangeList.self, r)
+        guard list.nextCursor >= cursor else {
+            throw RemoteCodec.lie("the change feed went back from cursor \(cursor) to \(list.nextCursor)")
+        }
+        var files: [FileResource] = []
+        files.reserveCapacity(list.changes.count)
+        for c in list.changes {
+            guard let f = c.file else { continue }
+            guard f.id == c.fileId else { throw RemoteCodec.lie("a change of \(c.fileId) describes another node") }
+            files.append(f)
+        }
+        return ChangesPage(nodes: try open(files), nextCursor: list.nextCursor, hasMore: list.hasMore)
+    }
+
+    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+        let q = "/v1/files?scope=all&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
+        let r = try get(q, doing: "list the server's files")
+        guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
+        let page = try ServerAPI.decode(FileList.self, r)
+        guard !page.files.contains(where: \.trashed) else { throw RemoteCodec.lie("the listing of live files holds a trashed one") }
+        return (try open(page.files), page.nextPageToken)
+    }
+
+    /// Opens every entry of a page through the codec, on every core (a large pull's opening of
+    /// names and records is most of its work), in the page's order; the first failure throws.
+    func open(_ files: [FileResource]) throws -> [RemoteNode] {
+        let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, files.count / 64))
+        if lanes == 1 { return try files.map { try codec.open($0.sealed) } }
+        let results = OpenedPage(count: files.count)
+        let opener = codec
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            var i = lane
+            while i < files.count {
+                results.set(i, Result { try opener.open(files[i].sealed) })
+                i += lanes
+            }
+        }
+        return try results.values.map { try $0!.get() }
+    }
+
+    func subtree(of remoteId: String) throws -> [RemoteNode] {
+        let r = try get("/v1/files/\(Self.escape(remoteId))", doing: "read a folder")
+        if r.status == 404 { return [] }
+        guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read a folder") }
+        let top = try codec.open(try ServerAPI.decode(FileResource.self, r).sealed)
+        guard !top.trashed, top.isFolder else { return [] }
+        var out = [top]
+        var queue = [top.id]
+        while let folder = queue.popLast() {
+            var token: String?
+            repeat {
+                let q = "/v1/files?parentId=\(Self.escape(folder))&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
+                let page = try get(q, doing: "list a folder")
+                guard page.status == 200 else { throw ServerAPI.statusError(page, doing: "list a folder") }
+                let list = try ServerAPI.decode(FileList.self, page)
+                for f in list.files {
+                    let n = try codec.open(f.sealed)
+                    guard n.parentId == folder else { throw RemoteCodec.lie("a folder's listing holds a node of another folder") }
+                    out.append(n)
+                    if n.isFolder { queue.append(n.id) }
+                }
+                token = list.nextPageToken
+            } while token != nil
+        }
+        return out
+    }
+
+    static func escape(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s }
+}
+
+/// The opened entries of a page, written by several threads at distinct indexes.
+private final class OpenedPage: @unchecked Sendable {
+    // SAFETY: each index is written by one thread only, and read after `concurrentPerform` returns.
+    var values: [Result<RemoteNode, Error>?]
+    private let lock = NSLock()
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ r: Result<RemoteNode, Error>) { lock.lock(); values[i] = r; lock.unlock() }
+}
