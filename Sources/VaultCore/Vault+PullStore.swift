@@ -1,15 +1,15 @@
 import Foundation
 import VaultSQL
 
-/// The local state as the sync planner reads it (`LocalView`), answered by lookups in the
-/// metadata database, so a large vault is never loaded whole. Statements are prepared once.
-final class SQLLocalView: LocalView {
+/// Statements prepared once, for a pull's many small queries and writes (preparing each one
+/// every time took most of a large pull's database time).
+final class CachedStatements {
     let db: SQLDatabase
     private var statements: [String: SQLStatement] = [:]
 
     init(db: SQLDatabase) { self.db = db }
 
-    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] {
+    func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] {
         let st: SQLStatement
         if let s = statements[sql] { st = s } else { st = try db.prepare(sql); statements[sql] = st }
         try st.bind(params)
@@ -18,6 +18,18 @@ final class SQLLocalView: LocalView {
         try st.bind([])
         return out
     }
+
+    func run(_ sql: String, _ params: [any SQLBindable]) throws { _ = try rows(sql, params) }
+}
+
+/// The local state as the sync planner reads it (`LocalView`), answered by lookups in the
+/// metadata database, so a large vault is never loaded whole.
+final class SQLLocalView: LocalView {
+    let statements: CachedStatements
+
+    init(db: SQLDatabase) { statements = CachedStatements(db: db) }
+
+    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try statements.rows(sql, params) }
 
     func node(id: String) throws -> Node? {
         try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
@@ -43,6 +55,16 @@ final class SQLLocalView: LocalView {
                    version: r[4].int64 ?? 0, recordSeq: r[5].int64 ?? 0, contentSeq: r[6].int64 ?? 0,
                    content: r[7].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) })
     }
+
+    /// The JSON a base's content record is stored as.
+    static func contentJSON(_ c: ContentRecord) throws -> String {
+        String(decoding: try recordEncoder.encode(c), as: UTF8.self)
+    }
+
+    private static let recordEncoder: JSONEncoder = {
+        let e = JSONEncoder(); e.outputFormatting = [.sortedKeys]; return e
+    }()
+
 
     func base(remoteId: String) throws -> RemoteBase? {
         try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
@@ -79,7 +101,7 @@ public final class VaultPullStore: PullStore {
     public func apply(_ actions: [PlanAction], cursor: Int64?) throws {
         var doomed: [String] = []
         func write() throws {
-            doomed = try vault.applyPlan(actions)
+            doomed = try vault.applyPlan(actions, view.statements)
             if let cursor {
                 try vault.db.run("DELETE FROM sync_state WHERE key = ?", [SyncStateKey.changesCursor.rawValue])
                 try vault.db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [SyncStateKey.changesCursor.rawValue, String(cursor)])
@@ -95,11 +117,14 @@ public final class VaultPullStore: PullStore {
     public func beginListing() throws {
         try vault.db.execute("BEGIN IMMEDIATE")
         try vault.db.execute("PRAGMA defer_foreign_keys = ON")
+        // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
+        try vault.db.execute("PRAGMA cache_size = -8192")
         listing = true
     }
 
     public func endListing(commit: Bool) throws {
         listing = false
+        defer { try? vault.db.execute("PRAGMA cache_size = -2000") }
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
             // Every node below the root, none inside itself (the listing's parents all arrived).
@@ -142,61 +167,64 @@ extension Vault {
     /// owner, removed nodes go (children first) with their blobs, revisions and transfers, nodes
     /// are written (parents first), then bases, outbox entries and tombstones. Returns the blobs
     /// whose files to delete once committed.
-    func applyPlan(_ actions: [PlanAction]) throws -> [String] {
+    func applyPlan(_ actions: [PlanAction], _ sql: CachedStatements) throws -> [String] {
         var doomed: [String] = []
+        var exists = Set<String>()
         for case .put(let n) in actions {
-            if let old = try node(id: n.id), old.parentId != n.parentId || old.name != n.name {
-                try db.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
+            guard let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            exists.insert(n.id)
+            if old[0].string != n.parentId || old[1].string != n.name {
+                try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
             }
         }
-        for case let .giveBlob(blob, owner) in actions { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
+        for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
         for case .remove(let id) in actions {
-            doomed += try db.query("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
-            try db.run("DELETE FROM blobs WHERE node_id = ?", [id])
-            try db.run("DELETE FROM revisions WHERE node_id = ?", [id])
-            try db.run("DELETE FROM transfers WHERE node_id = ?", [id])
-            try db.run("DELETE FROM nodes WHERE id = ?", [id])
+            doomed += try sql.rows("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
+            try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
+            try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
+            try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
+            try sql.run("DELETE FROM nodes WHERE id = ?", [id])
         }
         for case .put(let n) in actions {
-            if try db.scalar("SELECT 1 FROM nodes WHERE id = ?", [n.id]) != nil {
-                try db.run("""
+            if exists.contains(n.id) {
+                try sql.run("""
                     UPDATE nodes SET remote_id = ?, parent_id = ?, name = ?, type = ?, size = ?, version = ?, modified_at = ?, mime_type = ?,
                       content_state = ?, local_path = ?, pinned = ?, last_accessed = ?, pending_op = ?, local_version = ?, sha256 = ? WHERE id = ?
                     """, Array(n.bindings.dropFirst()) + [n.id])
             } else {
-                try insert(n)
+                try sql.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
             }
         }
         for a in actions {
             switch a {
             case .setBase(let b):
-                try db.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
+                try sql.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
                            [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
-                            try b.content.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }])
+                            try b.content.map(SQLLocalView.contentJSON)])
                 // What this device has seen: its next record of the node takes one more.
-                try db.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
+                try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
                            [b.recordSeq, b.contentSeq, b.remoteId])
             case .dropBase(let id):
-                try db.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
+                try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
             case .dropEntry(let seq):
-                try db.run("DELETE FROM outbox WHERE seq = ?", [seq])
+                try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])
             case .updateEntry(let e):
-                try db.run("""
+                try sql.run("""
                     UPDATE outbox SET op = ?, node_id = ?, payload = ?, base_version = ?, request_id = ?, state = ?, attempts = ?,
                       last_error = ?, sent_at = ? WHERE seq = ?
                     """, [e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
                           e.attempts, e.lastError, e.sentAt, e.seq])
             case .append(let e):
-                try db.run("""
+                try sql.run("""
                     INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
                     VALUES (?,?,?,?,?,?,?,?,?,?,?)
                     """, [e.seq, e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
                           e.attempts, e.lastError, e.sentAt, Vault.now])
             case .setTombstone(let t):
-                try db.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
+                try sql.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
                            [t.nodeId, t.remoteId, t.isFolder ? "folder" : "file", t.version])
             case .dropTombstone(let id):
-                try db.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [id])
+                try sql.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [id])
             case .put, .remove, .giveBlob:
                 break
             }

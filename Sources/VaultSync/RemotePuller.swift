@@ -14,14 +14,16 @@ final class RemotePuller: PullSource {
     let say: (String) -> Void
     /// Changes per page of the feed, nodes per page of the listing.
     static var changesPage: Int { TestHooks.pullPage ?? 1000 }
-    static var listingPage: Int { TestHooks.pullPage ?? 5000 }
+    static var listingPage: Int { TestHooks.pullPage ?? 1000 }
+    /// The largest page accepted (a node's sealed name and records take about 900 bytes).
+    static let pageBytes = 32 << 20
 
     init(api: ServerAPI, codec: RemoteCodec, retry: RetryPolicy, say: @escaping (String) -> Void) {
         self.api = api; self.codec = codec; self.retry = retry; self.say = say
     }
 
     private func get(_ path: String, doing what: String) throws -> HTTPResponse {
-        let r = try api.retrying(retry, say: say) { try api.json(.get, path) }
+        let r = try api.retrying(retry, say: say) { try api.json(.get, path, collectUpTo: Self.pageBytes) }
         return r
     }
 
@@ -39,14 +41,14 @@ final class RemotePuller: PullSource {
         guard list.nextCursor >= cursor else {
             throw RemoteCodec.lie("the change feed went back from cursor \(cursor) to \(list.nextCursor)")
         }
-        var nodes: [RemoteNode] = []
-        nodes.reserveCapacity(list.changes.count)
+        var files: [FileResource] = []
+        files.reserveCapacity(list.changes.count)
         for c in list.changes {
             guard let f = c.file else { continue }
             guard f.id == c.fileId else { throw RemoteCodec.lie("a change of \(c.fileId) describes another node") }
-            nodes.append(try codec.open(f.sealed))
+            files.append(f)
         }
-        return ChangesPage(nodes: nodes, nextCursor: list.nextCursor, hasMore: list.hasMore)
+        return ChangesPage(nodes: try open(files), nextCursor: list.nextCursor, hasMore: list.hasMore)
     }
 
     func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
@@ -54,10 +56,25 @@ final class RemotePuller: PullSource {
         let r = try get(q, doing: "list the server's files")
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
         let page = try ServerAPI.decode(FileList.self, r)
-        return (try page.files.map { f in
-            guard !f.trashed else { throw RemoteCodec.lie("the listing of live files holds a trashed one") }
-            return try codec.open(f.sealed)
-        }, page.nextPageToken)
+        guard !page.files.contains(where: \.trashed) else { throw RemoteCodec.lie("the listing of live files holds a trashed one") }
+        return (try open(page.files), page.nextPageToken)
+    }
+
+    /// Opens every entry of a page through the codec, on every core (a large pull's opening of
+    /// names and records is most of its work), in the page's order; the first failure throws.
+    func open(_ files: [FileResource]) throws -> [RemoteNode] {
+        let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, files.count / 64))
+        if lanes == 1 { return try files.map { try codec.open($0.sealed) } }
+        let results = OpenedPage(count: files.count)
+        let opener = codec
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            var i = lane
+            while i < files.count {
+                results.set(i, Result { try opener.open(files[i].sealed) })
+                i += lanes
+            }
+        }
+        return try results.values.map { try $0!.get() }
     }
 
     func subtree(of remoteId: String) throws -> [RemoteNode] {
@@ -88,4 +105,13 @@ final class RemotePuller: PullSource {
     }
 
     static func escape(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s }
+}
+
+/// The opened entries of a page, written by several threads at distinct indexes.
+private final class OpenedPage: @unchecked Sendable {
+    // SAFETY: each index is written by one thread only, and read after `concurrentPerform` returns.
+    var values: [Result<RemoteNode, Error>?]
+    private let lock = NSLock()
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ r: Result<RemoteNode, Error>) { lock.lock(); values[i] = r; lock.unlock() }
 }

@@ -64,11 +64,12 @@ final class ServerAPI {
     }
 
     /// Sends a request built by `make` (called again for a retry after a token refresh).
-    /// With `stream`, a 2xx body goes to it piece by piece; any other body is collected (≤ 1 MiB)
-    /// into the returned response. `onHead` sees a streamed (2xx) answer's status and headers
+    /// With `stream`, a 2xx body goes to it piece by piece; any other body is collected (at most
+    /// `collectUpTo` bytes, 1 MiB unless the caller expects more: a page of the listing) into the
+    /// returned response. `onHead` sees a streamed (2xx) answer's status and headers
     /// before its first body piece; throwing from it stops the transfer with that error.
     /// Transport failures throw `HTTPError` unchanged.
-    func send(_ make: () throws -> HTTPRequest,
+    func send(_ make: () throws -> HTTPRequest, collectUpTo limit: Int = 1 << 20,
               onHead: ((HTTPResponse) throws -> Void)? = nil,
               stream: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> HTTPResponse {
         if account.token == nil || (account.tokenExpiresAt.map { $0.timeIntervalSinceNow < 30 } ?? true) {
@@ -85,7 +86,7 @@ final class ServerAPI {
                 if toStream { try onHead?(head) }
             }, onBody: { piece in
                 if toStream, let stream { try stream(piece); return true }
-                guard collected.count + piece.count <= 1 << 20 else { throw HTTPError.tooLarge }
+                guard collected.count + piece.count <= limit else { throw HTTPError.tooLarge }
                 collected.append(contentsOf: piece)
                 return true
             }) }
@@ -105,12 +106,13 @@ final class ServerAPI {
     }
 
     /// A JSON call: sends `bytes` (if any) as the JSON body, collects the answer.
-    func json(_ method: HTTPMethod, _ path: String, bytes: [UInt8]? = nil, headers: [(String, String)] = []) throws -> HTTPResponse {
-        try send {
+    func json(_ method: HTTPMethod, _ path: String, bytes: [UInt8]? = nil, headers: [(String, String)] = [],
+              collectUpTo limit: Int = 1 << 20) throws -> HTTPResponse {
+        try send({
             HTTPRequest(method: method, url: url(path),
                         headers: [("Accept", "application/json")] + (bytes == nil ? [] : [("Content-Type", "application/json")]) + headers,
                         body: bytes.map { .bytes($0) } ?? .none)
-        }
+        }, collectUpTo: limit)
     }
 
     /// A small metadata call, retried with backoff (`retry`) on retryable failures (a 409 is an

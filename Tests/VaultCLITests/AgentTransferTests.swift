@@ -70,7 +70,7 @@ final class AgentTransferTests: XCTestCase {
         XCTAssertEqual(try h.node("/big.bin")["pendingOp"] as? String, nil)
         // `vault sync` is served by the agent: nothing left to send, no "busy".
         let sync = try h.ok(["sync"])
-        XCTAssertTrue(sync.out.contains("Synced 0 change(s)"), sync.out)
+        XCTAssertTrue(sync.out.contains("Pushed 0 change(s)"), sync.out)
     }
 
     func testKillNineOfTheAgentMidUploadThenRestartResumes() throws {

@@ -164,7 +164,7 @@ final class OutboxKillTests: XCTestCase {
 
         let r = try h.run(["sync", "--json"] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
-        let s = try XCTUnwrap(r.json as? [String: Any])
+        let s = try XCTUnwrap((r.json as? [String: Any])?["push"] as? [String: Any], r.out)
         XCTAssertEqual(s["failed"] as? Int, 2, "\(s)")
         XCTAssertEqual(s["skipped"] as? Int, 1, "the victim's move waits behind its upload: \(s)")
         XCTAssertEqual(s["done"] as? Int, 4, "folder, two uploads, one move: \(s)")
@@ -181,7 +181,7 @@ final class OutboxKillTests: XCTestCase {
         XCTAssertEqual(rows.first { $0["path"] as? String == "/huge" }?["state"] as? String, "failed", "\(rows)")
 
         // The next sync tries them again (still failing), and nothing else moves.
-        let again = try XCTUnwrap(try h.ok(["sync", "--json"] + h.pw).json as? [String: Any])
+        let again = try XCTUnwrap((try h.ok(["sync", "--json"] + h.pw).json as? [String: Any])?["push"] as? [String: Any])
         XCTAssertEqual(again["failed"] as? Int, 2); XCTAssertEqual(again["done"] as? Int, 0)
         // Removing them clears the outbox; the vault is consistent again.
         try cli(.remove("/huge")); try model.apply(.remove("/huge"))

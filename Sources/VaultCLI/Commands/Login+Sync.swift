@@ -102,18 +102,14 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         if pinnedOnly && (watch || force) { throw ValidationError("--pinned-only only downloads: it takes no --watch or --force") }
     }
 
-    /// What `vault sync` and `vault transfers resume` did: the push's counts, and the pull's
-    /// (absent for `--pinned-only` and `transfers resume`, which do not pull).
+    /// What `vault sync` did (`SyncReport`'s shape, also for `--pinned-only`): the push's counts,
+    /// the pull's (absent for `--pinned-only`, which does not pull), pinned files downloaded and
+    /// large transfers waiting for an unmetered network.
     struct Result: Encodable {
-        var done, conflicts, failed, skipped, waitingForUnmetered, held, downloaded: Int
-        var messages: [String]
+        var push: PushSummary
         var pull: PullSummary?
-
-        init(_ s: PushSummary, pull: PullSummary? = nil) {
-            done = s.done; conflicts = s.conflicts; failed = s.failed; skipped = s.skipped
-            waitingForUnmetered = s.waitingForUnmetered; held = s.held; downloaded = s.downloaded
-            messages = s.messages; self.pull = pull
-        }
+        var downloaded: Int
+        var waitingForUnmetered: Int
     }
 
     var options: SyncOptions {
@@ -139,11 +135,12 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
                                                    maxDelete: maxDelete, force: force))
                 guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
                 return try Self.report(ctx, summary, pull: pinnedOnly ? nil : r.pull ?? PullSummary(), pinnedOnly: pinnedOnly,
+                                       downloaded: summary.downloaded, waitingForUnmetered: summary.waitingForUnmetered,
                                        meteredSource: r.meteredSource ?? "?", unmeteredOnly: r.unmeteredOnly)
             } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
         }
         let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
-        if pinnedOnly { return try Self.push(ctx, vault, push, pinnedOnly: true) }
+        if pinnedOnly { return try Self.push(ctx, vault, push, pinnedOnly: true, asSync: true) }
         var o = options
         let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: push.allowMetered,
                                                              environment: ctx.environment)
@@ -154,15 +151,13 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         client.onProgress = bar.update
         let r: SyncReport
         do { defer { bar.clear() }; r = try client.sync(o) }
-        var s = r.push
-        s.downloaded = r.downloaded
-        s.waitingForUnmetered = r.waitingForUnmetered
-        try Self.report(ctx, s, pull: r.pull, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+        try Self.report(ctx, r.push, pull: r.pull, downloaded: r.downloaded, waitingForUnmetered: r.waitingForUnmetered,
+                        meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
     }
 
-    /// Pushes (unless `pinnedOnly`), then downloads pinned content: `--pinned-only` and
-    /// `vault transfers resume`.
-    static func push(_ ctx: CommandContext, _ vault: Vault, _ options: PushOptions, pinnedOnly: Bool) throws {
+    /// Pushes (unless `pinnedOnly`), then downloads pinned content: `sync --pinned-only` (`asSync`:
+    /// its result is the sync's) and `vault transfers resume` (its result is the push's summary).
+    static func push(_ ctx: CommandContext, _ vault: Vault, _ options: PushOptions, pinnedOnly: Bool, asSync: Bool) throws {
         let bar = ProgressLine(enabled: !ctx.out.json)
         let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
         client.onProgress = bar.update
@@ -175,26 +170,32 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         s.downloaded = pinned.downloaded
         s.waitingForUnmetered += pinned.waiting
         bar.clear()
-        try report(ctx, s, pull: nil, pinnedOnly: pinnedOnly, meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+        if ctx.out.json && !asSync { return try ctx.out.emit(s) }
+        try report(ctx, s, pull: nil, pinnedOnly: pinnedOnly, downloaded: s.downloaded, waitingForUnmetered: s.waitingForUnmetered,
+                   meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
     }
 
     /// What a sync did, for people or as JSON (whether this command or the agent ran it); `pull`
-    /// is nil when nothing was pulled (`--pinned-only`, `transfers resume`).
+    /// is nil when nothing was pulled (`--pinned-only`, `transfers resume`: then the push's line
+    /// says "Synced", a two-way sync's "Pushed …, pulled …").
     static func report(_ ctx: CommandContext, _ s: PushSummary, pull: PullSummary?, pinnedOnly: Bool = false,
-                       meteredSource: String, unmeteredOnly: Bool) throws {
-        if ctx.out.json { try ctx.out.emit(Result(s, pull: pull)); return }
-        if pinnedOnly && s.downloaded == 0 && s.waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
-        if !pinnedOnly {
-            ctx.out.line("Synced \(s.done) change(s)" + (pull.map { ", pulled \($0.applied) remote change(s)" + ($0.removed > 0 ? " (\($0.removed) item(s) removed here)" : "") } ?? "")
-                         + (s.failed > 0 ? ", \(s.failed) failed" : "") + (s.skipped > 0 ? ", \(s.skipped) waiting behind another change" : "") + ".")
+                       downloaded: Int, waitingForUnmetered: Int, meteredSource: String, unmeteredOnly: Bool) throws {
+        if ctx.out.json {
+            return try ctx.out.emit(Result(push: s, pull: pull, downloaded: downloaded, waitingForUnmetered: waitingForUnmetered))
         }
-        if let pull, !pull.conflicts.isEmpty {
-            ctx.out.line("\(pull.conflicts.count) conflict(s) settled (`vault conflicts` lists them).")
+        if pinnedOnly && downloaded == 0 && waitingForUnmetered == 0 { ctx.out.line("No pinned content to download.") }
+        let tail = (s.failed > 0 ? ", \(s.failed) failed" : "") + (s.skipped > 0 ? ", \(s.skipped) waiting behind another change" : "") + "."
+        if let pull {
+            ctx.out.line("Pushed \(s.done) change(s), pulled \(pull.applied) remote change(s)"
+                         + (pull.removed > 0 ? " (\(pull.removed) item(s) removed here)" : "") + tail)
+            if !pull.conflicts.isEmpty { ctx.out.line("\(pull.conflicts.count) conflict(s) settled (`vault conflicts` lists them).") }
+        } else if !pinnedOnly {
+            ctx.out.line("Synced \(s.done) change(s)" + (s.conflicts > 0 ? ", \(s.conflicts) conflict(s)" : "") + tail)
         }
-        if s.downloaded > 0 { ctx.out.line("Downloaded \(s.downloaded) pinned file(s).") }
+        if downloaded > 0 { ctx.out.line("Downloaded \(downloaded) pinned file(s).") }
         if s.held > 0 { ctx.out.note("\(s.held) paused or cancelled change(s) wait for `vault transfers resume`") }
-        if s.waitingForUnmetered > 0 {
-            ctx.out.note("\(s.waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(meteredSource))"
+        if waitingForUnmetered > 0 {
+            ctx.out.note("\(waitingForUnmetered) large transfer(s) wait for an unmetered network (metered per \(meteredSource))"
                          + (unmeteredOnly ? "; the policy requires it" : "; `vault sync --allow-metered` sends them now"))
         }
         if s.conflicts > 0 {
