@@ -2,8 +2,9 @@
 import PackageDescription
 
 /// vault: an encrypted offline vault for a cloud drive — library layers, the `vault` CLI and the
-/// reference `vault-server`. C libraries come from Debian as system-library targets; variadic C
-/// calls go through the tiny typed `CVaultShims` target.
+/// reference `vault-server`. C libraries come from Debian as system-library targets; what Swift
+/// cannot call directly (variadic calls, macros, packed structs) goes through one small shim
+/// target per C library, each with its own prefix (`CCurlShims_…`, `CSecretShims_…`).
 let package = Package(
     name: "vault",
     products: [
@@ -19,51 +20,72 @@ let package = Package(
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // One shim target per C library, named and prefixed after it.
+        .target(name: "CSecretShims", dependencies: ["CSecret"]),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
+        .target(name: "CGioShims", dependencies: ["CGio"]),
+        // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
+        .target(name: "CLinuxShims"),
         .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
-        .target(name: "CVaultShims", dependencies: ["CSecret", "CCurl", "CMicroHTTPD"]),
         // The terminal guard (restores the terminal on signals); C because handlers must be async-signal-safe.
         .target(name: "CTerminalShims", dependencies: ["CNcurses"]),
 
+        // Layer 1½: what client and server both need, with no C library: hex, base64url, the
+        // EINTR-safe read/write loops and file operations, name rules (VaultPrimitives); the
+        // command-line parser with its help, man-page and completion generators (VaultArguments);
+        // SHA-256 through OpenSSL (VaultDigest, so the server need not depend on VaultCrypto).
+        .target(name: "VaultPrimitives"),
+        .target(name: "VaultArguments"),
+        .target(name: "VaultDigest", dependencies: ["COpenSSL"]),
+
         // Layer 2: crypto.
-        .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL"]),
+        .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL", "VaultDigest", "VaultPrimitives"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
-        .target(name: "VaultSQL", dependencies: ["CSQLCipher"]),
-        .target(name: "VaultHTTP", dependencies: ["CCurl", "CVaultShims"]),
+        .target(name: "VaultSQL", dependencies: ["CSQLCipher", "VaultPrimitives"]),
+        .target(name: "VaultHTTP", dependencies: ["CCurl", "CCurlShims"]),
         // The pure sync planner and the value types it plans over (nodes, outbox entries, decoded
         // remote nodes): no I/O, no clock, no randomness. VaultCore re-exports it.
         .target(name: "VaultSyncPlan"),
         // Layer 3: the vault.
-        .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "CSecret", "CVaultShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
-        .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto"]),
+        .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, sync passes.
-        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "CVaultShims"]),
+        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultPrimitives", "CGioShims", "CLinuxShims"]),
         // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
         // (no terminal: unit-tested as plain values), and thin executables.
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
-        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultAgent", "CVaultShims", "VaultTerminal", "VaultBrowseModel"]),
+        .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
         // The multi-device sync simulation (the planner and the push decisions against a model of
         // the server), and its runner for many seeds (scripts/sim.sh).
         .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan"]),
-        .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation"]),
+        .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation", "VaultArguments"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
-        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "CSodium", "COpenSSL", "CMicroHTTPD", "CVaultShims"]),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); pure Swift, no I/O.
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
+        .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
+        // The command definitions of both executables: help, misplaced options, and the generated
+        // man pages and completions (docs/, completions/) against what the code says.
+        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore"]),
+        .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]

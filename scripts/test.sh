@@ -26,6 +26,9 @@ api=0
 VAULT_SERVER_BIN="$(swift build --show-bin-path)/vault-server" scripts/check-openapi-behaviour.sh >"$API_LOG" 2>&1 || api=$?
 if [ "$api" -ne 0 ]; then cat "$API_LOG"; else tail -n 3 "$API_LOG"; fi   # every failure in full
 rm -f "$API_LOG"
+# The generated shell completions answer as bash would on <Tab>; the zsh and fish ones parse.
+comp=0
+scripts/test-completions.sh || comp=$?
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -44,4 +47,5 @@ PY
 [ "$indep" -eq 0 ] || { echo "the independent-decryptor check failed (above)"; exit 1; }
 [ "$indep_server" -eq 0 ] || { echo "the independent server-decoder check failed (above)"; exit 1; }
 [ "$api" -eq 0 ] || { echo "the OpenAPI behaviour check failed (above)"; exit 1; }
+[ "$comp" -eq 0 ] || { echo "the completion check failed (above)"; exit 1; }
 exit "$status"

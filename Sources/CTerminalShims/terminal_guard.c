@@ -27,7 +27,7 @@ static struct sigaction previous_fatal[N_FATAL];
 static int installed = 0;
 static char alternate_stack[64 * 1024];
 
-int vault_term_guard_save(int fd) {
+int CTerminalShims_guard_save(int fd) {
     if (tcgetattr(fd, &saved) != 0) return -1;
     guard_fd = fd;
     have_saved = 1;
@@ -43,7 +43,7 @@ static void append_capability(const char *name) {
     reset_length += n;
 }
 
-void vault_term_guard_capture_terminfo(void) {
+void CTerminalShims_guard_capture_terminfo(void) {
     reset_length = 0;
     append_capability("sgr0");
     append_capability("cnorm");
@@ -51,7 +51,7 @@ void vault_term_guard_capture_terminfo(void) {
     append_capability("rmcup");
 }
 
-void vault_term_guard_restore(void) {
+void CTerminalShims_guard_restore(void) {
     if (!have_saved) return;
     int saved_errno = errno;
     size_t off = 0;
@@ -69,7 +69,7 @@ void vault_term_guard_restore(void) {
 
 static void on_signal(int sig, siginfo_t *info, void *context) {
     (void)context;
-    vault_term_guard_restore();
+    CTerminalShims_guard_restore();
     // Die of the same signal: an interrupt with its default action; a fatal signal through the
     // action found before the guard (the Swift runtime's backtracer, or the default core dump).
     struct sigaction next;
@@ -97,7 +97,7 @@ static void set_guard_action(struct sigaction *sa) {
     sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
 }
 
-int vault_term_guard_install(void) {
+int CTerminalShims_guard_install(void) {
     if (installed) return 0;
     // A stack for the handler, unless the runtime already set one (best effort: without it,
     // only a stack overflow loses the restore).
@@ -121,14 +121,14 @@ int vault_term_guard_install(void) {
     return 0;
 }
 
-void vault_term_guard_uninstall(void) {
+void CTerminalShims_guard_uninstall(void) {
     if (!installed) return;
     for (size_t i = 0; i < N_INTERRUPT; i++) sigaction(interrupt_signals[i], &previous_interrupt[i], NULL);
     for (size_t i = 0; i < N_FATAL; i++) sigaction(fatal_signals[i], &previous_fatal[i], NULL);
     installed = 0;
 }
 
-void vault_term_guard_hold_interrupts(int hold) {
+void CTerminalShims_guard_hold_interrupts(int hold) {
     if (!installed) return;
     struct sigaction sa;
     if (hold) {

@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+internal import CLinuxShims
 import VaultCore
 import VaultCrypto
 import VaultSync
@@ -13,7 +13,7 @@ import Glibc
 public enum AgentHelpers {
     /// Makes this helper die with the agent that started it (`--parent PID`); false when that
     /// agent is already gone.
-    public static func bindToParent(_ parent: pid_t) -> Bool { vault_die_with_parent(parent) == 0 }
+    public static func bindToParent(_ parent: Int32) -> Bool { CLinuxShims_die_with_parent(parent) == 0 }
 
     /// Opens the vault with the key the agent holds; `.locked` when it holds none.
     static func openVault(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,

@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+internal import CGioShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,9 +35,9 @@ final class BusWatch: @unchecked Sendable {
         self.address = address
         var err: UnsafeMutablePointer<CChar>?
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let b = vault_bus_open(address, system ? 1 : 0, busCallback, context, &err) else {
+        guard let b = CGioShims_bus_open(address, system ? 1 : 0, busCallback, context, &err) else {
             let msg = err.map { String(cString: $0) } ?? "unknown error"
-            vault_secret_free(err)
+            CGioShims_free(err)
             throw BusError(message: msg)
         }
         bus = b
@@ -47,23 +47,23 @@ final class BusWatch: @unchecked Sendable {
 
     fileprivate func deliver(kind: Int32, flag: Int32, path: String) {
         switch Int(kind) {
-        case VAULT_BUS_SESSION_LOCK: handler(.sessionLock(path: path))
-        case VAULT_BUS_PREPARE_FOR_SLEEP: handler(.prepareForSleep(flag != 0))
-        case VAULT_BUS_SCREENSAVER: handler(.screenSaver(active: flag != 0))
-        case VAULT_BUS_NETWORK: handler(.network)
+        case CGioShims_BUS_SESSION_LOCK: handler(.sessionLock(path: path))
+        case CGioShims_BUS_PREPARE_FOR_SLEEP: handler(.prepareForSleep(flag != 0))
+        case CGioShims_BUS_SCREENSAVER: handler(.screenSaver(active: flag != 0))
+        case CGioShims_BUS_NETWORK: handler(.network)
         default: break
         }
     }
 
-    var isConnected: Bool { bus.map { vault_bus_is_connected($0) == 1 } ?? false }
+    var isConnected: Bool { bus.map { CGioShims_bus_is_connected($0) == 1 } ?? false }
 
     /// Whether logind says the session object `path` belongs to this user; nil when it cannot
     /// tell (no logind on this bus). Blocks for at most two seconds: call it off GDBus's thread.
     func sessionIsOurs(_ path: String) -> Bool? {
         guard let bus else { return nil }
         var err: UnsafeMutablePointer<CChar>?
-        let r = vault_bus_session_is_users(bus, path, getuid(), &err)
-        vault_secret_free(err)
+        let r = CGioShims_bus_session_is_users(bus, path, getuid(), &err)
+        CGioShims_free(err)
         return r < 0 ? nil : r == 1
     }
 
@@ -72,13 +72,13 @@ final class BusWatch: @unchecked Sendable {
     func inhibitSleep() -> Int32? {
         guard let bus else { return nil }
         var err: UnsafeMutablePointer<CChar>?
-        let fd = vault_bus_inhibit_sleep(bus, "vault agent", "lock the vault before sleeping", &err)
-        vault_secret_free(err)
+        let fd = CGioShims_bus_inhibit_sleep(bus, "vault agent", "lock the vault before sleeping", &err)
+        CGioShims_free(err)
         return fd >= 0 ? fd : nil
     }
 
     func close() {
-        if let bus { vault_bus_close(bus) }
+        if let bus { CGioShims_bus_close(bus) }
     }
 }
 

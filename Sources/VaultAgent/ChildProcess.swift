@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+internal import CLinuxShims
 import VaultCore
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +10,7 @@ import Glibc
 ///
 /// Children are started from one long-lived thread (`Spawner`), because a child asks the kernel
 /// to kill it when the thread that started it ends (`PR_SET_PDEATHSIG`, see
-/// `vault_die_with_parent`): so they die with the agent, even with `kill -9`, and with it the
+/// `CLinuxShims_die_with_parent`): so they die with the agent, even with `kill -9`, and with it the
 /// keys they hold.
 final class ChildProcess: @unchecked Sendable {
     // SAFETY: `pid` is immutable; `exited` is written once under `lock`.
@@ -119,7 +119,7 @@ final class Spawner: @unchecked Sendable {
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         var fd: Int32 = -1
-        let rc = vault_spawn_reader(exe, argv, &pid, &fd)
+        let rc = CLinuxShims_spawn_reader(exe, argv, &pid, &fd)
         guard rc == 0 else { throw VaultError(.io, "cannot start a helper process: \(String(cString: strerror(rc)))") }
         return (pid, fd)
     }

@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+internal import CLinuxShims
 import VaultCore
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +74,7 @@ final class UnixSocket: @unchecked Sendable {
     /// The uid and pid of the process at the other end (`SO_PEERCRED`).
     func peer() -> (uid: uid_t, pid: pid_t)? {
         var uid: uid_t = 0, pid: pid_t = 0
-        return vault_peer_credentials(fd, &uid, &pid) == 0 ? (uid, pid) : nil
+        return CLinuxShims_peer_credentials(fd, &uid, &pid) == 0 ? (uid, pid) : nil
     }
 
     /// Writes every byte (looping over short writes and EINTR; never SIGPIPE).

@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+internal import CLinuxShims
 import VaultCore
 import VaultSync
 #if canImport(Glibc)
@@ -238,7 +238,7 @@ final class WorkScheduler: @unchecked Sendable {
         pausedUntil = until
         pressureTimer.set(at: until)
         if stopWorker("memory pressure") != nil { log("stopped the sync pass until \(Date(timeIntervalSince1970: until)) (\(what))") }
-        vault_release_free_memory()
+        CLinuxShims_release_free_memory()
     }
 
     /// The network changed: a pass that waited for an unmetered network or failed runs again.

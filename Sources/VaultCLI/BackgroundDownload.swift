@@ -1,6 +1,6 @@
 import Foundation
 import VaultCore
-import CVaultShims
+internal import CLinuxShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,10 +21,7 @@ enum BackgroundDownload {
     /// Spawns the background download; returns its pid. Call after the vault was closed (the
     /// child waits for the vault lock like any other command).
     static func start(_ ctx: CommandContext) throws -> pid_t {
-        var exe = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        guard n > 0 else { throw VaultError(.io, "cannot find the vault executable: \(String(cString: strerror(errno)))") }
-        let path = String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = try AgentCommand.executablePath()
         var args = [path, "sync", "--pinned-only"]
         if let f = ctx.passwordFile {
             args += ["--password-file", f.hasPrefix("/") ? f : FileManager.default.currentDirectoryPath + "/" + f]
@@ -35,7 +32,7 @@ enum BackgroundDownload {
         let envp = env.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = vault_spawn_detached(path, argv, envp, &pid)
+        let rc = CLinuxShims_spawn_detached(path, argv, envp, &pid)
         guard rc == 0 else {
             throw VaultError(.io, "cannot start the background download: \(String(cString: strerror(rc)))",
                              hint: "run `vault sync` to download pinned content now")

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VaultCore
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,22 +79,7 @@ final class StandardStream: Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) {
-        guard failure.load(ordering: .relaxed) == 0, let base = bytes.baseAddress else { return }
-        var off = 0
-        while off < bytes.count {
-            let n = Glibc.write(fd, base + off, bytes.count - off)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure.store(errno, ordering: .relaxed)
-                return
-            }
-            off += n
-        }
+        guard failure.load(ordering: .relaxed) == 0 else { return }
+        do { try POSIXIO.writeAll(fd, bytes) } catch { failure.store(error.rawValue, ordering: .relaxed) }
     }
-}
-
-/// A simple `{"ok": true, ...}` JSON result.
-struct OKResult: Encodable {
-    var ok = true
-    var message: String
 }

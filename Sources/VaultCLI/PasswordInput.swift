@@ -1,7 +1,8 @@
 import Foundation
 import VaultCore
 import VaultCrypto
-import CVaultShims
+import VaultPrimitives
+internal import CLinuxShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,10 +49,9 @@ enum PasswordInput {
         var n = 0
         var end: Int?
         while end == nil && n < capacity {
-            let r = read(fd, buf.baseAddress! + n, min(4096, capacity - n))
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw VaultError(.io, "cannot read the password from \(what): \(String(cString: strerror(errno)))")
+            let r: Int
+            do { r = try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buf[n..<min(n + 4096, capacity)])) } catch {
+                throw VaultError(.io, "cannot read the password from \(what): \(error)")
             }
             if r == 0 { break }
             end = buf[n..<(n + r)].firstIndex(of: 10)
@@ -75,7 +75,7 @@ enum PasswordInput {
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         var fd: Int32 = -1
-        let rc = vault_spawn_reader("/bin/sh", argv, &pid, &fd)
+        let rc = CLinuxShims_spawn_reader("/bin/sh", argv, &pid, &fd)
         guard rc == 0 else { throw VaultError(.usage, "VAULT_PASSWORD_COMMAND could not start: \(String(cString: strerror(rc)))") }
         let read: (line: SecureBytes, ended: Bool)
         do {
@@ -114,7 +114,7 @@ enum PasswordInput {
             kill(-pid, SIGTERM)
             if !reaped(within: 10) {
                 kill(-pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                status = POSIXIO.waitForExit(pid) ?? status
             }
         }
         kill(-pid, SIGKILL)   // anything the command left behind in its group
@@ -142,8 +142,7 @@ enum PasswordInput {
         var n = 0
         while true {
             var c: UInt8 = 0
-            let r = read(fd, &c, 1)
-            if r < 0 && errno == EINTR { continue }
+            let r = (try? withUnsafeMutableBytes(of: &c) { (b) throws(Errno) in try POSIXIO.read(fd, into: b) }) ?? -1
             if r <= 0 || c == 10 || c == 13 { break }
             guard n < maxLineBytes else { throw tooLong("the terminal") }
             buf[n] = c; n += 1

@@ -1,4 +1,5 @@
 import VaultCrypto
+import VaultPrimitives
 
 /// The keyring item's secret while a `vault agent` holds the session (format `v2`): the master
 /// key sealed under the agent's key, a random 32-byte key that exists only in the agent's locked

@@ -2,6 +2,7 @@ import Foundation
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// What `vault backup export` wrote.
@@ -120,10 +121,9 @@ extension Vault {
         defer { buf.deallocate() }
         var left = size
         while left > 0 {
-            let n = read(src, buf.baseAddress, Int(min(UInt64(bufSize), left)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw VaultError(.io, "read of \(source) failed: \(POSIX.errnoMessage())")
+            let n: Int
+            do { n = try POSIXIO.read(src, into: UnsafeMutableRawBufferPointer(rebasing: buf[0..<Int(min(UInt64(bufSize), left))])) } catch {
+                throw VaultError(.io, "read of \(source) failed: \(error)")
             }
             if n == 0 { throw VaultError(.io, "\(source) shrank while it was being backed up", hint: "run the export again") }
             try writer.write(UnsafeRawBufferPointer(rebasing: buf[0..<n]))

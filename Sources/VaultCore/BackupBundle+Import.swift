@@ -2,6 +2,7 @@ import Foundation
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// What `vault backup import` restored.

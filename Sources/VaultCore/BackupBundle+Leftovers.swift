@@ -2,6 +2,7 @@ import Foundation
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// A killed `vault backup import` leaves its temp folder beside the target: a complete copy of

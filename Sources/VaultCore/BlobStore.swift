@@ -2,6 +2,7 @@ import Foundation
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// Where a sealed blob lives: `cache` (can be downloaded again, may be evicted) or `staging`

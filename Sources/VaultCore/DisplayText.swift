@@ -1,3 +1,4 @@
+import VaultPrimitives
 /// Names and paths made safe to show on a terminal. A file name may hold any character but `/`
 /// and NUL, so a name can carry ANSI escape sequences, a carriage return or right-to-left marks
 /// that would rewrite what the user sees. Text output shows them escaped, in the style of GNU
@@ -62,8 +63,5 @@ public enum DisplayText {
         }
     }
 
-    static func hex(_ b: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return "\\x" + String(digits[Int(b >> 4)]) + String(digits[Int(b & 15)])
-    }
+    static func hex(_ b: UInt8) -> String { "\\x" + Hex.encode([b]) }
 }

@@ -1,4 +1,4 @@
-import CVaultShims
+internal import CLinuxShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +15,7 @@ public enum MarkerState: String, Codable, Sendable {
 
 /// Typed wrappers over the two non-file markers: the `user.xdg.robots.backup` extended attribute
 /// (setxattr(2)) and the nodump inode flag (ioctl FS_IOC_GETFLAGS / FS_IOC_SETFLAGS through the
-/// `CVaultShims` C wrapper, since ioctl is variadic). Each call answers `unsupported` with a
+/// `CLinuxShims` C wrapper, since ioctl is variadic). Each call answers `unsupported` with a
 /// reason where the filesystem lacks the feature, and throws only for real failures.
 enum FileMarkers {
     static let xattrName = "user.xdg.robots.backup"
@@ -29,7 +29,7 @@ enum FileMarkers {
 
     static func xattrState(_ path: String) -> (MarkerState, String?) {
         var buf = [UInt8](repeating: 0, count: 16)
-        let n = vault_xattr_get(path, xattrName, &buf, buf.count)
+        let n = CLinuxShims_xattr_get(path, xattrName, &buf, buf.count)
         if n >= 0 { return String(decoding: buf[0..<n], as: UTF8.self) == "false" ? (.present, nil) : (.absent, "set to another value") }
         let e = errno
         if e == ENODATA || e == ERANGE { return (.absent, nil) }
@@ -39,14 +39,14 @@ enum FileMarkers {
 
     static func setXattr(_ path: String) throws -> (MarkerState, String?) {
         let value = Array("false".utf8)
-        if vault_xattr_set(path, xattrName, value, value.count) == 0 { return (.present, nil) }
+        if CLinuxShims_xattr_set(path, xattrName, value, value.count) == 0 { return (.present, nil) }
         let e = errno
         if isUnsupported(e) { return (.unsupported, "this filesystem does not store user extended attributes") }
         throw VaultError(.io, "cannot set \(xattrName) on \(path): \(POSIX.errnoMessage(e))")
     }
 
     static func removeXattr(_ path: String) throws -> (MarkerState, String?) {
-        if vault_xattr_remove(path, xattrName) == 0 { return (.absent, nil) }
+        if CLinuxShims_xattr_remove(path, xattrName) == 0 { return (.absent, nil) }
         let e = errno
         if e == ENODATA { return (.absent, nil) }
         if isUnsupported(e) { return (.unsupported, "this filesystem does not store user extended attributes") }
@@ -55,7 +55,7 @@ enum FileMarkers {
 
     // MARK: nodump inode flag
 
-    static var nodumpFlag: Int32 { vault_fs_nodump_flag() }
+    static var nodumpFlag: Int32 { CLinuxShims_fs_nodump_flag() }
 
     /// Runs `body` with a read-only descriptor of `path` (files and folders alike).
     static func withDescriptor<R>(_ path: String, _ body: (Int32) throws -> R) throws -> R {
@@ -68,7 +68,7 @@ enum FileMarkers {
     static func nodumpState(_ path: String) -> (MarkerState, String?) {
         (try? withDescriptor(path) { fd -> (MarkerState, String?) in
             var flags: Int32 = 0
-            if vault_fs_get_flags(fd, &flags) != 0 {
+            if CLinuxShims_fs_get_flags(fd, &flags) != 0 {
                 let e = errno
                 return isUnsupported(e) ? (.unsupported, "this filesystem has no inode flags") : (.absent, "cannot read flags: \(POSIX.errnoMessage(e))")
             }
@@ -80,14 +80,14 @@ enum FileMarkers {
     static func setNodump(_ path: String, on: Bool) throws -> (MarkerState, String?) {
         try withDescriptor(path) { fd in
             var flags: Int32 = 0
-            if vault_fs_get_flags(fd, &flags) != 0 {
+            if CLinuxShims_fs_get_flags(fd, &flags) != 0 {
                 let e = errno
                 if isUnsupported(e) { return (.unsupported, "this filesystem has no inode flags") }
                 throw VaultError(.io, "cannot read the inode flags of \(path): \(POSIX.errnoMessage(e))")
             }
             let wanted = on ? flags | nodumpFlag : flags & ~nodumpFlag
             if wanted == flags { return (on ? .present : .absent, nil) }
-            if vault_fs_set_flags(fd, wanted) != 0 {
+            if CLinuxShims_fs_set_flags(fd, wanted) != 0 {
                 let e = errno
                 if isUnsupported(e) { return (.unsupported, "this filesystem does not support the nodump flag") }
                 throw VaultError(.io, "cannot \(on ? "set" : "clear") the nodump flag on \(path): \(POSIX.errnoMessage(e))")

@@ -1,6 +1,7 @@
 import Foundation
-import CVaultShims
+internal import CSecretShims
 import VaultCrypto
+import VaultPrimitives
 
 /// Holds an unlocked vault's master key between commands in the desktop keyring (the Secret
 /// Service, through libsecret): schema `org.vault.Session`, attribute `vault` = the vault id.
@@ -61,9 +62,9 @@ public struct KeyringSession {
             return (false, "there is no D-Bus session (DBUS_SESSION_BUS_ADDRESS is unset)")
         }
         var err: UnsafeMutablePointer<CChar>?
-        if vault_secret_service_available(&err) == 1 { return (true, "") }
+        if CSecretShims_service_available(&err) == 1 { return (true, "") }
         let msg = err.map { String(cString: $0) } ?? "no Secret Service"
-        vault_secret_free(err)
+        CSecretShims_free(err)
         return (false, "no Secret Service answered (\(msg))")
     }
 
@@ -73,7 +74,7 @@ public struct KeyringSession {
 
     private func fail(_ what: String, _ err: UnsafeMutablePointer<CChar>?) -> VaultError {
         let msg = err.map { String(cString: $0) } ?? "unknown error"
-        vault_secret_free(err)
+        CSecretShims_free(err)
         return VaultError(.io, "keyring \(what) failed: \(msg)")
     }
 
@@ -82,7 +83,7 @@ public struct KeyringSession {
         var text = Array(w.text.utf8.map { CChar(bitPattern: $0) }) + [0]
         defer { for i in text.indices { text[i] = 0 } }
         var err: UnsafeMutablePointer<CChar>?
-        if vault_secret_store(vaultId, "vault \(vaultId.prefix(8)) session key (agent-wrapped)", text, &err) != 0 {
+        if CSecretShims_store(vaultId, "vault \(vaultId.prefix(8)) session key (agent-wrapped)", text, &err) != 0 {
             throw fail("store", err)
         }
     }
@@ -92,10 +93,10 @@ public struct KeyringSession {
     @discardableResult
     public static func clearAll() throws -> Bool {
         var err: UnsafeMutablePointer<CChar>?
-        let rc = vault_secret_clear_all(&err)
+        let rc = CSecretShims_clear_all(&err)
         if rc < 0 {
             let msg = err.map { String(cString: $0) } ?? "unknown error"
-            vault_secret_free(err)
+            CSecretShims_free(err)
             throw VaultError(.io, "keyring clear failed: \(msg)")
         }
         return rc == 0
@@ -104,14 +105,15 @@ public struct KeyringSession {
     /// Stores (replaces) the session item with the master key itself (`v1`, no agent).
     public func store(_ r: Record) throws {
         var text = Array("v1:\(r.epoch):\(r.unlockedAt):\(r.lastUsedAt):\(r.idleTimeout):\(r.absoluteTimeout):".utf8.map { CChar(bitPattern: $0) })
+        let prefix = text.count
         r.masterKey.withUnsafeBytes { mk in
-            let digits = Array("0123456789abcdef".utf8)
-            for b in mk { text.append(CChar(bitPattern: digits[Int(b >> 4)])); text.append(CChar(bitPattern: digits[Int(b & 15)])) }
+            text += [CChar](repeating: 0, count: mk.count * 2)
+            text.withUnsafeMutableBytes { Hex.encode(mk, into: UnsafeMutableRawBufferPointer(rebasing: $0[prefix...])) }
         }
         text.append(0)
         defer { for i in text.indices { text[i] = 0 } }
         var err: UnsafeMutablePointer<CChar>?
-        let rc = vault_secret_store(vaultId, "vault \(vaultId.prefix(8)) session key", text, &err)
+        let rc = CSecretShims_store(vaultId, "vault \(vaultId.prefix(8)) session key", text, &err)
         if rc != 0 { throw fail("store", err) }
     }
 
@@ -119,11 +121,11 @@ public struct KeyringSession {
     public func lookup() throws -> Item? {
         var out: UnsafeMutablePointer<CChar>?
         var err: UnsafeMutablePointer<CChar>?
-        let rc = vault_secret_lookup(vaultId, &out, &err)
+        let rc = CSecretShims_lookup(vaultId, &out, &err)
         if rc == 1 { return nil }
         if rc != 0 { throw fail("lookup", err) }
         guard let out else { return nil }
-        defer { vault_secret_free_secret(out) }
+        defer { CSecretShims_free_secret(out) }
         let n = strlen(out)
         let bytes = UnsafeRawBufferPointer(start: out, count: n)
         if n >= 3 && bytes[0] == UInt8(ascii: "v") && bytes[1] == UInt8(ascii: "2") {
@@ -165,7 +167,7 @@ public struct KeyringSession {
     @discardableResult
     public func clear() throws -> Bool {
         var err: UnsafeMutablePointer<CChar>?
-        let rc = vault_secret_clear(vaultId, &err)
+        let rc = CSecretShims_clear(vaultId, &err)
         if rc < 0 { throw fail("clear", err) }
         return rc == 0
     }

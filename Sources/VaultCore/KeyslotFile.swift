@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 
 /// The keyslot file: the vault id, the master-key epoch, and one or more slots, each holding the
 /// master key wrapped under a key-encryption key. Format (SECURITY.md §Keyslot file):

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// A local folder tree as `vault put -r` imports it, read with `opendir`/`readdir`/`lstat`

@@ -1,17 +1,25 @@
-/// Names and paths in the vault tree.
-public enum NameRules {
+import VaultPrimitives
+
+/// Names and paths in the vault tree: the shared `NameRules` with at most 255 bytes a name, and
+/// the vault's own error.
+extension NameRules {
+    /// The longest name in the vault tree, in bytes of UTF-8.
+    public static let maxVaultNameBytes = 255
+
     /// Throws `.invalidName` for a name the tree refuses: empty, `.`, `..`, containing `/` or NUL,
     /// or longer than 255 bytes of UTF-8.
     public static func validate(_ name: String) throws {
+        guard let problem = problem(with: name, maxBytes: maxVaultNameBytes) else { return }
         let shown = name.unicodeScalars.map { $0.value == 0 ? "\\0" : String($0) }.joined()
-        func bad(_ why: String) -> VaultError {
-            VaultError(.invalidName, "invalid name '\(shown.prefix(80))': \(why)")
+        let why: String
+        switch problem {
+        case .empty: why = "a name cannot be empty"
+        case .reserved: why = "'.' and '..' are reserved"
+        case .containsSlash: why = "a name cannot contain '/'"
+        case .containsNUL: why = "a name cannot contain a NUL byte"
+        case .tooLong(let bytes, let max): why = "a name is at most \(max) bytes (this one has \(bytes))"
         }
-        if name.isEmpty { throw bad("a name cannot be empty") }
-        if name == "." || name == ".." { throw bad("'.' and '..' are reserved") }
-        if name.contains("/") { throw bad("a name cannot contain '/'") }
-        if name.unicodeScalars.contains(where: { $0.value == 0 }) { throw bad("a name cannot contain a NUL byte") }
-        if name.utf8.count > 255 { throw bad("a name is at most 255 bytes (this one has \(name.utf8.count))") }
+        throw VaultError(.invalidName, "invalid name '\(shown.prefix(80))': \(why)")
     }
 
     /// The components of a vault path ("/a/b", "a/b/"); each component is validated.

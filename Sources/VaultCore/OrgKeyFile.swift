@@ -1,4 +1,5 @@
 import VaultCrypto
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,10 +43,7 @@ public enum OrgKeyFile {
             let key = SecureBytes(count: count)
             var valid = true
             key.withUnsafeMutableBytes { out in
-                for i in 0..<count {
-                    guard let hi = nibble(data[start + 2 * i]), let lo = nibble(data[start + 2 * i + 1]) else { valid = false; return }
-                    out[i] = hi << 4 | lo
-                }
+                data[start..<end].withUnsafeBytes { valid = Hex.decode($0, into: out) }
             }
             if valid { return key }
         }
@@ -55,13 +53,8 @@ public enum OrgKeyFile {
     /// Writes `key` as lowercase hex and `\n` to a new 0600 file at `path` (an existing file is
     /// refused, never overwritten), fsynced.
     public static func write(_ key: SecureBytes, to path: String) throws {
-        var text = key.withUnsafeBytes { raw -> [UInt8] in
-            let digits = Array("0123456789abcdef".utf8)
-            var out = [UInt8](); out.reserveCapacity(raw.count * 2 + 1)
-            for b in raw { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-            out.append(10)
-            return out
-        }
+        var text = [UInt8](repeating: 10, count: key.count * 2 + 1)
+        key.withUnsafeBytes { raw in text.withUnsafeMutableBytes { Hex.encode(raw, into: $0) } }
         defer { wipe(&text) }
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
@@ -71,15 +64,6 @@ public enum OrgKeyFile {
         defer { close(fd) }
         try POSIX.writeAll(fd: fd, text, path: path)
         if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: path) }
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 97...102: return c - 87
-        case 65...70: return c - 55
-        default: return nil
-        }
     }
 
     private static func wipe(_ bytes: inout [UInt8]) {

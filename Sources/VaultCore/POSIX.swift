@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,26 +40,12 @@ enum POSIX {
     }
 
     static func fsyncDirectory(_ path: String) throws {
-        let fd = open(path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { throw VaultError(.io, "cannot open folder \(path): \(errnoMessage())") }
-        defer { close(fd) }
-        if fsync(fd) != 0 { throw VaultError(.io, "fsync of \(path) failed: \(errnoMessage())") }
+        do { try FileSystem.syncDirectory(path) } catch { throw VaultError(error) }
     }
 
     /// Writes `bytes` to `path` atomically: a 0600 temp file beside it, fsync, rename, fsync of the folder.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        let tmp = path + ".tmp-\(getpid())"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw VaultError(.io, "cannot write \(tmp): \(errnoMessage())") }
-        var ok = false
-        defer { if !ok { unlink(tmp) } }
-        try writeAll(fd: fd, bytes, path: tmp)
-        if fsync(fd) != 0 { let e = errno; close(fd); throw mapWriteError(e, path: tmp) }
-        close(fd)
-        if rename(tmp, path) != 0 { throw VaultError(.io, "cannot replace \(path): \(errnoMessage())") }
-        ok = true
-        try fsyncDirectory(dir)
+        do { try FileSystem.writeAtomically(bytes, to: path, temporarySuffix: ".tmp-\(getpid())") } catch { throw VaultError(error) }
     }
 
     static func writeAll(fd: Int32, _ bytes: [UInt8], path: String) throws {
@@ -66,40 +53,18 @@ enum POSIX {
     }
 
     static func writeAll(fd: Int32, _ buf: UnsafeRawBufferPointer, path: String) throws {
-        var off = 0
-        while off < buf.count {
-            let n = write(fd, buf.baseAddress! + off, buf.count - off)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw mapWriteError(errno, path: path)
-            }
-            off += n
-        }
+        do { try POSIXIO.writeAll(fd, buf) } catch { throw mapWriteError(error.rawValue, path: path) }
     }
 
     static func mapWriteError(_ e: Int32, path: String) -> VaultError {
-        if e == ENOSPC || e == EDQUOT {
+        if Errno(rawValue: e).isNoSpace {
             return VaultError(.noSpace, "the disk is full while writing \(path)", hint: "free some space, then try again; nothing was changed")
         }
         return VaultError(.io, "write to \(path) failed: \(errnoMessage(e))")
     }
 
     static func readFile(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { throw VaultError(.notFound, "\(path) does not exist") }
-            throw VaultError(.io, "cannot read \(path): \(errnoMessage())")
-        }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "read of \(path) failed: \(errnoMessage())") }
-            if n == 0 { break }
-            out.append(contentsOf: buf[0..<n])
-        }
-        return out
+        do { return try FileSystem.readAll(path) } catch { throw VaultError(error) }
     }
 
     /// Bytes available to this user on the filesystem holding `path`.
@@ -115,5 +80,19 @@ enum POSIX {
         return UInt64(st.st_size)
     }
 
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    static func exists(_ path: String) -> Bool { FileSystem.exists(path) }
+}
+
+extension VaultError {
+    /// A failed file-system call as the vault reports it: a full disk is `.noSpace`, a missing
+    /// file `.notFound`, anything else `.io`, each naming the operation and the path.
+    init(_ e: FileSystemError) {
+        if e.errno.isNoSpace {
+            self.init(.noSpace, "the disk is full while writing \(e.path)", hint: "free some space, then try again; nothing was changed")
+        } else if e.errno == .noEntry {
+            self.init(.notFound, "\(e.path) does not exist")
+        } else {
+            self.init(.io, "cannot \(e.operation) \(e.path): \(e.errno)")
+        }
+    }
 }

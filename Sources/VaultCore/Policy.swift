@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 
 /// Enterprise policy settings (BRIEF §5). Every field is optional: absent means "no rule".
 /// The same shape serves the system policy (`/etc/vault/policy.json`) and the user's settings

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -65,8 +66,12 @@ public final class SealedDownload {
         defer { buf.deallocate() }
         var offset: UInt64 = 0
         while offset < kept {
-            let n = pread(fd, buf.baseAddress, Int(min(UInt64(buf.count), kept - offset)), off_t(offset))
-            guard n > 0 else { throw VaultError(.io, "cannot read the partial download \(blobId)") }
+            let want = UnsafeMutableRawBufferPointer(rebasing: buf[0..<Int(min(UInt64(buf.count), kept - offset))])
+            let n: Int
+            do { n = try POSIXIO.readFully(fd, into: want, at: Int64(offset)) } catch {
+                throw VaultError(.io, "cannot read the partial download \(blobId): \(error)")
+            }
+            guard n > 0 else { throw VaultError(.io, "cannot read the partial download \(blobId): it ended early") }
             try verifier.feed(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
             offset += UInt64(n)
         }

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// A local file opened for reading without ever blocking in `open()`: its type is checked with
@@ -68,11 +69,8 @@ public final class SourceFile {
 
     /// Reads into `buffer`, retrying EINTR; 0 at the end of the file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while true {
-            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if n >= 0 { return n }
-            if errno == EINTR { continue }
-            throw VaultError(.io, "read of \(DisplayText.escaped(path)) failed: \(POSIX.errnoMessage())")
+        do { return try POSIXIO.read(fd, into: buffer) } catch {
+            throw VaultError(.io, "read of \(DisplayText.escaped(path)) failed: \(error)")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 
 /// The read path (SECURITY.md "Reading"): a file's content is released only as authenticated
 /// plaintext, from a blob whose plaintext size is the node's recorded size; a whole read also

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 
 /// The key envelope (SECURITY.md "Envelope"): this vault's keyslot file as the server keeps it,
 /// and the checks an envelope from the server passes before this device uses it. The sync layer

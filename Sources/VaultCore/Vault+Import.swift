@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 
 /// What a folder import did.
 public struct ImportResult: Sendable, Encodable {

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 
 /// Keyslots: list, add a recovery or escrow slot, remove a slot, change the password.
 extension Vault {

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -86,10 +87,10 @@ public final class SealedBytes {
     public let size: UInt64
 
     init(path: String, id: String) throws {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { throw VaultError(.integrity, "content blob \(id) is missing from disk", hint: "run `vault doctor`") }
-            throw VaultError(.io, "cannot open blob \(id): \(POSIX.errnoMessage())")
+        let fd: Int32
+        do { fd = try POSIXIO.open(path, O_RDONLY) } catch {
+            if error == .noEntry { throw VaultError(.integrity, "content blob \(id) is missing from disk", hint: "run `vault doctor`") }
+            throw VaultError(.io, "cannot open blob \(id): \(error)")
         }
         var st = stat()
         fstat(fd, &st)
@@ -101,16 +102,8 @@ public final class SealedBytes {
 
     /// Fills `buffer` from `offset` (short only at the end of the file); returns the bytes read.
     public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw VaultError(.io, "cannot read blob \(id): \(POSIX.errnoMessage())")
-            }
-            if n == 0 { break }
-            done += n
+        do { return try POSIXIO.readFully(fd, into: buffer, at: Int64(offset)) } catch {
+            throw VaultError(.io, "cannot read blob \(id): \(error)")
         }
-        return done
     }
 }

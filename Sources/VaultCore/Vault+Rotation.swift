@@ -3,6 +3,7 @@ import VaultCrypto
 import VaultSQL
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// Master-key rotation (`vault key rotate`): a new master key, every blob's data key rewrapped,

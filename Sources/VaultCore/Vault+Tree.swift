@@ -1,5 +1,6 @@
 import Foundation
 import VaultSQL
+import VaultPrimitives
 
 /// The file tree: paths, listing and the local operations (each recorded in the outbox in the
 /// same transaction).

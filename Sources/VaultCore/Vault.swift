@@ -1,6 +1,7 @@
 import Foundation
 import VaultCrypto
 import VaultSQL
+import VaultPrimitives
 
 /// An open, unlocked vault: the keyslots, the metadata database and the sealed blob store,
 /// held under the vault lock for as long as this object lives. The only door to content is the

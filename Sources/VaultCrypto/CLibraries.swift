@@ -26,14 +26,3 @@ func openSSLFailure(_ operation: String) -> CryptoError {
     return .internalFailure("\(operation) failed: \(detail)")
 }
 
-/// Lowercase hex of public identifiers (blob and vault ids) for error messages. Never for secrets.
-func hexString(_ bytes: some Collection<UInt8>) -> String {
-    let digits: [UInt8] = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0f)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}

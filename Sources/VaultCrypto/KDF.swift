@@ -1,5 +1,6 @@
 internal import COpenSSL
 internal import CSodium
+import VaultPrimitives
 
 /// Stored password-KDF parameters.
 ///
@@ -55,10 +56,10 @@ public enum KDFParameters: Codable, Equatable, Sendable {
         case let .argon2id(opsLimit, memLimitBytes, salt):
             try container.encode(opsLimit, forKey: .opsLimit)
             try container.encode(memLimitBytes, forKey: .memLimitBytes)
-            try container.encode(hexString(salt), forKey: .salt)
+            try container.encode(Hex.encode(salt), forKey: .salt)
         case let .pbkdf2SHA512(iterations, salt):
             try container.encode(iterations, forKey: .iterations)
-            try container.encode(hexString(salt), forKey: .salt)
+            try container.encode(Hex.encode(salt), forKey: .salt)
         }
     }
 

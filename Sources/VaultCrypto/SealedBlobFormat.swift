@@ -1,3 +1,4 @@
+import VaultPrimitives
 /// The 112-byte header of a sealed blob (format version 1). All integers big-endian.
 ///
 /// | offset | size | field |
@@ -123,7 +124,7 @@ public struct SealedBlobHeader: Equatable, Sendable {
         do {
             return try key.open(nonce: wrapNonce, ciphertextAndTag: wrappedDataKey, aad: authenticatedPrefix)
         } catch CryptoError.authenticationFailed {
-            throw CryptoError.authenticationFailed("cannot unwrap the data key of blob \(hexString(blobId)) at key epoch \(keyEpoch): wrong wrap key or modified header")
+            throw CryptoError.authenticationFailed("cannot unwrap the data key of blob \(Hex.encode(blobId)) at key epoch \(keyEpoch): wrong wrap key or modified header")
         }
     }
 

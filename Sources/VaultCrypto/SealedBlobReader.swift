@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 internal import Glibc
+import VaultPrimitives
 #endif
 
 /// Random-access reads of a sealed blob through `pread` on an open file descriptor (the caller
@@ -61,7 +62,7 @@ public final class SealedBlobReader {
         guard expectedVaultId.count == SealedBlobHeader.idSize, expectedBlobId.count == SealedBlobHeader.idSize else {
             throw CryptoError.invalidParameter("expected vault and blob ids must be \(SealedBlobHeader.idSize) bytes")
         }
-        let expectedHex = hexString(expectedBlobId)
+        let expectedHex = Hex.encode(expectedBlobId)
         let headerSize = UInt64(SealedBlobHeader.size)
         let tagSize = UInt64(AESGCMKey.tagSize)
         guard fileSize >= headerSize + tagSize else {
@@ -77,7 +78,7 @@ public final class SealedBlobReader {
         let header = try SealedBlobHeader(bytes: headerBytes)
         guard header.vaultId == expectedVaultId, header.blobId == expectedBlobId else {
             throw CryptoError.authenticationFailed(
-                "blob \(expectedHex) of vault \(hexString(expectedVaultId)) belongs to vault \(hexString(header.vaultId)), blob \(hexString(header.blobId))")
+                "blob \(expectedHex) of vault \(Hex.encode(expectedVaultId)) belongs to vault \(Hex.encode(header.vaultId)), blob \(Hex.encode(header.blobId))")
         }
 
         let stride = UInt64(header.segmentSize) + tagSize
@@ -232,17 +233,9 @@ public final class SealedBlobReader {
 
 /// pread until `buffer` is full; EOF first means the file shrank under us.
 private func preadFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, blobHex: String) throws {
-    var done = 0
-    while done < buffer.count {
-        let result = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-        if result < 0 {
-            let code = errno
-            if code == EINTR { continue }
-            throw CryptoError.internalFailure("pread of blob \(blobHex) failed: \(String(cString: strerror(code)))")
-        }
-        if result == 0 {
-            throw CryptoError.invalidFormat("blob \(blobHex) is shorter than its stated size")
-        }
-        done += result
+    let n: Int
+    do { n = try POSIXIO.readFully(fd, into: buffer, at: Int64(offset)) } catch {
+        throw CryptoError.internalFailure("pread of blob \(blobHex) failed: \(error)")
     }
+    if n < buffer.count { throw CryptoError.invalidFormat("blob \(blobHex) is shorter than its stated size") }
 }

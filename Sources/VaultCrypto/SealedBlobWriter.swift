@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 internal import Glibc
+import VaultPrimitives
 #endif
 /// Streams plaintext into the sealed blob format in constant memory: one plaintext segment is
 /// buffered, and sealed segments are batched into writes of about 256 KiB. The caller owns the
@@ -47,7 +48,7 @@ public final class SealedBlobWriter {
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
         self.sink = sink
         self.segmentSize = header.segmentSize
-        blobIdHex = hexString(header.blobId)
+        blobIdHex = Hex.encode(header.blobId)
         let stride = segmentSize + AESGCMKey.tagSize
         let segmentsPerWrite = Swift.max(1, (256 << 10) / stride)
         plaintext = .allocate(byteCount: segmentSize, alignment: 64)

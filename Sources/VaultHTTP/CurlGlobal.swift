@@ -1,11 +1,11 @@
 internal import CCurl
-internal import CVaultShims
+internal import CCurlShims
 
 /// `curl_global_init` exactly once per process, before the first easy handle. Swift runs a
 /// `static let` initialiser once, thread-safely.
 enum CurlGlobal {
     /// The `CURLcode` raw value of the one `curl_global_init(CURL_GLOBAL_ALL)` call.
-    static let initResult: UInt32 = vault_curl_global_init().rawValue
+    static let initResult: UInt32 = CCurlShims_global_init().rawValue
 
     /// Runs the global initialisation if it has not run yet; throws if it failed.
     static func ensure() throws(HTTPError) {

@@ -1,6 +1,7 @@
 import CSQLCipher
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// A connection to a SQLCipher database file. Not thread-safe: one connection per thread of use.
@@ -57,20 +58,17 @@ public final class SQLDatabase {
         let digits = Array(hex.utf8)
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: digits.count / 2, alignment: 1)
         defer { buf.initializeMemory(as: UInt8.self, repeating: 0); buf.deallocate() }
-        for i in 0..<buf.count {
-            buf[i] = UInt8(String(decoding: digits[2 * i...2 * i + 1], as: UTF8.self), radix: 16) ?? 0
+        guard digits.withUnsafeBytes({ Hex.decode($0, into: buf) }) else {
+            throw SQLError(kind: .other, code: 21, message: "the raw key is not an even number of hex digits")
         }
         try self.init(path: path, rawKey: UnsafeRawBufferPointer(buf), busyTimeoutMillis: busyTimeoutMillis)
     }
 
     /// Calls `body` with the bytes `x'<hex>'` for `key`, zeroed afterwards.
     static func withKeyPragma<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        let digits = Array("0123456789abcdef".utf8)
         var pragma = [UInt8](repeating: 0, count: key.count * 2 + 3)
         pragma[0] = UInt8(ascii: "x"); pragma[1] = UInt8(ascii: "'"); pragma[pragma.count - 1] = UInt8(ascii: "'")
-        for (i, b) in key.enumerated() {
-            pragma[2 + 2 * i] = digits[Int(b >> 4)]; pragma[3 + 2 * i] = digits[Int(b & 15)]
-        }
+        pragma.withUnsafeMutableBytes { Hex.encode(key, into: UnsafeMutableRawBufferPointer(rebasing: $0[2..<($0.count - 1)])) }
         defer { for i in pragma.indices { pragma[i] = 0 } }
         return pragma.withUnsafeBytes(body)
     }

@@ -1,5 +1,5 @@
 import Foundation
-import CVaultShims
+internal import CGioShims
 import VaultCore
 
 /// Whether the network is metered, and so whether large transfers should wait (BRIEF §7).
@@ -23,10 +23,10 @@ public struct NetworkCost: Sendable {
         }
         var value: UInt32 = 0
         var err: UnsafeMutablePointer<CChar>?
-        if vault_nm_metered(&value, &err) == 0 {
+        if CGioShims_nm_metered(&value, &err) == 0 {
             return NetworkCost(metered: value == 1 || value == 3, source: "NetworkManager")
         }
-        vault_secret_free(err)
+        CGioShims_free(err)
         return NetworkCost(metered: false, source: "no NetworkManager (assumed unmetered)")
     }
 

@@ -14,7 +14,7 @@ public enum CellText {
     /// unprintable is drawn as U+FFFD (one cell), except a control character, which never
     /// reaches the screen at all (see `printable`).
     public static func width(_ scalar: Unicode.Scalar) -> Int {
-        let w = Int(vault_nc_wcwidth(wchar_t(bitPattern: scalar.value)))
+        let w = Int(CNcurses_wcwidth(wchar_t(bitPattern: scalar.value)))
         return w < 0 ? 1 : w
     }
 

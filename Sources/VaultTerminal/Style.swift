@@ -27,10 +27,10 @@ public enum Style: Int, CaseIterable, Sendable {
 /// The ncurses attributes and colour pair of each style, set up once the screen exists.
 struct StyleTable {
     private var table: [Style: (attr_t, Int16)] = [:]
-    private let reverse = vault_nc_attr_reverse()
+    private let reverse = CNcurses_attr_reverse()
 
     init(colors: Bool) {
-        let bold = vault_nc_attr_bold(), dim = vault_nc_attr_dim(), rev = vault_nc_attr_reverse()
+        let bold = CNcurses_attr_bold(), dim = CNcurses_attr_dim(), rev = CNcurses_attr_reverse()
         var plain: [Style: attr_t] = [
             .normal: 0, .header: rev | bold, .status: rev, .folder: bold, .dim: dim, .pinned: 0,
             .pending: 0, .conflict: bold, .error: bold, .notice: 0,

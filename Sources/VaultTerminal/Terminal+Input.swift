@@ -20,7 +20,7 @@ extension Terminal {
     /// Waits up to `milliseconds` for a key (or a resize). The corresponding C functions are
     /// `wtimeout` and `wget_wch`; the wait blocks in the kernel, it does not spin.
     public func read(timeout milliseconds: Int) -> Input {
-        let window = vault_nc_stdscr()
+        let window = CNcurses_stdscr()
         wtimeout(window, Int32(max(0, min(milliseconds, Int(Int32.max)))))
         var code: wint_t = 0
         let rc = wget_wch(window, &code)

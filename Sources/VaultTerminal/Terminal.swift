@@ -38,7 +38,7 @@ public final class Terminal {
     }
 
     private static func isUTF8() -> Bool {
-        guard let cs = vault_nc_codeset() else { return false }
+        guard let cs = CNcurses_codeset() else { return false }
         let name = String(cString: cs).uppercased()
         return name == "UTF-8" || name == "UTF8"
     }
@@ -53,29 +53,29 @@ public final class Terminal {
         }
         adoptUTF8Locale()
         // Save the settings and guard them before ncurses changes anything.
-        guard vault_term_guard_save(1) == 0, vault_term_guard_install() == 0 else {
-            vault_term_guard_uninstall()
+        guard CTerminalShims_guard_save(1) == 0, CTerminalShims_guard_install() == 0 else {
+            CTerminalShims_guard_uninstall()
             throw TerminalError(.notATerminal, "cannot read the terminal's settings: \(String(cString: strerror(errno)))")
         }
         guard let out = fdopen(1, "w"), let input = fdopen(0, "r"), let screen = newterm(nil, out, input) else {
-            vault_term_guard_uninstall()
+            CTerminalShims_guard_uninstall()
             let term = getenv("TERM").map { String(cString: $0) } ?? "(unset)"
             throw TerminalError(.unsupported, "the terminal type TERM=\(term) is unknown here")
         }
         set_term(screen)
         let cup = tigetstr("cup")
         if cup == nil || Int(bitPattern: cup) == -1 {
-            endwin(); delscreen(screen); vault_term_guard_uninstall()
+            endwin(); delscreen(screen); CTerminalShims_guard_uninstall()
             let term = getenv("TERM").map { String(cString: $0) } ?? "(unset)"
             throw TerminalError(.unsupported, "the terminal type TERM=\(term) cannot move the cursor, which a full-screen view needs")
         }
-        vault_term_guard_capture_terminfo()
+        CTerminalShims_guard_capture_terminfo()
         return Terminal(screen: screen, colors: colors)
     }
 
     private init(screen: OpaquePointer, colors: Bool) {
         self.screen = screen
-        window = vault_nc_stdscr()
+        window = CNcurses_stdscr()
         cbreak()                  // keys one at a time; Ctrl-C still interrupts
         noecho()
         keypad(window, true)      // arrows and function keys as single codes
@@ -94,7 +94,7 @@ public final class Terminal {
         endwin()
         delscreen(s)
         screen = nil
-        vault_term_guard_uninstall()
+        CTerminalShims_guard_uninstall()
     }
 
     /// The current size (updated when `read` returns `.resize`).
@@ -104,7 +104,7 @@ public final class Terminal {
     public func clear() { werase(window) }
 
     /// Repaints every cell at the next `refresh` (after another program used the screen, or Ctrl-L).
-    public func repaintAll() { clearok(vault_nc_curscr(), true) }
+    public func repaintAll() { clearok(CNcurses_curscr(), true) }
 
     /// Shows the cursor at `row`, `column` after the next `refresh` (for a line editor); nil hides it.
     public func placeCursor(_ at: (row: Int, column: Int)?) { cursor = at }
@@ -129,9 +129,9 @@ public final class Terminal {
     public func runOutside<T>(_ body: () throws -> T) rethrows -> T {
         def_prog_mode()
         endwin()
-        vault_term_guard_hold_interrupts(1)
+        CTerminalShims_guard_hold_interrupts(1)
         defer {
-            vault_term_guard_hold_interrupts(0)
+            CTerminalShims_guard_hold_interrupts(0)
             reset_prog_mode()
             repaintAll()
             wrefresh(window)
@@ -154,6 +154,6 @@ public final class Terminal {
         // The corresponding C function is `mvwaddnwstr`; writing the bottom-right cell reports
         // an error (the cursor cannot advance) although the character is drawn.
         _ = mvwaddnwstr(window, Int32(row), Int32(column), &chars, Int32(chars.count))
-        wattr_set(window, vault_nc_attr_normal(), 0, nil)
+        wattr_set(window, CNcurses_attr_normal(), 0, nil)
     }
 }

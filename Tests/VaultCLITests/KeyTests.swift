@@ -136,9 +136,9 @@ final class KeyTests: XCTestCase {
         let rk = try XCTUnwrap((try v("key", "add-recovery", "--json").json as? [String: String])?["recoveryKey"])
         let oldDbKey = try DocumentedKeys.databaseKeyHex(vaultHome: h.home.path, password: CLIHarness.password)
         let headersBefore = try h.blobFiles("staging").map { try Data(contentsOf: $0).prefix(112) }
-        let r = try XCTUnwrap(try v("key", "rotate", "--json").json as? [String: String])
-        XCTAssertEqual(r["epoch"], "2")
-        XCTAssertEqual(r["rewrappedBlobs"], "4")
+        let r = try XCTUnwrap(try v("key", "rotate", "--json").json as? [String: Any])
+        XCTAssertEqual(r["epoch"] as? Int, 2)
+        XCTAssertEqual(r["rewrappedBlobs"] as? Int, 4)
         let headersAfter = try h.blobFiles("staging").map { try Data(contentsOf: $0).prefix(112) }
         XCTAssertTrue(Set(headersBefore).isDisjoint(with: Set(headersAfter)), "every data key rewrapped")
         XCTAssertNotEqual(try DocumentedKeys.databaseKeyHex(vaultHome: h.home.path, password: CLIHarness.password), oldDbKey)
@@ -146,7 +146,7 @@ final class KeyTests: XCTestCase {
         // The old recovery key no longer opens the vault; the new one does.
         let oldRk = try h.localFile("oldrk", Data(rk.utf8))
         XCTAssertEqual(try h.run(["unlock", "--recovery-key-file", oldRk]).status, 3)
-        let newRk = try XCTUnwrap(r["recoveryKeys"]?.split(separator: "=").last.map(String.init))
+        let newRk = try XCTUnwrap((r["recoveryKeys"] as? [[String: String]])?.first?["recoveryKey"])
         try h.ok(["unlock", "--recovery-key-file", try h.localFile("newrk", Data(newRk.utf8))])
         XCTAssertFalse(FileManager.default.fileExists(atPath: h.home.appendingPathComponent("rotation.journal").path))
     }
@@ -227,8 +227,9 @@ final class KeyTests: XCTestCase {
     }
 
     func testCalibrate() throws {
-        let r = try XCTUnwrap(try h.ok(["key", "calibrate", "--kdf-time", "0.1", "--json"]).json as? [String: String])
-        XCTAssertNotNil(r["seconds"])
+        let r = try XCTUnwrap(try h.ok(["key", "calibrate", "--kdf-time", "0.1", "--json"]).json as? [String: Any])
+        XCTAssertNotNil(r["seconds"] as? Double)
+        XCTAssertEqual(r["applied"] as? Bool, false)
         try h.ok(["key", "calibrate", "--kdf", "pbkdf2", "--kdf-time", "0.1", "--apply"] + h.pw)
         XCTAssertTrue(try h.ok(["key", "list"] + h.pw).out.contains("pbkdf2-sha512"))
     }

@@ -39,20 +39,23 @@ final class OutputTests: XCTestCase {
         try Data(#"{"idleTimeoutMax": 600}"#.utf8).write(to: policy)
         h.env["VAULT_POLICY_FILE"] = policy.path
         h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        // Commands that open the vault take --password-file; the others refuse it (exit 2).
         let commands: [[String]] = [
-            ["transfers"], ["transfers", "--json"], ["policy", "show"], ["policy", "show", "--json"], ["policy", "check"],
-            ["backup-exclusion", "status"], ["backup-exclusion", "status", "--json"], ["ls"], ["ls", "-l"], ["ls", "--json"],
-            ["tree"], ["tree", "--json"], ["status"], ["storage"], ["key", "list"], ["doctor"], ["help"], ["put", "--help"], ["version"],
+            ["transfers"], ["transfers", "--json"], ["policy", "check"], ["ls"], ["ls", "-l"], ["ls", "--json"],
+            ["tree"], ["tree", "--json"], ["status"], ["storage"], ["key", "list"], ["doctor"],
+        ].map { $0 + h.pw } + [
+            ["policy", "show"], ["policy", "show", "--json"], ["backup-exclusion", "status"], ["backup-exclusion", "status", "--json"],
+            ["help"], ["help", "--man"], ["put", "--help"], ["version"], ["completion", "bash"],
         ]
         XCTAssertGreaterThan(try h.ok(["transfers"] + h.pw).out.split(separator: "\n").count, 1)
         for args in commands {
-            let (reason, status, stderr) = try runIntoClosedPipe(h, args + h.pw)
+            let (reason, status, stderr) = try runIntoClosedPipe(h, args)
             XCTAssertEqual(reason, .exit, "\(args) crashed on the closed pipe: \(stderr)")
             XCTAssertEqual(status, 0, "\(args): \(stderr)")
             XCTAssertFalse(stderr.contains("Fatal error"), "\(args): \(stderr)")
         }
         // An error report into a closed pipe: still its own exit code.
-        let (reason, status, _) = try runIntoClosedPipe(h, ["cat", "/missing", "--json"] + h.pw)
+        let (reason, status, _) = try runIntoClosedPipe(h, ["get", "/missing", h.root.appendingPathComponent("out").path, "--json"] + h.pw)
         XCTAssertEqual(reason, .exit)
         XCTAssertEqual(status, 4)
     }

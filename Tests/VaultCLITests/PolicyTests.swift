@@ -59,6 +59,28 @@ final class PolicyTests: XCTestCase {
         try expectPolicyError(["ls"] + h.pw, containing: "keyring must be")
     }
 
+    /// `policy show` prints every value whole: each allowed server and pinned key on a line of its
+    /// own, however long (it used to cut `allowedServers` at its column width).
+    func testPolicyShowPrintsValuesWhole() throws {
+        let servers = ["https://drive.example.org:8443/very/long/path/to/the/vault/api",
+                       "https://backup-drive.example.com", "https://third.example.net:9443"]
+        let pin = "sha256//" + String(repeating: "A", count: 43) + "="
+        try writePolicy(#"{"allowedServers": ["\#(servers.joined(separator: #"", ""#))"], "pinnedPublicKeys": ["\#(pin)"], "contentBudgetMax": 1073741824}"#)
+        let out = try h.ok(["policy", "show"]).out
+        for value in servers + [pin, "1.0 GiB"] {
+            XCTAssertTrue(out.split(separator: "\n").contains { $0.contains(value) }, "\(value) is not shown whole:\n\(out)")
+        }
+        let lines = out.split(separator: "\n").map(String.init)
+        let first = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("allowedServers") })
+        XCTAssertTrue(lines[first].contains(servers[0]) && lines[first].hasSuffix("system"), lines[first])
+        let indent = String(repeating: " ", count: 29)   // continuation lines stand in the value column
+        XCTAssertEqual(lines[first + 1], indent + servers[1])
+        XCTAssertEqual(lines[first + 2], indent + servers[2])
+        let json = try XCTUnwrap(try h.ok(["policy", "show", "--json"]).json as? [String: Any])
+        XCTAssertEqual((json["allowedServers"] as? [String: Any])?["value"] as? [String], servers)
+        XCTAssertEqual(try h.run(["policy", "show", "--password-file", h.passwordFile.path]).status, 2, "show opens no vault")
+    }
+
     func testKDFFloorAndComplianceCheck() throws {
         try h.initVault()   // 1 pass, 8 MiB: made before the policy
         try writePolicy(#"{"kdfMinArgon2Ops": 2, "kdfMinArgon2MemoryBytes": 16777216}"#)

@@ -1,6 +1,7 @@
 import Foundation
 @testable import VaultCore
 import VaultCrypto
+import VaultPrimitives
 import XCTest
 
 /// Reads what the server stores for a vault the way a device would (SECURITY.md "End to end"):

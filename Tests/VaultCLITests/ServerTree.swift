@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 import VaultCrypto
 import VaultHTTP
 import VaultTestSupport
@@ -94,11 +95,9 @@ final class ServerTree {
     }
 }
 
-private let hexDigits = Array("0123456789abcdef")
-
 /// Lowercase hex SHA-256.
 func sha256(_ bytes: [UInt8]) -> String {
     var h = SHA256Hasher()
     h.update(bytes)
-    return String(h.finalize().flatMap { [hexDigits[Int($0 >> 4)], hexDigits[Int($0 & 15)]] })
+    return Hex.encode(h.finalize())
 }

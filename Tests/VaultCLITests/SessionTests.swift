@@ -130,9 +130,21 @@ final class SessionTests: XCTestCase {
 
     func testHelpAndUsageErrors() throws {
         let h = try CLIHarness(keyring: false)
-        XCTAssertTrue(try h.ok(["help"]).out.contains("Exit codes"))
-        XCTAssertTrue(try h.ok(["put", "--help"]).out.contains("vault put LOCAL"))
+        XCTAssertTrue(try h.ok(["help"]).out.contains("EXIT STATUS:"))
+        XCTAssertTrue(try h.ok(["put", "--help"]).out.contains("USAGE: vault put [<options>] <local> [<dest>]"))
         XCTAssertEqual(try h.run(["frobnicate"]).status, 2)
         XCTAssertEqual(try h.run(["ls", "--bogus"]).status, 2)
+        // Options that were accepted and ignored: each belongs to other commands, which are named.
+        try h.initVault()
+        let misplaced = try h.run(["key", "list", "--kdf-time", "3"] + h.pw)
+        XCTAssertEqual(misplaced.status, 2)
+        XCTAssertTrue(misplaced.stderr.contains("unknown option '--kdf-time' here (it is an option of `vault init`"), misplaced.stderr)
+        XCTAssertTrue(misplaced.stderr.contains("Usage: vault key list [--password-file <file>] [--json]"), misplaced.stderr)
+        for args in [["lock", "--recursive"], ["status", "--wait"], ["transfers", "pause", "/a", "--metered", "yes"], ["mkdir", "/a", "/b"],
+                     ["storage", "--budget", "1G", "--budget", "2G"], ["ls", "--json=yes"], ["unlock", "--idle"]] {
+            let r = try h.run(args + h.pw)
+            XCTAssertEqual(r.status, 2, "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("Usage: vault "), "\(args): \(r.stderr)")
+        }
     }
 }

@@ -103,15 +103,50 @@ final class TreeCommandTests: XCTestCase {
         try Data("one".utf8).write(to: dir.appendingPathComponent("1.txt"))
         try Data("two".utf8).write(to: dir.appendingPathComponent("a/2.txt"))
         try Data(repeating: 9, count: 70_000).write(to: dir.appendingPathComponent("a/b/3.bin"))
+        try v("mkdir", "/imported")
         let r = try XCTUnwrap(try v("put", "-r", dir.path, "/imported", "--json").json as? [String: Any])
         XCTAssertEqual(r["files"] as? Int, 3)
-        XCTAssertEqual(try v("cat", "/imported/a/2.txt").out, "two")
-        XCTAssertEqual(try v("cat", "/imported/a/b/3.bin").stdout, Data(repeating: 9, count: 70_000))
-        XCTAssertEqual((try v("ls", "/imported/empty", "--json").json as? [Any])?.count, 0)
+        XCTAssertEqual(r["path"] as? String, "/imported/tree")
+        XCTAssertEqual(r["ok"] as? Bool, true)
+        XCTAssertEqual(try v("cat", "/imported/tree/a/2.txt").out, "two")
+        XCTAssertEqual(try v("cat", "/imported/tree/a/b/3.bin").stdout, Data(repeating: 9, count: 70_000))
+        XCTAssertEqual((try v("ls", "/imported/tree/empty", "--json").json as? [Any])?.count, 0)
         // A second import over the same names is refused whole: nothing half-imported.
-        try fails("put", "-r", dir.path, "/imported", status: 5, containing: "already exists")
+        try fails("put", "-r", dir.path + "/", "/imported/tree", status: 5, containing: "already exists")
         XCTAssertEqual(try h.blobFiles("staging").count, 3)
         XCTAssertTrue(try v("doctor", "--verify").out.contains("consistent"))
+    }
+
+    /// `put -r DIR DEST` lands where `cp -r DIR DEST` would (DEST/DIR into an existing folder,
+    /// DEST itself when it does not exist), and `DIR/` copies what is in DIR, as rsync does.
+    func testRecursiveImportGoesWhereCpAndRsyncPutIt() throws {
+        let dir = h.root.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("2026"), withIntermediateDirectories: true)
+        try Data("p".utf8).write(to: dir.appendingPathComponent("2026/p.jpg"))
+        func names(_ path: String) throws -> [String] {
+            try XCTUnwrap(try v("ls", path, "--json").json as? [[String: Any]]).compactMap { $0["name"] as? String }
+        }
+        try v("put", "-r", dir.path)                              // no DEST: into /
+        XCTAssertEqual(try names("/photos"), ["2026"])
+        try v("mkdir", "/backup")
+        try v("put", "-r", dir.path, "/backup")                   // an existing folder: DEST/DIR
+        XCTAssertEqual(try names("/backup/photos/2026"), ["p.jpg"])
+        try v("put", "-r", dir.path, "/album")                    // a new name: DEST is the copy
+        XCTAssertEqual(try names("/album"), ["2026"])
+        try v("put", "-r", dir.path + "/", "/flat")               // DIR/: the contents, as rsync
+        XCTAssertEqual(try names("/flat"), ["2026"])
+        try v("mkdir", "/into")
+        try v("put", "-r", dir.path + "/", "/into")               // DIR/ into an existing folder: still the contents
+        XCTAssertEqual(try names("/into"), ["2026"])
+        try v("put", "-r", dir.appendingPathComponent("2026").path + "/..", "/up")   // `..` is the folder it names
+        XCTAssertEqual(try names("/up"), ["2026"])
+        try v("mkdir", "/up2")
+        try v("put", "-r", dir.appendingPathComponent("2026").path + "/..", "/up2")
+        XCTAssertEqual(try names("/up2"), ["photos"])
+        let f = try h.localFile("plain.txt", Data("x".utf8))
+        try v("put", f, "/file.txt")
+        try fails("put", "-r", dir.path, "/file.txt", status: 5, containing: "is a file")
+        try fails("put", "-r", "--replace", dir.path, status: 2, containing: "--replace")
     }
 
     func testOutboxRecordsEachLocalChange() throws {

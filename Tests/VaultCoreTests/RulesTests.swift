@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import VaultCore
 import VaultCrypto
+import VaultPrimitives
 
 final class RulesTests: XCTestCase {
     func testNames() {

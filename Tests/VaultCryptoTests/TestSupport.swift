@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultPrimitives
 
 /// Test vectors live in Tests/Vectors (next to this target's folder).
 enum Vectors {
@@ -39,7 +40,7 @@ extension Array where Element == UInt8 {
         self = bytes
     }
 
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
+    var hex: String { Hex.encode(self) }
 }
 
 /// Deterministic pseudo-random bytes for test data (splitmix64), so failures reproduce.

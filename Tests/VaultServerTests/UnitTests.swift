@@ -1,4 +1,5 @@
 import XCTest
+import VaultPrimitives
 @testable import VaultServer
 
 /// The HTTP-free pieces: range parsing, ETags, names, routing, tokens.

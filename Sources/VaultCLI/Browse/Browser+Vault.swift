@@ -2,6 +2,7 @@ import Foundation
 import VaultBrowseModel
 import VaultCore
 import VaultSync
+import VaultPrimitives
 
 /// The browser's steps on the vault: each opens it, does one thing and releases it.
 extension Browser {

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,22 +43,15 @@ struct Pager {
         var failure: Error?
         do {
             try feed { buf in
-                var off = 0
-                while off < buf.count {
-                    let n = write(writeEnd, buf.baseAddress! + off, buf.count - off)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        if errno == EPIPE { throw PagerGone() }   // the reader quit before the end
-                        throw VaultError(.io, "cannot write to the pager: \(String(cString: strerror(errno)))")
-                    }
-                    off += n
+                do throws(Errno) { try POSIXIO.writeAll(writeEnd, buf) } catch {
+                    if error == .brokenPipe { throw PagerGone() }   // the reader quit before the end
+                    throw VaultError(.io, "cannot write to the pager: \(error)")
                 }
             }
         } catch is PagerGone {
         } catch { failure = error }
         close(writeEnd)   // end of file for the pager
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = POSIXIO.waitForExit(pid) ?? 0
         if let failure { throw failure }
         // WIFEXITED / WEXITSTATUS are macros: the status layout of Linux.
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)

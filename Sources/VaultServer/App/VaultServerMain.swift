@@ -1,6 +1,8 @@
 import Foundation
+import VaultArguments
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// The `vault-server` program: `serve` and `user add`. `main.swift` only calls `run`.
@@ -9,19 +11,26 @@ public enum VaultServerMain {
     public static func run(_ arguments: [String]) -> Int32 {
         Sodium.initialize()
         umask(0o077)
+        let command: ServerCommand
         do {
-            switch try ServerCommand.parse(arguments) {
-            case .help:
-                print(ServerCommand.usage)
+            command = try ServerCommand.parse(arguments)
+        } catch {
+            FileHandle.standardError.write(Data("\(error.description)\nUsage: \(HelpGenerator.usage(error.commandPath))\nSee '\(error.commandPath.displayName) --help'.\n".utf8))
+            return 2
+        }
+        do {
+            switch command {
+            case .help(let text):
+                FileHandle.standardOutput.write(Data(text.utf8))
+                return 0
+            case .version(let v):
+                print(v)
                 return 0
             case .userAdd(let dataDir, let name, let passwordFile):
                 return try addUser(dataDir: dataDir, name: name, passwordFile: passwordFile)
             case .serve(let config, let logRequests):
                 return try serve(config, logRequests: logRequests)
             }
-        } catch let e as UsageError {
-            FileHandle.standardError.write(Data("vault-server: \(e.description)\n\(ServerCommand.usage)\n".utf8))
-            return 2
         } catch {
             FileHandle.standardError.write(Data("vault-server: \(error)\n".utf8))
             return 1
@@ -29,10 +38,10 @@ public enum VaultServerMain {
     }
 
     private static func addUser(dataDir: String, name: String, passwordFile: String?) throws -> Int32 {
-        try FS.makeDirectory(dataDir)
+        try FileSystem.makeDirectory(dataDir)
         var password: [UInt8]
         if let passwordFile {
-            password = try FS.readAll(passwordFile)
+            password = try FileSystem.readAll(passwordFile)
         } else {
             password = Array((readLine(strippingNewline: true) ?? "").utf8)
         }
@@ -53,14 +62,14 @@ public enum VaultServerMain {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)   // a write past `ulimit -f` fails with EFBIG (413) instead of killing the server
 
-        try FS.makeDirectory(config.dataDir)
+        try FileSystem.makeDirectory(config.dataDir)
         let service = try VaultService(config: config)
         try service.recover()
         service.sweepExpiredUploads()
         var key: String?, cert: String?
         if let k = config.tlsKeyFile, let c = config.tlsCertFile {
-            key = String(decoding: try FS.readAll(k), as: UTF8.self)
-            cert = String(decoding: try FS.readAll(c), as: UTF8.self)
+            key = String(decoding: try FileSystem.readAll(k), as: UTF8.self)
+            cert = String(decoding: try FileSystem.readAll(c), as: UTF8.self)
         }
         let server = try HTTPServer(service: service, log: AccessLog(enabled: logRequests),
                                     options: HTTPServerOptions(config: config, tlsKeyPEM: key, tlsCertPEM: cert))

@@ -1,5 +1,6 @@
 import Foundation
 import VaultSQL
+import VaultPrimitives
 
 /// Startup recovery and the periodic expiry sweep.
 extension VaultService {
@@ -11,7 +12,7 @@ extension VaultService {
             for id in ids { try db.deleteUploadSession(id) }
             return ids
         }) ?? []
-        for id in ids { FS.remove(content.partPath(id)) }
+        for id in ids { FileSystem.remove(content.partPath(id)) }
         uploadLocks.withLock { locks in for id in ids { locks.removeValue(forKey: id) } }
     }
 
@@ -27,19 +28,19 @@ extension VaultService {
                 guard let id = row["id"].string, let rid = row["revision_id"].string else { continue }
                 sessionIds.insert(id)
                 let part = content.partPath(id), published = content.revisionPath(rid)
-                if !FS.exists(part) && FS.exists(published) && !revisionIds.contains(rid) {
-                    try FS.rename(published, part)
+                if !FileSystem.exists(part) && FileSystem.exists(published) && !revisionIds.contains(rid) {
+                    try FileSystem.rename(published, part)
                 }
             }
-            for name in FS.list(content.contentDir) where !revisionIds.contains(name) {
-                FS.remove(content.contentDir + "/" + name)
+            for name in FileSystem.list(content.contentDir) where !revisionIds.contains(name) {
+                FileSystem.remove(content.contentDir + "/" + name)
             }
-            for name in FS.list(content.uploadsDir) {
+            for name in FileSystem.list(content.uploadsDir) {
                 let id = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
-                if !sessionIds.contains(id) { FS.remove(content.uploadsDir + "/" + name) }
+                if !sessionIds.contains(id) { FileSystem.remove(content.uploadsDir + "/" + name) }
             }
-            try FS.syncDirectory(content.contentDir)
-            try FS.syncDirectory(content.uploadsDir)
+            try FileSystem.syncDirectory(content.contentDir)
+            try FileSystem.syncDirectory(content.uploadsDir)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import VaultAPI
+import VaultPrimitives
 
 /// What the server accepts in request fields beyond their JSON types: media types, device ids,
 /// versions and explicit nulls. `docs/openapi.yaml` states the same rules (patterns, bounds), and
@@ -57,7 +58,7 @@ extension VaultService {
 
     /// Lowercase hex of a SHA-256 given in a request: 64 ASCII hex digits, either case.
     static func sha256Hex(_ value: String) throws -> String {
-        guard value.utf8.count == 64, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else {
+        guard value.utf8.count == 64, value.utf8.allSatisfy({ Hex.value(ofDigit: $0) != nil }) else {
             throw APIError.badRequest("sha256 must be 64 hex digits", code: "invalid_sha256")
         }
         return value.lowercased()

@@ -1,6 +1,7 @@
 import Foundation
 import VaultAPI
 import VaultSQL
+import VaultPrimitives
 
 /// The API's behaviour, independent of the HTTP library: route handlers live in extensions
 /// (`VaultService+Files.swift`, `+Uploads`, `+Revisions`, `+Changes`, …).
@@ -121,16 +122,18 @@ extension VaultService {
         }
     }
 
-    /// Name rules: not empty, ≤ 255 bytes, no `/` or NUL, not `.` or `..`.
+    /// Name rules (`NameRules`, shared with the client) with room for a sealed name: 400
+    /// `invalid_name` for an empty name, `.` or `..`, a `/` or NUL, or more than `maxNameBytes`.
     static func validateName(_ name: String) throws {
-        guard !name.isEmpty else { throw APIError.badRequest("a name cannot be empty", code: "invalid_name") }
-        guard name.utf8.count <= maxNameBytes else {
-            throw APIError.badRequest("a name is at most \(maxNameBytes) bytes", code: "invalid_name")
+        guard let problem = NameRules.problem(with: name, maxBytes: maxNameBytes) else { return }
+        let why: String
+        switch problem {
+        case .empty: why = "a name cannot be empty"
+        case .tooLong(_, let max): why = "a name is at most \(max) bytes"
+        case .containsSlash, .containsNUL: why = "a name cannot contain '/' or NUL"
+        case .reserved: why = "'.' and '..' are not names"
         }
-        guard !name.contains("/"), !name.unicodeScalars.contains("\0") else {
-            throw APIError.badRequest("a name cannot contain '/' or NUL", code: "invalid_name")
-        }
-        guard name != ".", name != ".." else { throw APIError.badRequest("'.' and '..' are not names", code: "invalid_name") }
+        throw APIError.badRequest(why, code: "invalid_name")
     }
 
     /// Names are at most this long: room for an end-to-end name token of a 255-byte name.
@@ -140,7 +143,7 @@ extension VaultService {
 
     /// 400 unless `id` is 32 lowercase hex (a client-chosen id).
     static func validateClientId(_ id: String) throws {
-        guard id.utf8.count == 32, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard Hex.isLowercase(id, count: 32) else {
             throw APIError.badRequest("an id is 32 lowercase hex digits", code: "invalid_id")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 
 /// HS256 JSON Web Tokens: `sub` = user id, `iat`, `exp`.
 struct TokenSigner: Sendable {
@@ -8,13 +9,13 @@ struct TokenSigner: Sendable {
 
     /// Loads the secret from `path`, creating a random 32-byte one (mode 0600) on first start.
     static func loadOrCreate(path: String) throws -> TokenSigner {
-        if FS.exists(path) {
-            let bytes = try FS.readAll(path)
+        if FileSystem.exists(path) {
+            let bytes = try FileSystem.readAll(path)
             guard bytes.count >= 32 else { throw APIError.internal("JWT secret in \(path) is shorter than 32 bytes") }
             return TokenSigner(secret: bytes)
         }
         let secret = Sodium.randomBytes(32)
-        try FS.writeAtomically(secret, to: path)
+        try FileSystem.writeAtomically(secret, to: path)
         return TokenSigner(secret: secret)
     }
 

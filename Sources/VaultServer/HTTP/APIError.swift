@@ -1,6 +1,7 @@
 import VaultAPI
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// An error answer: HTTP status, a stable code, a sentence, and optional headers or a custom
@@ -44,11 +45,11 @@ struct APIError: Error, CustomStringConvertible {
     /// gets a generic sentence.
     static func unexpected(_ error: Error) -> APIError {
         if let e = error as? APIError { return e }
-        if let e = error as? FileSystemError, e.errno == EFBIG {
+        if let e = error as? FileSystemError, e.errno == .fileTooLarge {
             return APIError(status: 413, code: "too_large", message: "the file is larger than this server's storage can hold")
         }
         AccessLog.message("internal error: \(error)")
-        if let e = error as? FileSystemError, e.errno == ENOSPC || e.errno == EDQUOT {
+        if let e = error as? FileSystemError, e.errno.isNoSpace {
             return APIError(status: 507, code: "insufficient_storage", message: "the server is out of disk space; try again later")
         }
         return APIError(status: 500, code: "internal", message: "internal server error")

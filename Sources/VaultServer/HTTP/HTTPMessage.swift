@@ -1,5 +1,6 @@
 import Foundation
 import VaultAPI
+import VaultPrimitives
 
 /// A parsed request as the router sees it: no sockets, no libmicrohttpd.
 struct HTTPRequest {

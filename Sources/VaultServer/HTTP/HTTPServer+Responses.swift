@@ -1,5 +1,5 @@
 import Foundation
-internal import CVaultShims
+internal import CMicroHTTPDShims
 internal import CMicroHTTPD
 
 /// Turning `HTTPResponse`s into libmicrohttpd responses, and reading a connection's head.
@@ -21,14 +21,14 @@ extension HTTPServer {
                 live.onWake { parking.signal() }
                 box.live = live
                 box.parking = parking
-                box.fd = CVaultShims_mhd_connection_fd(conn)
+                box.fd = CMicroHTTPDShims_connection_fd(conn)
                 box.hangups = hangups
                 box.hangupToken = hangups.watch(fd: box.fd) { live.clientGone() }
                 if !parking.suspends {
                     // Thread per connection: the wait happens inside the reader, where
                     // libmicrohttpd counts it as idle time.
                     let seconds = UInt32(options.idleTimeout)
-                    box.waited = { CVaultShims_mhd_restart_idle_timer(conn, seconds) }
+                    box.waited = { CMicroHTTPDShims_restart_idle_timer(conn, seconds) }
                 }
             }
             let raw = Unmanaged.passRetained(box).toOpaque()
@@ -47,7 +47,7 @@ extension HTTPServer {
     /// The client's IPv4 address, "" when unknown.
     static func clientAddress(_ conn: OpaquePointer) -> String {
         var buf = [CChar](repeating: 0, count: 48)
-        guard CVaultShims_mhd_client_ipv4(conn, &buf, buf.count) == 0 else { return "" }
+        guard CMicroHTTPDShims_client_ipv4(conn, &buf, buf.count) == 0 else { return "" }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-internal import CVaultShims
+internal import CMicroHTTPDShims
 internal import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
@@ -50,12 +50,12 @@ final class HTTPServer: @unchecked Sendable {
             withOptionalCString(o.tlsKeyPEM) { key in
                 withOptionalCString(o.tlsCertPEM) { cert in
                     withOptionalCString(o.tlsPriorities) { priorities in
-                        var config = CVaultShims_mhd_config(
+                        var config = CMicroHTTPDShims_config(
                             ipv4_host: host, port: o.port, thread_pool_size: UInt32(o.threads),
                             connection_memory_limit: o.connectionMemory, idle_timeout_seconds: UInt32(o.idleTimeout),
                             connection_limit: UInt32(o.maxConnections), per_ip_connection_limit: UInt32(o.maxConnectionsPerIP),
                             tls_key_pem: key, tls_cert_pem: cert, tls_priorities: priorities)
-                        return CVaultShims_mhd_start(&config, { cls, conn, url, method, _, data, size, conCls in
+                        return CMicroHTTPDShims_start(&config, { cls, conn, url, method, _, data, size, conCls in
                             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
                             return server.access(conn!, url: String(cString: url!), method: String(cString: method!),
                                                  data: data, size: size!, slot: conCls!) ? .YES : .NO
@@ -70,7 +70,7 @@ final class HTTPServer: @unchecked Sendable {
                             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
                             guard let conn else { return }
                             if code == .CONNECTION_NOTIFY_STARTED {
-                                server.watch.opened(HTTPServer.key(conn), fd: CVaultShims_mhd_connection_fd(conn), now: MonotonicClock.now())
+                                server.watch.opened(HTTPServer.key(conn), fd: CMicroHTTPDShims_connection_fd(conn), now: MonotonicClock.now())
                             } else {
                                 server.watch.closed(HTTPServer.key(conn))
                             }
@@ -86,7 +86,7 @@ final class HTTPServer: @unchecked Sendable {
         }
         daemon = d
         startTicker()
-        return CVaultShims_mhd_bound_port(d)
+        return CMicroHTTPDShims_bound_port(d)
     }
 
     /// Stops accepting, ends event streams, waits for work in flight and for every suspended

@@ -1,5 +1,5 @@
 import Foundation
-internal import CVaultShims
+internal import CLinuxShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +24,7 @@ final class HangupWatcher: @unchecked Sendable {
 
     init() throws {
         var wake: Int32 = -1
-        epfd = CVaultShims_hangup_create(&wake)
+        epfd = CLinuxShims_hangup_create(&wake)
         guard epfd >= 0 else { throw APIError.internal("epoll_create failed: errno \(errno)") }
         wakeFD = wake
         let t = Thread { [self] in loop(); done.signal() }
@@ -40,7 +40,7 @@ final class HangupWatcher: @unchecked Sendable {
         guard !stopped, fd >= 0 else { return nil }
         let id = nextID
         nextID += 1
-        guard CVaultShims_hangup_add(epfd, fd, id) == 0 else { return nil }
+        guard CLinuxShims_hangup_add(epfd, fd, id) == 0 else { return nil }
         handlers[id] = onHangup
         return id
     }
@@ -50,7 +50,7 @@ final class HangupWatcher: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         handlers.removeValue(forKey: id)
         // Also after it fired: a fired one-shot entry stays in the set, disabled, until removed.
-        if !stopped { _ = CVaultShims_hangup_remove(epfd, fd) }
+        if !stopped { _ = CLinuxShims_hangup_remove(epfd, fd) }
     }
 
     /// Ends the thread and closes the epoll set.
@@ -61,7 +61,7 @@ final class HangupWatcher: @unchecked Sendable {
         handlers = [:]
         lock.unlock()
         guard first else { return }
-        CVaultShims_hangup_wake(wakeFD)
+        CLinuxShims_hangup_wake(wakeFD)
         done.wait()
         close(epfd); close(wakeFD)
     }
@@ -69,7 +69,7 @@ final class HangupWatcher: @unchecked Sendable {
     private func loop() {
         var ids = [UInt64](repeating: 0, count: 64)
         while true {
-            let n = ids.withUnsafeMutableBufferPointer { CVaultShims_hangup_wait(epfd, $0.baseAddress, 64, -1) }
+            let n = ids.withUnsafeMutableBufferPointer { CLinuxShims_hangup_wait(epfd, $0.baseAddress, 64, -1) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { return }
             var fire: [@Sendable () -> Void] = []

@@ -1,3 +1,5 @@
+import VaultPrimitives
+
 /// The one place where request bytes become strings. libmicrohttpd hands the path and the query
 /// over undecoded (the shim installs an unescape callback that changes nothing), so every
 /// percent-escape is decoded exactly once, here, and strictly: a NUL, a `%` without two hex
@@ -17,7 +19,7 @@ enum RequestDecoding {
         while i < raw.count {
             let b = raw[i]
             if b == UInt8(ascii: "%") {
-                guard i + 2 < raw.count, let hi = hexValue(raw[i + 1]), let lo = hexValue(raw[i + 2]) else {
+                guard i + 2 < raw.count, let hi = Hex.value(ofDigit: raw[i + 1]), let lo = Hex.value(ofDigit: raw[i + 2]) else {
                     throw fail("'%' must be followed by two hex digits")
                 }
                 out.append(hi << 4 | lo)
@@ -56,15 +58,6 @@ enum RequestDecoding {
         var parts = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
         if parts.last?.isEmpty == true { parts = parts.dropLast() }
         return try parts.map { try percentDecode(Array($0), field: "a path segment", plusWasSpace: false) }
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }
 

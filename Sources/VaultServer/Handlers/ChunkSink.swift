@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 
 /// Writes one chunk (or the rest of a cut-off one) in place into the session's part file, then
 /// records it; a body cut off midway keeps its fsynced prefix for the next try. Every write and

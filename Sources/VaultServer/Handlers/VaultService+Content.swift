@@ -2,6 +2,7 @@ import Foundation
 import VaultAPI
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
 #endif
 
 /// Content downloads (`…/content` of a file or a revision) with `Range`, `If-Range` and ETags.

@@ -1,6 +1,7 @@
 import Foundation
 import VaultAPI
 import VaultSQL
+import VaultPrimitives
 
 /// `/v1/files` and `/v1/files/{id}`: list, create, get, rename/move, delete to trash.
 extension VaultService {

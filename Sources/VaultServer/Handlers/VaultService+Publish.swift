@@ -1,6 +1,7 @@
 import Foundation
 import VaultAPI
 import VaultSQL
+import VaultPrimitives
 
 /// Where new content goes: a new file in a folder, or a new revision of an existing file.
 enum UploadTarget {
@@ -86,15 +87,15 @@ extension VaultService {
             switch content.source {
             case .move(let path): try self.content.publish(from: path, revisionId: content.revisionId)
             case .link(let rid):
-                try FS.link(self.content.revisionPath(rid), self.content.revisionPath(content.revisionId))
-                try FS.syncDirectory(self.content.contentDir)
+                try FileSystem.link(self.content.revisionPath(rid), self.content.revisionPath(content.revisionId))
+                try FileSystem.syncDirectory(self.content.contentDir)
             }
             pruned = try db.pruneRevisions(owner: owner, fileId: file.id, keep: config.revisionsKeep,
                                            headId: content.revisionId)
             try inTransaction?(db, file)
             return (file, try recordChange(db, owner: owner, file: file, kind: kind, deviceId: deviceId))
         }
-        for rid in pruned { FS.remove(self.content.revisionPath(rid)) }
+        for rid in pruned { FileSystem.remove(self.content.revisionPath(rid)) }
         notify(owner: owner, cursor: cursor)
         return file
     }

@@ -3,6 +3,8 @@ import VaultAPI
 import VaultSQL
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
+import VaultDigest
 #endif
 
 /// Resumable uploads: a session per file, fixed-size chunks written in place into one part
@@ -35,7 +37,7 @@ extension VaultService {
                     guard existing.isExpired else { return (existing, false) }
                     // An expired session is gone for good: the same requestId starts afresh.
                     try db.deleteUploadSession(existing.id)
-                    FS.remove(content.partPath(existing.id))
+                    FileSystem.remove(content.partPath(existing.id))
                 }
                 try validate(db, owner: ctx.userId, target: target)
                 let open = try db.scalar("SELECT count(*) FROM uploads WHERE owner = ? AND state = 'active'",
@@ -103,7 +105,7 @@ extension VaultService {
             _ = try liveSession(db, owner: ctx.userId, id: id)
             try db.deleteUploadSession(id)
         }
-        FS.remove(content.partPath(id))
+        FileSystem.remove(content.partPath(id))
         uploadLocks.withLock { _ = $0.removeValue(forKey: id) }
         return .respond(HTTPResponse(status: 204))
     }
@@ -246,11 +248,11 @@ extension VaultService {
         let part = content.partPath(s.id)
         let discard = { [self] in
             try? store.write { db in try db.deleteUploadSession(s.id) }
-            FS.remove(part)
+            FileSystem.remove(part)
         }
         try content.hash(part, from: progress.hashedUpTo, to: s.size, into: &progress.hasher)
         progress.hashedUpTo = s.size
-        let sha = progress.hasher.finalizeHex()
+        let sha = Hex.encode(progress.hasher.finalize())
         uploadLocks.withLock { _ = $0.removeValue(forKey: s.id) }
         guard sha == s.sha256 else {
             discard()

@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
+import VaultDigest
 #endif
 
 /// The content folder: one file per revision under `content/`, upload parts under `uploads/`,
@@ -13,9 +15,9 @@ struct ContentStore: Sendable {
 
     init(root: String) throws {
         self.root = root
-        for d in [root, contentDir, uploadsDir, tmpDir] { try FS.makeDirectory(d) }
+        for d in [root, contentDir, uploadsDir, tmpDir] { try FileSystem.makeDirectory(d) }
         // One-shot upload temps never survive a restart.
-        for name in FS.list(tmpDir) { FS.remove(tmpDir + "/" + name) }
+        for name in FileSystem.list(tmpDir) { FileSystem.remove(tmpDir + "/" + name) }
     }
 
     func revisionPath(_ revisionId: String) -> String { contentDir + "/" + revisionId }
@@ -24,8 +26,8 @@ struct ContentStore: Sendable {
 
     /// Makes a fully written, fsynced file the content of `revisionId` (rename + dir fsync).
     func publish(from path: String, revisionId: String) throws {
-        try FS.rename(path, revisionPath(revisionId))
-        try FS.syncDirectory(contentDir)
+        try FileSystem.rename(path, revisionPath(revisionId))
+        try FileSystem.syncDirectory(contentDir)
     }
 
     /// Feeds bytes `from..<to` of a file to `hasher` (1 MiB at a time); throws if the file is short.
@@ -37,7 +39,7 @@ struct ContentStore: Sendable {
         while offset < to {
             let want = Int(min(Int64(buffer.count), to - offset))
             let n = try buffer.withUnsafeMutableBytes { try f.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: offset) }
-            guard n > 0 else { throw FileSystemError(operation: "read (file shorter than expected)", path: path, errno: EIO) }
+            guard n > 0 else { throw FileSystemError(operation: "read (file shorter than expected)", path: path, errno: .ioError) }
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             offset += Int64(n)
         }

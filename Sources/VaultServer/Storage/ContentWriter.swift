@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import VaultPrimitives
+import VaultDigest
 #endif
 
 /// Streams bytes into a temp file while hashing them; `seal()` fsyncs and hands back the file.
@@ -32,9 +34,9 @@ final class ContentWriter {
     func seal() throws -> (size: Int64, sha256: String) {
         try file?.sync()
         file = nil
-        return (count, hasher.finalizeHex())
+        return (count, Hex.encode(hasher.finalize()))
     }
 
     /// Removes the temp file.
-    func discard() { file = nil; FS.remove(path) }
+    func discard() { file = nil; FileSystem.remove(path) }
 }

@@ -1,4 +1,5 @@
 internal import CSodium
+import VaultPrimitives
 
 /// The few libsodium calls the server uses, kept behind Swift types.
 enum Sodium {
@@ -15,14 +16,7 @@ enum Sodium {
     }
 
     /// A random lowercase hex identifier of `bytes` random bytes.
-    static func randomID(bytes: Int = 16) -> String { hex(randomBytes(bytes)) }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8](); out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func randomID(bytes: Int = 16) -> String { Hex.encode(randomBytes(bytes)) }
 
     /// HMAC-SHA-256 of `message` under `key`. The corresponding C function is `crypto_auth_hmacsha256`.
     static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {

@@ -1,0 +1,51 @@
+import Foundation
+import VaultArguments
+import VaultCore
+import VaultCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension KeyCommand {
+    /// `vault key rotate`.
+    struct Rotate: VaultCommand, ProducesJSON, ReadsPassword {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(name: "rotate", abstract: "new master key: the database is rekeyed and every data key rewrapped (crash-safe)",
+                                 discussion: "Recovery slots get new recovery keys (printed once); slots the password does not open are dropped.")
+        }
+
+        @OptionGroup var password: PasswordOptions
+        @OptionGroup var output: OutputOptions
+
+        struct Result: Encodable {
+            struct NewRecoveryKey: Encodable { var slot: String; var recoveryKey: String }
+            var ok = true
+            var epoch: Int
+            var rewrappedBlobs: Int
+            /// The new key of each recovery slot (the old ones no longer work).
+            var recoveryKeys: [NewRecoveryKey]
+            var droppedSlots: [String]
+            var damagedBlobs: [String]
+        }
+
+        func run(_ ctx: CommandContext) throws {
+            let vault = try ctx.openVault()
+            let pw = try ctx.password.read("Password: ")
+            let r = try vault.rotate(password: pw)
+            try ctx.sessions.refresh(after: vault)
+            try KeyCommand.publishEnvelope(ctx, vault)
+            if ctx.out.json {
+                try ctx.out.emit(Result(epoch: Int(r.epoch), rewrappedBlobs: r.rewrappedBlobs,
+                                        recoveryKeys: r.recoveryKeys.map { .init(slot: $0.slot, recoveryKey: RecoveryKey.format($0.key)) },
+                                        droppedSlots: r.droppedSlots, damagedBlobs: r.damagedBlobs))
+                return
+            }
+            ctx.out.line("Rotated the master key (epoch \(r.epoch)): database rekeyed, \(r.rewrappedBlobs) data key(s) rewrapped.")
+            for (slot, key) in r.recoveryKeys {
+                for l in ["New recovery key for \(slot) (the old one no longer works; shown once):", "", "    \(RecoveryKey.format(key))", ""] { ctx.out.line(l) }
+            }
+            if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
+            if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
+        }
+    }
+}

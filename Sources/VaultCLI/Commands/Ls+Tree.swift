@@ -1,0 +1,86 @@
+import Foundation
+import VaultArguments
+import VaultCore
+
+/// `vault ls`: list a folder.
+struct LsCommand: VaultCommand, ProducesJSON, ReadsPassword {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "ls", abstract: "list a folder (works offline)",
+                             discussion: "Names are shown with control characters escaped; --json keeps them exact. The long listing's state column: L local, - not downloaded, v downloading, S stale; P pinned; ^ awaiting upload.")
+    }
+
+    @Flag(short: "l", help: "long listing: state, size, modification time")
+    var long = false
+    @Argument(help: "the vault folder (or file) to list", valueName: "path")
+    var path = "/"
+    @OptionGroup var password: PasswordOptions
+    @OptionGroup var output: OutputOptions
+
+    static let dateFormatter: DateFormatter = {
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm"
+        f.locale = Locale(identifier: "en_US_POSIX")
+        return f
+    }()
+
+    func run(_ ctx: CommandContext) throws {
+        let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a running sync, or read-only
+        let n = try vault.resolve(path)
+        let shownPath = try vault.path(of: n)
+        let items = n.isFolder ? try vault.children(of: n.id) : [n]
+        let parentPath = n.isFolder ? shownPath : (shownPath as NSString).deletingLastPathComponent
+        if ctx.out.json {
+            try ctx.out.emit(items.map { NodeResult($0, path: NodeResult.join(parentPath, $0.name)) })
+            return
+        }
+        var text = ""
+        for c in items {
+            let name = DisplayText.escaped(c.name) + (c.isFolder ? "/" : "")
+            if long {
+                let date = Self.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(c.modifiedAt)))
+                let size = c.isFolder ? "-" : ByteCount.format(c.size)
+                text += "\(NodeResult.stateMarks(c)) \(size.padding(toLength: 10, withPad: " ", startingAt: 0)) \(date)  \(name)\(NodeResult.olderNote(c))\n"
+            } else {
+                text += name + "\n"
+            }
+        }
+        ctx.out.raw(text)
+    }
+}
+
+/// `vault tree`: the folder tree with content states.
+struct TreeCommand: VaultCommand, ProducesJSON, ReadsPassword {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "tree", abstract: "show the folder tree with content states")
+    }
+
+    @Argument(help: "the vault folder to start at", valueName: "path")
+    var path = "/"
+    @OptionGroup var password: PasswordOptions
+    @OptionGroup var output: OutputOptions
+
+    func run(_ ctx: CommandContext) throws {
+        let vault = try ctx.openVault(lock: .control, access: .read)   // also beside a running sync, or read-only
+        let root = try vault.resolve(path)
+        let rootPath = try vault.path(of: root)
+        func build(_ n: Node, _ p: String) throws -> NodeResult {
+            var j = NodeResult(n, path: p)
+            if n.isFolder { j.children = try vault.children(of: n.id).map { try build($0, NodeResult.join(p, $0.name)) } }
+            return j
+        }
+        if ctx.out.json { try ctx.out.emit(try build(root, rootPath)); return }
+        var text = DisplayText.escaped(rootPath) + "\n"
+        func walk(_ n: Node, _ prefix: String) throws {
+            let kids = try vault.children(of: n.id)
+            for (i, c) in kids.enumerated() {
+                let last = i == kids.count - 1
+                let name = DisplayText.escaped(c.name)
+                let label = c.isFolder ? name + "/" : "\(name)  \(ctx.out.dim("[\(NodeResult.stateMarks(c).trimmingCharacters(in: .whitespaces)) \(ByteCount.format(c.size))]"))\(NodeResult.olderNote(c))"
+                text += prefix + (last ? "└── " : "├── ") + label + "\n"
+                if c.isFolder { try walk(c, prefix + (last ? "    " : "│   ")) }
+            }
+        }
+        try walk(root, "")
+        ctx.out.raw(text)
+    }
+}

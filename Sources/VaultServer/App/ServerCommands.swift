@@ -1,0 +1,196 @@
+import Foundation
+import VaultArguments
+
+/// The `vault-server` command tree, on the same parser as `vault` (VaultArguments).
+struct VaultServerProgram: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "vault-server",
+            abstract: "the reference server the vault client syncs with (REST + SSE over HTTP/1.1, TLS)",
+            discussion: """
+            vault-server keeps each user's files as sealed blobs the client made (it never sees plaintext or \
+            keys), with revisions, a change feed, resumable uploads and an event stream. docs/server.md \
+            explains each limit; docs/openapi.yaml describes the API.
+
+            An option given to a command that does not take it is a usage error (exit 2).
+            """,
+            version: "0.1.0",
+            subcommands: [Serve.self, User.self, ServerHelp.self],
+            sections: [
+                ManualSection(title: "Files", items: [
+                    ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite)."),
+                    ("DATA/content, DATA/uploads", "Revision content and partial uploads, one file each."),
+                    ("DATA/jwt.secret", "The token signing key, made at first start (unless --jwt-secret-file)."),
+                ]),
+                ManualSection(title: "Exit status", items: [
+                    ("0", "Stopped by SIGTERM or SIGINT after a clean shutdown, or `user add` succeeded."),
+                    ("1", "It could not start or the command failed (address in use, unreadable TLS key, a user that exists)."),
+                    ("2", "A usage error: an unknown or misplaced option, a missing or malformed value."),
+                ]),
+                ManualSection(title: "See also", paragraphs: ["vault(1); docs/server.md and docs/openapi.yaml in the source tree."]),
+            ])
+    }
+}
+
+/// A non-negative whole number as `vault-server` options take it: ASCII digits only.
+struct Count: ExpressibleByArgument {
+    let value: Int
+    init?(argument: String) {
+        guard let v = Digits.parse(argument) else { return nil }
+        value = Int(v)
+    }
+    static var defaultValueName: String { "n" }
+    static var expectation: String { "a whole number (digits only)" }
+}
+
+/// `vault-server serve`.
+struct Serve: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "serve", abstract: "serve the API until SIGTERM or SIGINT",
+                             discussion: "Prints `listening on HOST:PORT` on standard output once it accepts connections (port 0 picks a free one); the request log goes to standard error.")
+    }
+
+    @Option(help: "the data folder (created, mode 0700)", valueName: "dir", completion: .directory)
+    var data: String
+    @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
+    var listen: String?
+    @Option(help: "serve HTTPS with this PEM certificate (with --tls-key)", valueName: "file", completion: .file)
+    var tlsCert: String?
+    @Option(help: "the PEM private key of --tls-cert", valueName: "file", completion: .file)
+    var tlsKey: String?
+    @Option(help: "GnuTLS priority string (default: TLS 1.2/1.3, ECDHE, AEAD only: Mozilla intermediate without DHE)", valueName: "string")
+    var tlsPriorities: String?
+    @Option(help: "the token signing key (default DATA/jwt.secret)", valueName: "file", completion: .file)
+    var jwtSecretFile: String?
+    @Option(help: "bearer token lifetime in seconds (default 3600)", valueName: "seconds") var sessionTtl: Count?
+    @Option(help: "resumable chunk size in bytes (default 8 MiB)", valueName: "bytes") var maxChunk: Count?
+    @Option(help: "one-request upload cap in bytes (default 256 MiB)", valueName: "bytes") var maxBody: Count?
+    @Option(help: "per-user storage in bytes (default 1 TiB)", valueName: "bytes") var quota: Count?
+    @Option(help: "open resumable sessions per user (default 100)") var maxSessions: Count?
+    @Option(help: "revisions kept per file (default 10)") var revisionsKeep: Count?
+    @Option(help: "change-feed entries kept per user (default 100000)") var changesKeep: Count?
+    @Option(help: "resumable session lifetime in seconds (default 86400)", valueName: "seconds") var uploadTtl: Count?
+    @Option(help: "a chunk writer silent this long may be taken over, in seconds (default 10)", valueName: "seconds") var chunkStall: Count?
+    @Option(help: "expiry sweep period in seconds (default 30)", valueName: "seconds") var sweepInterval: Count?
+    @Option(help: "SSE keep-alive comment period in seconds (default 15)", valueName: "seconds") var keepalive: Count?
+    @Option(help: "open event streams per user, 429 beyond (default 16)") var maxEventStreams: Count?
+    @Option(help: "connections at once, all clients (default 1000)") var maxConnections: Count?
+    @Option(help: "connections at once from one IP, 0 = no limit (default 64)") var maxConnectionsPerIp: Count?
+    @Option(help: "time to send a complete request head, in seconds (default 20)", valueName: "seconds") var headerTimeout: Count?
+    @Option(help: "close a connection silent this long, in seconds (default 60)", valueName: "seconds") var idleTimeout: Count?
+    @Option(help: "connection threads; 0 = one thread per connection (default 4)") var threads: Count?
+    @Option(help: "threads for blocking request work (default 16)") var workers: Count?
+    @Option(help: "per-connection buffer memory in bytes, at least 8192 (default 32768)", valueName: "bytes") var connectionMemory: Count?
+    @Option(help: "failed logins per user name before backoff (default 5)") var loginUserFailures: Count?
+    @Option(help: "failed logins per client IP before backoff (default 20)") var loginIpFailures: Count?
+    @Option(help: "first backoff in seconds, doubling per failure (default 1)", valueName: "seconds") var loginBaseDelay: Count?
+    @Option(help: "longest backoff in seconds (default 900)", valueName: "seconds") var loginMaxDelay: Count?
+    @Option(help: "one failure is forgotten per this quiet time, in seconds (default 600)", valueName: "seconds") var loginDecay: Count?
+    @Flag(help: "enable /v1/test/faults (tests only)") var testFaults = false
+    @Flag(help: "no request log lines") var quiet = false
+
+    func validate() throws { _ = try config() }
+
+    /// The configuration these options describe. Every number is bounded so that no later sum
+    /// (token expiry, session expiry, MHD's UInt32 cap) can overflow.
+    func config() throws -> ServerConfig {
+        let tenYears = 10 * 366 * 86_400
+        func bounded(_ v: Count?, _ name: String, max: Int = 1 << 53) throws -> Int? {
+            guard let v else { return nil }
+            guard v.value <= max else { throw ValidationError("--\(name) must be a whole number from 0 to \(max)") }
+            return v.value
+        }
+        var c = ServerConfig()
+        c.dataDir = data
+        if let listen {
+            guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+                throw ValidationError("--listen must be HOST:PORT")
+            }
+            c.host = String(listen[..<colon]); c.port = port
+            if c.host == "localhost" { c.host = "127.0.0.1" }
+        }
+        c.tlsCertFile = tlsCert; c.tlsKeyFile = tlsKey
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        c.testFaults = testFaults
+        c.jwtSecretFile = jwtSecretFile
+        if let v = try bounded(sessionTtl, "session-ttl", max: tenYears) { c.sessionTTL = max(v, 1) }
+        if let v = try bounded(maxChunk, "max-chunk", max: 1 << 30) { c.chunkSize = Int64(max(v, 1)) }
+        if let v = try bounded(maxBody, "max-body", max: Int.max) { c.maxBody = Int64(v) }
+        if let v = try bounded(quota, "quota", max: Int.max) { c.quota = Int64(v) }
+        if let v = try bounded(maxSessions, "max-sessions") { c.maxSessions = v }
+        if let v = try bounded(revisionsKeep, "revisions-keep") { c.revisionsKeep = max(v, 1) }
+        if let v = try bounded(changesKeep, "changes-keep") { c.changesKeep = max(v, 1) }
+        if let v = try bounded(uploadTtl, "upload-ttl", max: tenYears) { c.uploadTTL = v }
+        if let v = try bounded(chunkStall, "chunk-stall", max: 86_400) { c.chunkStallTimeout = max(v, 1) }
+        if let v = try bounded(sweepInterval, "sweep-interval", max: 86_400) { c.sweepInterval = max(v, 1) }
+        if let v = try bounded(keepalive, "keepalive", max: 86_400) { c.keepAliveInterval = max(v, 1) }
+        if let v = try bounded(maxConnections, "max-connections", max: 1_000_000) { c.maxConnections = max(v, 1) }
+        if let v = try bounded(maxConnectionsPerIp, "max-connections-per-ip", max: 1_000_000) { c.maxConnectionsPerIP = v }
+        if let v = try bounded(maxEventStreams, "max-event-streams", max: 1_000_000) { c.maxEventStreams = max(v, 1) }
+        if let v = try bounded(headerTimeout, "header-timeout", max: 86_400) { c.headerTimeout = v }
+        if let v = try bounded(idleTimeout, "idle-timeout", max: 86_400) { c.idleTimeout = v }
+        if let v = try bounded(threads, "threads") { c.threads = min(v, 256) }
+        if let v = try bounded(workers, "workers") { c.workers = min(max(v, 1), 1024) }
+        if let v = try bounded(connectionMemory, "connection-memory") {
+            guard v >= 8 << 10 else { throw ValidationError("--connection-memory must be at least 8192") }
+            c.connectionMemory = v
+        }
+        if let p = tlsPriorities {
+            guard !p.isEmpty else { throw ValidationError("--tls-priorities cannot be empty") }
+            c.tlsPriorities = p
+        }
+        if let v = try bounded(loginUserFailures, "login-user-failures") { c.loginThrottle.userFailures = v }
+        if let v = try bounded(loginIpFailures, "login-ip-failures") { c.loginThrottle.ipFailures = v }
+        if let v = try bounded(loginBaseDelay, "login-base-delay", max: 86_400) { c.loginThrottle.baseDelay = Double(v) }
+        if let v = try bounded(loginMaxDelay, "login-max-delay", max: tenYears) { c.loginThrottle.maxDelay = Double(v) }
+        if let v = try bounded(loginDecay, "login-decay", max: tenYears) { c.loginThrottle.decay = Double(v) }
+        return c
+    }
+}
+
+/// `vault-server user`.
+struct User: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "user", abstract: "manage the server's users", subcommands: [Add.self])
+    }
+
+    /// `vault-server user add NAME`.
+    struct Add: ParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(name: "add", abstract: "add a user and print its id",
+                                 discussion: "The password is the first line of --password-file, else of standard input.")
+        }
+
+        @Argument(help: "the user name", valueName: "name")
+        var name: String
+        @Option(help: "the data folder", valueName: "dir", completion: .directory)
+        var data: String
+        @Option(help: "read the password from FILE (else from standard input)", valueName: "file", completion: .file)
+        var passwordFile: String?
+    }
+}
+
+/// `vault-server help [COMMAND…]`: the help of a command; `--man` prints vault-server(8).
+struct ServerHelp: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "help", abstract: "show the help of a command, or the manual page with --man")
+    }
+
+    @Flag(help: "print the manual page vault-server(8) in roff (what docs/vault-server.8 holds)")
+    var man = false
+    @Argument(help: "the command, and its subcommand", valueName: "command")
+    var command: [String] = []
+
+    func validate() throws {
+        if man && !command.isEmpty { throw ValidationError("--man prints the whole manual; it takes no command") }
+        if CommandParser(VaultServerProgram.self).root.descendant(command) == nil {
+            throw ValidationError("no command `vault-server \(command.joined(separator: " "))`")
+        }
+    }
+
+    /// The text this asks for.
+    var text: String {
+        if man { return ManualGenerator.page(VaultServerProgram.self, section: 8, title: "System Administration") }
+        return HelpGenerator.help(CommandParser(VaultServerProgram.self).root.descendant(command)!)
+    }
+}
