@@ -68,6 +68,10 @@ public struct RevisionsView: Equatable, Sendable {
         public var device: String
         /// `current`, and `here` when its content is on this device.
         public var note: String
+
+        public init(mark: String, id: String, time: String, size: String, device: String, note: String) {
+            self.mark = mark; self.id = id; self.time = time; self.size = size; self.device = device; self.note = note
+        }
     }
 
     /// The columns of `r` (times in `timeZone`).
