@@ -85,10 +85,10 @@ public struct RevisionsView: Equatable, Sendable {
     /// The first 8 characters of a revision id, escaped (a server chooses them).
     public static func shortId(_ id: String) -> String { DisplayText.escaped(String(id.prefix(8))) }
 
-    /// The question before a restore.
+    /// The question before a restore (the title names the file; this fits 80 columns).
     public func restoreQuestion(_ r: RevisionInfo) -> String {
         let row = row(r)
-        return "Restore revision \(row.id) (\(row.time), \(row.size)) of \(DisplayText.escaped(path)) as the current version? (y/n)"
+        return "Restore revision \(row.id) (\(row.time), \(row.size)) as current? (y/n)"
     }
 }
 

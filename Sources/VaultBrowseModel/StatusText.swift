@@ -44,10 +44,8 @@ public enum StatusText {
         return who + ", locks in \(countdown(soonest.at - now)) (\(soonest.why))"
     }
 
-    /// `1 conflict (vault conflicts)`, `3 conflicts (vault conflicts)`: what syncs settled, until cleared.
-    public static func conflicts(_ n: Int) -> String {
-        "\(n) conflict\(n == 1 ? "" : "s") (vault conflicts)"
-    }
+    /// `conflicts: 3`: what syncs settled that `vault conflicts` lists until cleared (nothing when none).
+    public static func conflicts(_ n: Int) -> String? { n > 0 ? "conflicts: \(n)" : nil }
 
     /// `2h 05m`, `14m 32s`, `45s`, `0s`.
     public static func countdown(_ seconds: Int64) -> String {

@@ -133,7 +133,8 @@ final class KeysAndTextTests: XCTestCase {
     }
 
     func testConflictCountText() {
-        XCTAssertEqual(StatusText.conflicts(1), "1 conflict (vault conflicts)")
-        XCTAssertEqual(StatusText.conflicts(3), "3 conflicts (vault conflicts)")
+        XCTAssertNil(StatusText.conflicts(0))
+        XCTAssertEqual(StatusText.conflicts(1), "conflicts: 1")
+        XCTAssertEqual(StatusText.conflicts(12), "conflicts: 12")
     }
 }

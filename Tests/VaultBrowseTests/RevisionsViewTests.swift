@@ -52,7 +52,9 @@ final class RevisionsViewTests: XCTestCase {
         XCTAssertTrue(RevisionsView(file: Self.file, path: "/x", revisions: [], offline: false, thisDevice: nil).emptyText.contains("never uploaded"))
         let q = view().restoreQuestion(Self.list[1])
         XCTAssertTrue(q.hasPrefix("Restore revision bbbbbbbb ("), q)
-        XCTAssertTrue(q.hasSuffix("of /docs/r.txt as the current version? (y/n)"), q)
+        XCTAssertTrue(q.hasSuffix(", 5 B) as current? (y/n)"), q)
+        let big = Self.revision("x", time: 0, size: 1_048_575, device: "local")
+        XCTAssertLessThan(view().restoreQuestion(big).count, 80, "fits the bottom line at 80 columns")
         XCTAssertTrue(view().title.contains("/docs/r.txt") && !RevisionsView(file: Self.file, path: "/a\nb", revisions: [], offline: false, thisDevice: nil).title.contains("\n"))
     }
 

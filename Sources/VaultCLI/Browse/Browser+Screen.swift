@@ -93,8 +93,8 @@ extension Browser {
         var parts: [String] = []
         if let busy { parts.append("BUSY: " + busy) }
         parts.append(StatusText.session(access.deadlines, heldHere: access.source == .process, now: access.now))
+        if let c = StatusText.conflicts(summary?.conflictCount ?? 0) { parts.append(c) }
         parts.append("transfers: " + StatusText.transfers(transfers))
-        if let n = summary?.conflictCount, n > 0 { parts.append(StatusText.conflicts(n)) }
         terminal.draw(" " + parts.joined(separator: "  |  "), row: size.rows - 2, column: 0, width: size.columns, style: .status)
     }
 
