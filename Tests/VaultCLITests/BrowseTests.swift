@@ -234,6 +234,8 @@ final class BrowseTests: XCTestCase {
         try t.waitFor("the old one marked as here") { s in
             s.contains("revisions of /r.txt: 2") && s.split(separator: "\n").contains { !$0.contains("current") && $0.contains("here") }
         }
+        try t.waitFor("transfers: no transfers")   // the revision's download is finished, not left waiting
+        XCTAssertEqual(try h.transfers().filter { $0["state"] as? String != "done" }.count, 0)
         XCTAssertEqual(String(decoding: try h.ok(["cat", "/r.txt"] + h.pw).stdout, as: UTF8.self), "the second version\n",
                        "reading an old version leaves the current one")
         // R asks first; n keeps everything.
