@@ -266,11 +266,17 @@ final class BrowseTests: XCTestCase {
         XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
 
         // The server out of reach: the list last seen, said so; showing a revision not here says why not.
-        let off = try TmuxPane(h, args: ["/r.txt"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_SERVER_URL": "http://127.0.0.1:9", "PAGER": "less"])
+        let off = try TmuxPane(h, args: ["/r.txt"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_SERVER_URL": "http://127.0.0.1:9",
+                                                           "VAULT_RETRY_MAX": "1", "PAGER": "less"])
         try off.waitFor("r.txt")
         try off.press("v")
         s = try off.waitFor("(offline: as last seen)")
         XCTAssertTrue(s.contains("revisions of /r.txt: 3") && s.contains("last seen"), s)
+        // The new head's content was never downloaded as a revision: the error is on the message
+        // line, the view stays.
+        try off.press("g", "Enter")
+        s = try off.waitFor("the server kept failing (cannot connect")
+        XCTAssertTrue(s.contains("revisions of /r.txt: 3"), s)
         try off.press("Escape")
         try off.waitFor(" vault  / ")
         try off.press("q")
