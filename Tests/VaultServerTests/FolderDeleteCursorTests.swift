@@ -51,6 +51,23 @@ final class FolderDeleteCursorTests: XCTestCase {
         }
     }
 
+    /// A node restored from the trash into the folder after the cursor is new there too.
+    func testANodeRestoredBelowAfterTheCursorRefuses() throws {
+        let s = try ServerProcess()
+        let u = try APIUser(s, "alice")
+        let top = try u.mkdir("F")["id"] as! String
+        let file = try u.upload("f.txt", [1], parent: top)["id"] as! String
+        XCTAssertEqual(try u.send("DELETE", "/v1/files/\(file)", headers: ["If-Match": "1"]).status, 200)
+        let decided = try cursor(u)
+        XCTAssertEqual(try delete(u, top, at: decided).status, 200, "nothing changed below it since")
+        XCTAssertEqual(try u.json("PATCH", "/v1/files/\(top)", ["trashed": false], headers: ["If-Match": "2"]).status, 200)
+        let decidedAgain = try cursor(u)
+        XCTAssertEqual(try u.json("PATCH", "/v1/files/\(file)", ["trashed": false], headers: ["If-Match": "2"]).status, 200)
+        let r = try delete(u, top, version: 3, at: decidedAgain)
+        XCTAssertEqual(r.errorCode, "subtree_changed", r.text)
+        XCTAssertFalse(try trashed(u, top))
+    }
+
     /// Changes that leave nothing new below the folder do not refuse it: a node moved out, a node
     /// trashed, a node changed in a subfolder trashed since, a change elsewhere, the folder's own
     /// rename (its `If-Match` covers that).

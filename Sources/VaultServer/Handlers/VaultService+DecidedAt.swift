@@ -26,8 +26,8 @@ extension VaultService {
         guard cursor >= (try db.prunedThrough(owner: owner)) else {
             throw APIError.subtreeChanged("cursor \(cursor) is older than the retained history: what changed below the folder since cannot be told; pull the changes (a full listing) and decide again")
         }
-        if let changed = try db.changedBelow(owner: owner, folder: file.id, after: cursor) {
-            throw APIError.subtreeChanged("\(changed), below the folder, changed after cursor \(cursor); pull the changes and decide again")
+        if try db.changedBelow(owner: owner, folder: file.id, after: cursor) {
+            throw APIError.subtreeChanged("something below the folder changed after cursor \(cursor); pull the changes and decide again")
         }
     }
 }
