@@ -67,10 +67,13 @@ printf 'bench password\n' > "$OUT/pw"          # the vault's password
 printf 'bench-server-password\n' > "$OUT/spw"  # the server user's password
 export VAULT_NO_KEYRING=1 VAULT_METERED=0 VAULT_BACKGROUND_DOWNLOADS=0   # the script times every download itself
 
-# start_server NAME [--quiet]: a fresh server on its own data folder, user "bench"; sets BASE, TOKEN, AUTH.
+# start_server NAME [--quiet]: a fresh server on its own data folder, users "bench" (curl's) and
+# "vault" (the vault's: an end-to-end vault refuses an account that holds files it did not seal,
+# such as curl's upload); sets BASE, TOKEN, AUTH (bench) and VAULT_AUTH (vault).
 start_server() {
   local name=$1; shift
   "$BIN/vault-server" user add bench --data "$OUT/$name-data" --password-file "$OUT/spw" >/dev/null
+  "$BIN/vault-server" user add vault --data "$OUT/$name-data" --password-file "$OUT/spw" >/dev/null
   "$BIN/vault-server" serve --data "$OUT/$name-data" --listen 127.0.0.1:0 --test-faults \
     --max-body $(( SIZE + (1 << 20) )) --max-chunk "$CHUNK" "$@" >"$OUT/$name.out" 2>"$OUT/$name.log" &
   SERVER_PID=$!
@@ -81,12 +84,14 @@ start_server() {
   TOKEN=$(curl -sf -X POST "$BASE/v1/auth/token" -d '{"username":"bench","password":"bench-server-password"}' \
     | python3 -c "import json,sys; print(json.load(sys.stdin)['token'])")
   AUTH="Authorization: Bearer $TOKEN"
+  VAULT_AUTH="Authorization: Bearer $(curl -sf -X POST "$BASE/v1/auth/token" -d '{"username":"vault","password":"bench-server-password"}' \
+    | python3 -c "import json,sys; print(json.load(sys.stdin)['token'])")"
 }
 # new_vault NAME: a fresh vault logged in to the current server.
 new_vault() {
   export VAULT_HOME="$OUT/$1-vault"
   v init --kdf-ops 1 --kdf-mem 8M >/dev/null
-  v login --server "$BASE" --user bench --server-password-file "$OUT/spw" >/dev/null
+  v login --server "$BASE" --user vault --server-password-file "$OUT/spw" >/dev/null
 }
 v() { "$BIN/vault" "$@" --password-file "$OUT/pw" 2> >(grep -v 'no Secret Service' >&2); }
 gen() { openssl enc -aes-128-ctr -pass pass:"$2" -nosalt -pbkdf2 < <(head -c "$3" /dev/zero) > "$1" 2>/dev/null; }
@@ -109,7 +114,8 @@ timed() {
 }
 limit_for() { echo $(( 120 + $1 / (10 << 20) )); }   # seconds: 2 min + 10 MiB/s at worst
 mibs() { python3 -c "print(f'{$1/1048576/$2:.1f}')"; }
-pct() { python3 -c "print(f'{$1/$2*100:.1f} %')"; }
+ok_mibs() { if [ "$RC" -eq 0 ]; then mibs "$1" "$2"; else echo n/a; fi; }   # a failed run is no figure
+pct() { python3 -c "import sys; a, b = sys.argv[1:]; print('n/a' if 'n/a' in (a, b) else f'{float(a)/float(b)*100:.1f} %')" "$1" "$2"; }
 mib() { python3 -c "print(f'{$1/1024:.1f} MiB')"; }
 # median VALUE…: the median of the numeric values (n/a when there are none).
 median() { python3 -c "import statistics, sys; v = [float(x) for x in sys.argv[1:] if x not in ('', 'n/a')]; print(f'{statistics.median(v):.1f}' if v else 'n/a')" "$@"; }
@@ -119,7 +125,7 @@ flush() { sync; }
 # vault_file_id: the id of the vault's file among the live files of the server's root folder (the
 # one end-to-end file: its name is a sealed token, its node record is set; curl's has neither).
 vault_file_id() {
-  curl -sf -H "$AUTH" "$BASE/v1/files?parentId=root&pageSize=1000" \
+  curl -sf -H "$VAULT_AUTH" "$BASE/v1/files?parentId=root&pageSize=1000" \
     | python3 -c "import json,sys; print(next(f['id'] for f in json.load(sys.stdin)['files'] if f.get('meta')), end='')" 2>/dev/null || true
 }
 declare -A R   # results for the summary
@@ -136,13 +142,13 @@ up_curl() {
 }
 up_vault() {
   timed vault-sync "$LIM" "$BIN/vault" sync ${SYNC_ARGS:-} --password-file "$OUT/pw"
-  VAULT_UP+=("$(mibs "$SIZE" "$SECS")"); VAULT_UP_RC=$RC
+  VAULT_UP+=("$(ok_mibs "$SIZE" "$SECS")"); VAULT_UP_RC=$RC
   if [ "$RSS_KB" -gt "${R[vault_up_rss]}" ]; then R[vault_up_rss]=$RSS_KB; fi
 }
 # The reference stores what it fetches, like vault does: curl writes the file to the same disk and
 # it is made durable (syncfs), as vault fsyncs its sealed blob before publishing it.
 down_curl() {
-  timed curl-down "$LIM" bash -c "curl -sS -f -o '$OUT/curl-down.bin' -H '$AUTH' '$BASE/v1/files/$ID/content' && sync -f '$OUT/curl-down.bin'"
+  timed curl-down "$LIM" bash -c "curl -sS -f -o '$OUT/curl-down.bin' -H '$VAULT_AUTH' '$BASE/v1/files/$ID/content' && sync -f '$OUT/curl-down.bin'"
   CURL_DOWN+=("$(mibs "$SIZE" "$SECS")")
   rm -f "$OUT/curl-down.bin"
 }
@@ -150,7 +156,7 @@ down_curl() {
 down_vault() {
   v pin /up.bin >/dev/null
   timed vault-down "$LIM" "$BIN/vault" sync --password-file "$OUT/pw"
-  VAULT_DOWN+=("$(mibs "$SIZE" "$SECS")")
+  VAULT_DOWN+=("$(ok_mibs "$SIZE" "$SECS")")
   if [ "$RSS_KB" -gt "${R[vault_down_rss]}" ]; then R[vault_down_rss]=$RSS_KB; fi
 }
 for run in $(seq 1 "$RUNS"); do
@@ -169,7 +175,7 @@ for run in $(seq 1 "$RUNS"); do
     v evict /up.bin >/dev/null
     if (( run % 2 )); then flush; down_curl; flush; down_vault; else flush; down_vault; flush; down_curl; fi
     flush
-    timed curl-down-null "$LIM" curl -sS -f -o /dev/null -H "$AUTH" "$BASE/v1/files/$ID/content"
+    timed curl-down-null "$LIM" curl -sS -f -o /dev/null -H "$VAULT_AUTH" "$BASE/v1/files/$ID/content"
     CURL_NULL+=("$(mibs "$SIZE" "$SECS")")
     timed vault-cat-local "$LIM" "$BIN/vault" cat /up.bin --password-file "$OUT/pw"
     CAT_LOCAL+=("$(mibs "$SIZE" "$SECS")")
@@ -229,7 +235,7 @@ for line in open(sys.argv[1], errors="replace"):
 EOF
 }
 # upload_status ID FIELD
-upload_status() { curl -sf -H "$AUTH" "$BASE/v1/upload/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+upload_status() { curl -sf -H "$VAULT_AUTH" "$BASE/v1/upload/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 new_upload_id() { chunk_lines | awk '{print $1}' | grep -vxF -f <(printf '%s\n' "$@" "") | head -n 1 || true; }
 # chunk_counts ID: "cut ok" - the session's chunk requests cut short (status 499) and completed (308/201).
 chunk_counts() { chunk_lines | awk -v id="$1" '$1 == id { if ($2 == 308 || $2 == 201) ok++; else if ($2 == 499) cut++ }

@@ -32,9 +32,17 @@ public final class SealedStreamVerifier {
     /// Bytes of the blob authenticated so far: the header and every segment that opened.
     public private(set) var verified: UInt64 = 0
 
-    /// `wrapKey` gives the blob wrap key of a key epoch (the header names the epoch it was sealed under).
+    /// Receives each segment's plaintext once it authenticated, instead of the internal hash
+    /// (the caller hashes it elsewhere, e.g. on another core); the buffer is wiped afterwards.
+    private let plaintextSink: ((UnsafeRawBufferPointer) -> Void)?
+
+    /// `wrapKey` gives the blob wrap key of a key epoch (the header names the epoch it was sealed
+    /// under). With `plaintextSink`, `finish()` returns an empty digest: the sink sees every
+    /// plaintext byte, in order, and the caller computes the SHA-256.
     public init(expectedLength: UInt64, expectedVaultId: [UInt8], expectedBlobId: [UInt8],
-                wrapKey: @escaping (UInt32) throws -> SecureBytes) throws {
+                wrapKey: @escaping (UInt32) throws -> SecureBytes,
+                plaintextSink: ((UnsafeRawBufferPointer) -> Void)? = nil) throws {
+        self.plaintextSink = plaintextSink
         guard expectedLength >= UInt64(SealedBlobHeader.size + AESGCMKey.tagSize) else {
             throw CryptoError.invalidFormat("a sealed blob of \(expectedLength) bytes is shorter than a header and one tag")
         }
@@ -91,7 +99,7 @@ public final class SealedStreamVerifier {
         guard consumed == expectedLength, segments != nil, index == segmentCount else {
             throw CryptoError.invalidFormat("the sealed blob ended after \(consumed) of \(expectedLength) bytes")
         }
-        return (plaintextBytes, hasher.finalize())
+        return (plaintextBytes, plaintextSink == nil ? hasher.finalize() : [])
     }
 
     private var currentSegmentSize: Int { index == segmentCount - 1 ? finalSize : stride }
@@ -121,7 +129,7 @@ public final class SealedStreamVerifier {
         pendingCount = 0
     }
 
-    /// Opens the next segment (`index`; the final one with `last = 1`), hashes and wipes its plaintext.
+    /// Opens the next segment (`index`; the final one with `last = 1`) and hands its plaintext on.
     private func openSegment(_ sealed: UnsafeRawBufferPointer) throws {
         let last = index == segmentCount - 1
         let opened: Int
@@ -130,7 +138,8 @@ public final class SealedStreamVerifier {
         } catch CryptoError.authenticationFailed {
             throw CryptoError.authenticationFailed("segment \(index) of the sealed blob")
         }
-        hasher.update(UnsafeRawBufferPointer(rebasing: plaintext![..<opened]))
+        if let plaintextSink { plaintextSink(UnsafeRawBufferPointer(rebasing: plaintext![..<opened])) }
+        else { hasher.update(UnsafeRawBufferPointer(rebasing: plaintext![..<opened])) }
         plaintext!.initializeMemory(as: UInt8.self, repeating: 0)
         plaintextBytes += UInt64(opened)
         verified += UInt64(sealed.count)
