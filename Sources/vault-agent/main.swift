@@ -1,0 +1,6 @@
+import VaultAgent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(AgentProgram.main(arguments: Array(CommandLine.arguments.dropFirst())))
