@@ -72,6 +72,9 @@ printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "
 printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "push-channel helper (pid $LISTENER)" "$(cpu "$L0" "$L1")" "$(rss "$LISTENER")" "$(private "$LISTENER")" "$(pss "$LISTENER")"
 echo "the agent runs $(readlink "/proc/$AGENT/exe"); shared libraries mapped: agent $(libs "$AGENT"), helper $(libs "$LISTENER")"
 echo "targets: agent < 0.1 % of a core, agent RSS <= 32 MiB"
+echo "the agent's RSS by mapped file (MiB; [anon] is its own memory):"
+awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6) } /^Rss:/ { r[name] += $2 }
+     END { for (n in r) if (r[n] >= 256) printf "%8.1f  %s\n", r[n] / 1024, n }' "/proc/$AGENT/smaps" | sort -rn
 
 # Medians of RUNS runs of each command on A (through the agent) and B (direct), interleaved so
 # that the load of a shared machine falls on both alike.
