@@ -71,6 +71,7 @@ echo "== 1, 2. idle for $SECONDS_IDLE s (unlocked, logged in, push channel open)
 printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "vault agent (pid $AGENT)" "$(cpu "$A0" "$A1")" "$(rss "$AGENT")" "$(private "$AGENT")" "$(pss "$AGENT")"
 printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "push-channel helper (pid $LISTENER)" "$(cpu "$L0" "$L1")" "$(rss "$LISTENER")" "$(private "$LISTENER")" "$(pss "$LISTENER")"
 echo "the agent runs $(readlink "/proc/$AGENT/exe"); shared libraries mapped: agent $(libs "$AGENT"), helper $(libs "$LISTENER")"
+echo "PSS of agent + helper: $(python3 -c "print(f'{$(pss "$AGENT") + $(pss "$LISTENER"):.1f}')") MiB (the physical memory they use; RSS counts shared pages in full)"
 echo "targets: agent < 0.1 % of a core, agent RSS <= 32 MiB"
 echo "the agent's RSS by mapped file (MiB; [anon] is its own memory):"
 awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6) } /^Rss:/ { r[name] += $2 }
