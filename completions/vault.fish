@@ -71,7 +71,7 @@ complete -c vault -n '__fish_vault_using vault' -a 'revisions' -d 'List a file'\
 complete -c vault -n '__fish_vault_using vault' -a 'restore' -d 'Make an older version of a file the current one again (on the server; every version stays a revision).'
 complete -c vault -n '__fish_vault_using vault' -a 'config' -d 'Show or change sync settings: conflicts (keep-both|last-writer-wins), device-name (in conflict copies'\'' names).'
 complete -c vault -n '__fish_vault_using vault' -a 'transfers' -d 'List uploads and downloads with their state; resume, pause or cancel them.'
-complete -c vault -n '__fish_vault_using vault' -a 'browse' -d 'Browse the vault full-screen: arrows or hjkl to move, Enter to open (files in $PAGER), p pin, e evict, d delete, r rename, / filter, ? help.'
+complete -c vault -n '__fish_vault_using vault' -a 'browse' -d 'Browse the vault full-screen: arrows or hjkl to move, Enter to open (files in $PAGER), p pin, e evict, d delete, r rename, v revisions (R restores one), / filter, ? help.'
 complete -c vault -n '__fish_vault_using vault' -a 'agent' -d 'The background agent: locks at the deadline (and on screen lock or sleep by policy), uploads in the background, listens for server changes.'
 complete -c vault -n '__fish_vault_using vault' -a 'help' -d 'Show the help of a command (vault help key passwd), or the manual page with --man.'
 complete -c vault -n '__fish_vault_using vault' -a 'version' -d 'Print the version (as --version does).'

@@ -49,7 +49,8 @@ STATE_DEPENDENT = {
     "GET /v1/changes": {"cursor_expired"},
 }
 # Operations that take a version (If-Match or baseVersion): a well-formed but stale one is a 412
-# whose body is the current file.
+# whose body is the current file (and a folder delete naming a cursor after which something below
+# it changed, or an expired one, is 412 `subtree_changed`).
 VERSIONED = {"PATCH /v1/files/{id}", "DELETE /v1/files/{id}", "POST /v1/files/{id}/revisions/{rid}/restore",
              "POST /v1/upload", "PUT /v1/upload/{id}/chunk", "PUT /v1/keys/envelope"}
 

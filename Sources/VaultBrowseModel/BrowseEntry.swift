@@ -12,7 +12,9 @@ public struct BrowseEntry: Equatable, Sendable {
         case paused
         case uploading(percent: Int)
         case downloading(percent: Int)
-        /// The server has a newer version; nothing was overwritten.
+        /// A conflict: a change the server refused (it has a newer version; nothing was
+        /// overwritten), one a sync settled that `vault conflicts` still lists (a folder:
+        /// something inside), or a conflict copy (`name (conflict from DEVICE DATE).ext`).
         case conflict
     }
 
@@ -33,10 +35,11 @@ public struct BrowseEntry: Equatable, Sendable {
         self.modifiedAt = modifiedAt; self.content = content; self.pinned = pinned; self.activity = activity
     }
 
-    /// The entry for `node`: `totals` for a folder (what is below it), its outbox state, and
-    /// its unfinished transfer, if any (direction, running, bytes done and total).
+    /// The entry for `node`: `totals` for a folder (what is below it), its outbox state, its
+    /// unfinished transfer, if any (direction, running, bytes done and total), and whether an
+    /// open conflict (`vault conflicts`) names it or, for a folder, something below it.
     public init(node: Node, totals: FolderTotals? = nil, outbox: OutboxMark? = nil,
-                transfer: (upload: Bool, running: Bool, done: Int64, total: Int64)? = nil) {
+                transfer: (upload: Bool, running: Bool, done: Int64, total: Int64)? = nil, conflicted: Bool = false) {
         self.init(id: node.id, name: node.name, isFolder: node.isFolder,
                   size: node.isFolder ? totals?.bytes ?? 0 : node.size, modifiedAt: node.modifiedAt,
                   content: node.isFolder ? nil : node.contentState, pinned: node.pinned)
@@ -49,6 +52,8 @@ public struct BrowseEntry: Equatable, Sendable {
             activity = t.upload ? .uploading(percent: percent(t)) : .downloading(percent: percent(t))
         } else if node.contentState == .downloading && !node.isFolder {
             activity = .downloading(percent: transfer.map(percent) ?? 0)
+        } else if conflicted || ConflictName.isCopy(node.name) {
+            activity = .conflict
         } else if outbox == .paused {
             activity = .paused
         } else if node.pendingOp != nil || outbox == .pending || (totals?.awaitingUpload ?? 0) > 0 {
@@ -56,9 +61,9 @@ public struct BrowseEntry: Equatable, Sendable {
         }
     }
 
-    /// The seven-cell state column: content (`L` local, `-` not downloaded, `S` an older version,
-    /// `v` downloading), `P` pinned, sync (`^` awaiting upload, `=` paused, `!` conflict), and a
-    /// transfer's percentage. See `BrowseHelp.marks`.
+    /// The seven-cell state column: content (`L` local, `-` not downloaded, `S` an older version
+    /// (STALE: the server has a newer one), `v` downloading), `P` pinned, sync (`^` awaiting
+    /// upload, `=` paused, `!` conflict), and a transfer's percentage. See `BrowseHelp.marks`.
     public var marks: String {
         var content = " "
         switch self.content {

@@ -11,21 +11,27 @@ public enum BrowseHelp {
         ("r", "rename"),
         ("/", "filter by name (Enter keeps it, Esc clears it)"),
         ("s", "sort by name, size, time"),
+        ("v", "a file's revisions: Enter shows one, R restores it, Esc back"),
         ("q", "quit (Ctrl-L repaints the screen)"),
-        ("(revisions)", "restoring older versions comes with two-way sync"),
     ]
 
     /// The state column, one mark per line.
     public static let marks: [(String, String)] = [
         ("L", "content on this device"),
         ("-", "not downloaded (on the server only)"),
-        ("S", "an older version is on this device (stale)"),
+        ("S", "older version: the server has a newer one (e, Enter fetches it)"),
         ("v 12%", "downloading"),
         ("P", "pinned"),
         ("^  ^ 45%", "awaiting upload (a folder: something inside); uploading"),
         ("=", "upload paused (`vault transfers resume`)"),
-        ("!", "conflict: the server has a newer version"),
+        ("!", "conflict (`vault conflicts`; a folder: inside), conflict copy"),
     ]
+
+    /// The key hints of the bottom line while browsing a folder (80 columns show them whole).
+    public static let hint = "Enter:open ←:up p:pin e:evict d:del r:rename v:revisions /:filter s:sort ?:help"
+
+    /// The key hints of the bottom line in the revisions of a file.
+    public static let revisionsHint = "Enter:show in $PAGER  R:restore as the current version  Esc:back"
 
     /// The help as lines of text.
     public static var lines: [String] {

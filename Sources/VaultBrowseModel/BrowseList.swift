@@ -28,33 +28,39 @@ public enum SortOrder: String, CaseIterable, Sendable {
 }
 
 /// The entries of the folder being browsed: sorted, filtered, with the selection and the
-/// scroll position kept consistent with a viewport of `height` rows. A plain value: every
-/// change is a method, and the invariants hold after each (`selection` is a valid index of
-/// `visible` or 0 when empty; the selected row is on screen).
+/// scroll position kept consistent with a viewport of `height` rows (`ListScroll`). A plain
+/// value: every change is a method, and the invariants hold after each.
 public struct BrowseList: Equatable, Sendable {
     public private(set) var entries: [BrowseEntry] = []
     /// The entries shown: sorted, and only those whose name contains `filter` (ignoring case).
     public private(set) var visible: [BrowseEntry] = []
-    public private(set) var selection = 0
-    /// The index in `visible` of the first row on screen.
-    public private(set) var top = 0
+    /// The selection in `visible` and the scroll position.
+    public private(set) var scroll = ListScroll()
 
     public var sort: SortOrder = .name { didSet { rebuild(keeping: selected?.id) } }
     public var filter: String = "" { didSet { rebuild(keeping: selected?.id) } }
     /// Rows on screen for the list.
-    public var height: Int = 1 { didSet { height = max(1, height); scrollToSelection() } }
+    public var height: Int {
+        get { scroll.height }
+        set { scroll.height = newValue }
+    }
 
     public init(entries: [BrowseEntry] = [], height: Int = 1) {
-        self.height = max(1, height)
+        scroll.height = height
         self.entries = entries
         rebuild(keeping: nil)
     }
+
+    /// The index in `visible` of the selected entry (0 when none is shown).
+    public var selection: Int { scroll.selection }
+    /// The index in `visible` of the first row on screen.
+    public var top: Int { scroll.top }
 
     /// The selected entry, if any is shown.
     public var selected: BrowseEntry? { visible.indices.contains(selection) ? visible[selection] : nil }
 
     /// The entries on screen, in order.
-    public var rows: ArraySlice<BrowseEntry> { visible[top..<min(visible.count, top + height)] }
+    public var rows: ArraySlice<BrowseEntry> { visible[scroll.rows] }
 
     /// Replaces the entries (a refresh, another folder), keeping the selection on the same
     /// entry when it is still shown (else on `select`, else at the same position).
@@ -67,38 +73,23 @@ public struct BrowseList: Equatable, Sendable {
 
     /// Selects the entry with `id` when it is shown.
     public mutating func select(id: String) {
-        if let i = visible.firstIndex(where: { $0.id == id }) { selection = i; scrollToSelection() }
+        if let i = visible.firstIndex(where: { $0.id == id }) { scroll.reset(count: visible.count, selection: i) }
     }
 
     /// Moves the selection by `delta` rows (negative: up), stopping at the ends.
-    public mutating func move(by delta: Int) {
-        guard !visible.isEmpty else { return }
-        selection = min(max(0, selection + delta), visible.count - 1)
-        scrollToSelection()
-    }
+    public mutating func move(by delta: Int) { scroll.move(by: delta) }
 
     /// Moves a screenful down (`pages` > 0) or up.
-    public mutating func page(_ pages: Int) { move(by: pages * max(1, height - 1)) }
+    public mutating func page(_ pages: Int) { scroll.page(pages) }
 
-    public mutating func moveToFirst() { move(by: -visible.count) }
-    public mutating func moveToLast() { move(by: visible.count) }
+    public mutating func moveToFirst() { scroll.moveToFirst() }
+    public mutating func moveToLast() { scroll.moveToLast() }
 
     private mutating func rebuild(keeping id: String?, fallback: Int? = nil) {
         let needle = filter.lowercased()
         visible = entries.filter { needle.isEmpty || $0.name.lowercased().contains(needle) }
             .sorted(by: sort.precedes)
-        if let id, let i = visible.firstIndex(where: { $0.id == id }) {
-            selection = i
-        } else {
-            selection = min(max(0, fallback ?? 0), max(0, visible.count - 1))
-        }
-        scrollToSelection()
-    }
-
-    /// Scrolls the least needed to show the selection, and never past the last row.
-    private mutating func scrollToSelection() {
-        if selection < top { top = selection }
-        if selection >= top + height { top = selection - height + 1 }
-        top = max(0, min(top, visible.count - height))
+        let index = id.flatMap { id in visible.firstIndex { $0.id == id } } ?? fallback ?? 0
+        scroll.reset(count: visible.count, selection: index)
     }
 }

@@ -15,6 +15,10 @@ public enum BrowseAction: Equatable, Sendable {
     /// Goes to the parent folder.
     case goUp
     case togglePin, evict, delete, rename, filter, cycleSort, help, quit
+    /// Opens the revisions of the selected file.
+    case revisions
+    /// Restores the selected revision (asks first).
+    case restore
     /// Drops the filter (Escape).
     case clearFilter
     /// Repaints the whole screen (Ctrl-L).
@@ -43,11 +47,25 @@ public enum KeyMap {
         case .character("r"): return .rename
         case .character("/"): return .filter
         case .character("s"): return .cycleSort
+        case .character("v"): return .revisions
         case .character("?"): return .help
         case .character("q"), .character("Q"): return .quit
         case .control("l"): return .redraw
         case .escape: return .clearFilter
         default: return .none
+        }
+    }
+
+    /// The action of `key` in the revisions of a file: the same moves, Enter/→ shows the
+    /// selected revision, `R` restores it, and Esc, ←, `h`, `q` go back to the folder (`goUp`).
+    public static func revisionsAction(for key: BrowseKey) -> BrowseAction {
+        switch key {
+        case .character("R"): return .restore
+        case .escape, .character("q"), .character("Q"): return .goUp
+        case .character("v"): return .none
+        default:
+            let a = action(for: key)
+            return [.moveUp, .moveDown, .pageUp, .pageDown, .first, .last, .open, .goUp, .redraw].contains(a) ? a : .none
         }
     }
 }

@@ -44,6 +44,9 @@ public enum StatusText {
         return who + ", locks in \(countdown(soonest.at - now)) (\(soonest.why))"
     }
 
+    /// `conflicts: 3`: what syncs settled that `vault conflicts` lists until cleared (nothing when none).
+    public static func conflicts(_ n: Int) -> String? { n > 0 ? "conflicts: \(n)" : nil }
+
     /// `2h 05m`, `14m 32s`, `45s`, `0s`.
     public static func countdown(_ seconds: Int64) -> String {
         let s = max(0, seconds)

@@ -87,7 +87,7 @@ public final class VaultPullStore: PullStore {
     init(vault: Vault) { self.vault = vault }
 
     public func cursor() throws -> Int64? {
-        try vault.syncState([.changesCursor])[.changesCursor].flatMap { Int64($0) }
+        try vault.changesCursor()
     }
 
     public func planState() throws -> PlanState {

@@ -22,6 +22,12 @@ public struct RevisionInfo: Sendable, Codable, Equatable {
         self.id = id; self.time = time; self.size = size; self.sha256 = sha256; self.device = device
         self.isHead = isHead; self.content = content; self.local = local
     }
+
+    /// Who wrote it, as listings say: `this device` (`thisDevice`: this device's id),
+    /// `here, not uploaded`, or `device 1a2b3c4d` (the first 8 characters of its id).
+    public func deviceLabel(thisDevice: String?) -> String {
+        device == thisDevice ? "this device" : device == "local" ? "here, not uploaded" : "device " + String(device.prefix(8))
+    }
 }
 
 extension Vault {

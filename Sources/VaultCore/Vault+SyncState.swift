@@ -88,6 +88,12 @@ extension Vault {
         return out
     }
 
+    /// The change feed's cursor after the last page this device applied (nil before the first
+    /// pull): what a folder delete was decided on (`X-Vault-Decided-At`, docs/sync.md "Pushing").
+    public func changesCursor() throws -> Int64? {
+        try syncState([.changesCursor])[.changesCursor].flatMap { Int64($0) }
+    }
+
     /// Sets (or, with nil, removes) each value, in one transaction.
     public func setSyncState(_ values: [(SyncStateKey, String?)]) throws {
         try db.transaction {

@@ -28,7 +28,7 @@ extension SimDevice {
                                   waiting: waiting, holdFolderDeletes: holdFolderDeletes, deviceId: deviceId, newId: newRemoteId,
                                   subtreeHoldsLocal: { id in
                                       sim.server.subtree(of: id).dropFirst().contains { (try? self.state.node(remoteId: $0.id)) ?? nil != nil }
-                                  }, label: e.nodeId)
+                                  }, label: e.nodeId, cursor: cursor)
             var step = try rules.decide(e)
             var rounds = 0
             loop: while rounds < 6 {

@@ -56,6 +56,23 @@ public final class SimServer {
         return false
     }
 
+    /// Whether a change after `cursor` touched a node that is below folder `folder` now, with no
+    /// trashed folder between them (the check of a folder delete that names its cursor).
+    func changedBelow(_ folder: String, after cursor: Int64) -> Bool {
+        Set(feed.filter { $0.cursor > cursor }.map(\.node.id)).contains { id in
+            guard let f = files[id], !f.trashed else { return false }
+            var cur = f.parent
+            var steps = 0
+            while let c = cur, steps < 100_000 {
+                if c == folder { return true }
+                guard let p = files[c], !p.trashed else { return false }
+                cur = p.parent
+                steps += 1
+            }
+            return false
+        }
+    }
+
     /// Alive: not trashed, and no folder above it is.
     func isLive(_ id: String) -> Bool { files[id].map { !$0.trashed && !underTrash(id) } ?? false }
 
@@ -115,10 +132,11 @@ public final class SimServer {
             f.parent = parent; f.name = name; f.version += 1; f.recordSeq += 1; f.recordDevice = device
             changed(f)
             return .ok(remote(f))
-        case let .delete(id, base):
+        case let .delete(id, base, decidedAt):
             guard var f = files[id], id != Node.rootId else { return .notFound }
             guard f.version == base else { return .stale(remote(f)) }
             if f.trashed { return .ok(remote(f)) }
+            if f.isFolder, let c = decidedAt, c < prunedThrough || changedBelow(id, after: c) { return .subtreeChanged }
             f.trashed = true; f.version += 1
             changed(f)
             return .ok(remote(f))

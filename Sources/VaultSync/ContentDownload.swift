@@ -68,8 +68,10 @@ final class ContentDownload {
                        path: String) throws -> BlobRecord {
         try RemoteCodec.checkStoredSize(storedSize, of: content, nodeId: fileId)
         let record = try TransferRecord.download(in: vault, nodeId: nodeId, total: content.size)
-        return try fetch(url: "/v1/files/\(fileId)/revisions/\(revisionId)/content", etag: "\"rev-\(revisionId)\"", content: content,
-                         storedSize: storedSize, path: path, record: record)
+        let blob = try fetch(url: "/v1/files/\(fileId)/revisions/\(revisionId)/content", etag: "\"rev-\(revisionId)\"", content: content,
+                             storedSize: storedSize, path: path, record: record)
+        record.set(.done)   // else it stays "running" with nothing behind it: a transfer waiting for ever
+        return blob
     }
 
     /// What the server says the head of `remoteId` is, opened and checked against what this

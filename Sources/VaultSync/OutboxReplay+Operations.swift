@@ -139,11 +139,19 @@ extension OutboxReplay {
             }
         }
         var version = target?.version ?? e.baseVersion ?? 0
+        // A folder's delete names the cursor it was decided on: refused if anything below the
+        // folder changed on the server after it (412 `subtree_changed`).
+        let decidedAt = PushRules.decidedAt(isFolder: target?.isFolder ?? false, lastPull: try vault.changesCursor())
         for _ in 0..<2 {
-            let r = try call { try api.json(.delete, "/v1/files/\(remote)", headers: [("If-Match", "\"\(version)\"")]) }
+            var headers = [("If-Match", "\"\(version)\"")]
+            if let decidedAt { headers.append(("X-Vault-Decided-At", String(decidedAt))) }
+            let r = try call { try api.json(.delete, "/v1/files/\(remote)", headers: headers) }
             switch r.status {
             case 200, 204, 404:
                 return try complete(e, .nothing, "deleted \(name)")
+            case 412 where ServerAPI.apiError(r)?.code == "subtree_changed":
+                // The next pull brings what changed in it and settles the delete (docs/sync.md).
+                return .conflict("cannot delete \(name) on the server: something in it changed there since this device's last pull")
             case 412 where Self.current(r)?.trashed == true:
                 return try complete(e, .nothing, "deleted \(name)")   // by an earlier run that died before recording it
             case 412:

@@ -26,7 +26,9 @@ public enum PushRequest: Sendable, Equatable {
     case createFile(id: String, parent: String, name: String, blobId: String)
     case newRevision(fileId: String, baseVersion: Int64, blobId: String)
     case move(fileId: String, baseVersion: Int64, parent: String, name: String)
-    case delete(fileId: String, baseVersion: Int64)
+    /// A delete; a folder's names the feed cursor it was decided on (`decidedAt`, the cursor of
+    /// the last pull applied): the server refuses it when anything below the folder changed after.
+    case delete(fileId: String, baseVersion: Int64, decidedAt: Int64?)
 }
 
 /// The server's answer to a `PushRequest`, decoded (what a 412 or 409 carries is the node as it
@@ -44,6 +46,9 @@ public enum PushAnswer: Sendable, Equatable {
     case parentGone
     /// 404: the node is gone.
     case notFound
+    /// 412 `subtree_changed`: a folder delete decided on a cursor after which something below the
+    /// folder changed on the server (or a cursor older than the server's history).
+    case subtreeChanged
     /// Another 4xx: the entry fails for a reason of its own.
     case refused(String)
 }
@@ -78,13 +83,23 @@ public struct PushRules {
     public var subtreeHoldsLocal: (String) throws -> Bool
     /// The entry's node for people.
     public var label: String
+    /// The change-feed cursor of the last pull this device applied (nil before the first).
+    public var cursor: Int64?
 
     public init(target: OutboxTarget?, remoteFolderId: @escaping (String?) throws -> String?, waiting: PushWaiting,
                 holdFolderDeletes: Bool, deviceId: String, newId: @escaping () -> String,
-                subtreeHoldsLocal: @escaping (String) throws -> Bool, label: String) {
+                subtreeHoldsLocal: @escaping (String) throws -> Bool, label: String, cursor: Int64?) {
         self.target = target; self.remoteFolderId = remoteFolderId; self.waiting = waiting; self.holdFolderDeletes = holdFolderDeletes
         self.deviceId = deviceId; self.newId = newId; self.subtreeHoldsLocal = subtreeHoldsLocal; self.label = label
+        self.cursor = cursor
     }
+
+    /// The cursor a delete names (`X-Vault-Decided-At`): a folder's delete names the cursor of the
+    /// last pull applied, the one its check was made on (everything up to it is in the local tree,
+    /// and the pull dropped the delete if something below the folder changed elsewhere); the
+    /// server refuses it (412 `subtree_changed`) when anything below the folder changed after
+    /// that. A file has nothing below it: its `If-Match` covers it all.
+    public static func decidedAt(isFolder: Bool, lastPull cursor: Int64?) -> Int64? { isFolder ? cursor : nil }
 
     /// The first step for entry `e`.
     public func decide(_ e: OutboxEntry) throws -> PushStep {
@@ -117,7 +132,8 @@ public struct PushRules {
                 if waiting.any && waiting.placingRemovedNode { return .waits("\(label) waits: a change under it waits") }
                 if waiting.any, try subtreeHoldsLocal(remote) { return .waits("\(label) waits: it still holds something kept here") }
             }
-            return .send(.delete(fileId: remote, baseVersion: target?.version ?? e.baseVersion ?? 0))
+            return .send(.delete(fileId: remote, baseVersion: target?.version ?? e.baseVersion ?? 0,
+                                 decidedAt: Self.decidedAt(isFolder: target?.isFolder ?? false, lastPull: cursor)))
         case .discardUpload:
             // Sessions are the transfer layer's: the replay frees them itself.
             return .done(.nothing, base: nil, message: nil)
@@ -160,16 +176,21 @@ public struct PushRules {
             return .conflict("cannot move \(label): it changed on the server since")
         case (.delete, .ok), (.delete, .notFound):
             return .done(.nothing, base: nil, message: "deleted \(label)")
-        case (.delete(let id, let base), .stale(let cur)):
+        case (.delete, .subtreeChanged):
+            // The next pull brings what changed below it and settles the delete (docs/sync.md:
+            // new content or a node created or moved in wins over the folder's delete); a delete
+            // that still stands replays after it, on that pull's cursor.
+            return .conflict("cannot delete \(label): something in it changed on the server since this device's last pull")
+        case (.delete(let id, let base, let decidedAt), .stale(let cur)):
             if cur.trashed { return .done(.nothing, base: nil, message: "deleted \(label)") }
             // The move this delete replaced was applied by an earlier attempt (and nothing else
             // since: one version more, this device's record): delete against that version.
             if e.payload.replacesMove == true, cur.name == e.payload.name, try cur.parentId == remoteFolderId(e.payload.parentId),
                cur.version == base + 1, cur.record?.device == deviceId {
-                return .send(.delete(fileId: id, baseVersion: cur.version))
+                return .send(.delete(fileId: id, baseVersion: cur.version, decidedAt: decidedAt))
             }
             return .conflict("cannot delete \(label): it changed on the server since")
-        case (_, .stale), (_, .notFound), (_, .parentGone):
+        case (_, .stale), (_, .notFound), (_, .parentGone), (_, .subtreeChanged):
             return .conflict("cannot replay the change of \(label): it or its folder changed on the server")
         case (_, .refused(let why)):
             return .failed(why)

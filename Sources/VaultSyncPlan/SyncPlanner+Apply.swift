@@ -38,8 +38,15 @@ extension PlanRun {
             state.setBase(RemoteBase(r))
             return
         }
-        if !restoring.contains(r.id), try deletedAncestor(startingAt: try state.base(remoteId: r.id)?.parentId ?? Node.rootId) != nil,
-           !(try changes(r).content) {
+        let removedHere = try deletedAncestor(startingAt: try state.base(remoteId: r.id)?.parentId ?? Node.rootId, asLastSeen: true) != nil
+            && !(try changes(r).content)
+        if removedHere && restoring.contains(r.id) {
+            // Something in it changed on another device: it comes back with its subtree.
+            try create(r, parent: p)
+            if let n = try state.node(remoteId: r.id) { sayBack(r.id, path: try state.path(of: n)) }
+            return
+        }
+        if removedHere {
             // Removed here with a folder, moved out of it on the server: the delete wins.
             let id = try state.node(id: r.id) == nil ? r.id : settings.newId()
             state.setTombstone(Tombstone(nodeId: id, remoteId: r.id, isFolder: r.isFolder, version: r.version))

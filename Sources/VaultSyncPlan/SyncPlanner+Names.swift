@@ -164,4 +164,27 @@ public enum ConflictName {
         if stem.utf8.count + tag.utf8.count + ext.utf8.count > 255 { ext = "" }
         return stem + tag + ext
     }
+
+    /// Whether `name` is one `make` gives: `… (conflict from DEVICE YYYY-MM-DD[ N])`, then nothing
+    /// or an extension (a dot and no other). Names only: a file a user named so counts too.
+    public static func isCopy(_ name: String) -> Bool {
+        var candidates = [Substring(name)]
+        if let dot = name.lastIndex(of: ".") { candidates.append(name[..<dot]) }
+        return candidates.contains { (stem: Substring) -> Bool in
+            let marker = " (conflict from "
+            guard stem.hasSuffix(")"), let open = stem.indices.reversed().first(where: { stem[$0...].hasPrefix(marker) }) else { return false }
+            // DEVICE, a space, the date, and maybe a space and a number.
+            let inside = stem.index(open, offsetBy: marker.count)
+            guard inside < stem.endIndex else { return false }
+            var words = stem[inside..<stem.index(before: stem.endIndex)].split(separator: " ", omittingEmptySubsequences: false)
+            if words.count >= 3, let last = words.last, !last.isEmpty, last.allSatisfy(\.isASCIIDigit) { words.removeLast() }
+            guard words.count >= 2, let date = words.last else { return false }
+            let digits = date.split(separator: "-", omittingEmptySubsequences: false)
+            return digits.map(\.count) == [4, 2, 2] && digits.allSatisfy { $0.allSatisfy(\.isASCIIDigit) }
+        }
+    }
+}
+
+private extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -271,8 +271,14 @@ extension PlanRun {
             state.dropTombstone(other.nodeId)
         }
         state.dropSpentTombstones()
-        let name = try state.base(remoteId: remoteId)?.name ?? remoteId
-        outcome.messages.append(SyncMessage(kind: .deleteEdit, path: name,
+        sayBack(remoteId, path: try state.base(remoteId: remoteId)?.name ?? remoteId)
+    }
+
+    /// Says (once) that folder `remoteId`, deleted here, comes back: something in it changed on
+    /// another device.
+    func sayBack(_ remoteId: String, path: String) {
+        guard saidBack.insert(remoteId).inserted else { return }
+        outcome.messages.append(SyncMessage(kind: .deleteEdit, path: path,
                                             text: "deleted here but something in it changed on another device: the change wins, and it is back"))
     }
 }

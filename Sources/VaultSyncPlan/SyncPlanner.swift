@@ -65,6 +65,10 @@ final class PlanRun {
     var restoring = Set<String>()
     /// The newest state of every node the fetch holds (this page and the others).
     var fetched: [String: RemoteNode] = [:]
+    /// Nodes of this page whose parent is not resolved yet.
+    var unplanned = Set<String>()
+    /// Remote folders this pass said come back (a delete of this device dropped).
+    var saidBack = Set<String>()
     /// Nodes detached from their place for this page (they move on the server), with that place.
     var detached: [String: (parent: String?, name: String)] = [:]
 
@@ -125,15 +129,18 @@ final class PlanRun {
         }
 
         var todo = batch.filter { !trashed.contains($0.id) }
+        unplanned = Set(todo.map(\.id))
         while !todo.isEmpty {
             var waiting: [RemoteNode] = []
             for r in todo {
                 switch try resolveParent(r, upcoming: upcoming, batch: newest) {
                 case .local(let p):
+                    unplanned.remove(r.id)
                     try apply(r, parent: p)
                 case .waits:
                     waiting.append(r)
                 case .deleted(let top):
+                    unplanned.remove(r.id)
                     try underLocalDelete(r, top: top)
                 }
             }
@@ -179,13 +186,18 @@ final class PlanRun {
         if p == Node.rootId { return .local(Node.rootId) }
         if let n = try state.node(remoteId: p) { return n.isFolder ? .local(n.id) : .waits }
         if let own = try ownCreation(remoteId: p) { return .local(own.id) }
-        if let t = try deletedAncestor(startingAt: p) {
+        switch try holder(of: p) {
+        case .deleted(let t):
             // A folder whose delete this pass drops (it was listed to come back): it comes back.
             if let rid = t.remoteId, restoring.contains(rid) {
                 try dropDelete(remoteId: rid)
                 return try resolveParent(r, upcoming: upcoming, batch: batch)
             }
             return .deleted(t)
+        case .unplanned:
+            return .waits
+        case .none:
+            break
         }
         if batch[p] != nil || upcoming[p] != nil { return .waits }
         return mode == .listing ? .local(p) : .waits
@@ -200,18 +212,40 @@ final class PlanRun {
         return nil
     }
 
-    /// The tombstone of a folder this device removed (entries of it still to replay) that holds,
-    /// on the server, the node with remote id `start` (the node itself or an ancestor).
-    func deletedAncestor(startingAt start: String) throws -> Tombstone? {
+    /// What holds, on the server, a node of this page (`deletedAncestor`, and whether the answer
+    /// waits for a folder of this page still to be planned).
+    enum Holder { case deleted(Tombstone), unplanned, none }
+
+    /// The tombstone of a folder this device removed (entries of it still to replay) that holds
+    /// the node with remote id `start` (the node itself or an ancestor): on the server now (a
+    /// folder this fetch shows is where the fetch puts it; the others as last seen), or, with
+    /// `asLastSeen`, as this device last saw the server (what it removed with the folder).
+    func deletedAncestor(startingAt start: String, asLastSeen: Bool = false) throws -> Tombstone? {
+        if case .deleted(let t) = try holder(of: start, asLastSeen: asLastSeen) { return t }
+        return nil
+    }
+
+    /// Walks up from `start` to the first folder removed here (`.deleted`) or present here. On the
+    /// server now, a folder of this page not planned yet stops the walk (`.unplanned`): whether it
+    /// is removed here too (moved out of a folder deleted here: deleted where it went) or comes
+    /// back decides what holds what is below it. Following its old place instead found the folder
+    /// it left, and the outcome depended on which of the two was planned first (seed 12226: a
+    /// folder created in a folder moved out of one deleted here never arrived).
+    func holder(of start: String, asLastSeen: Bool = false) throws -> Holder {
         var id: String? = start
         var steps = 0
         while let cur = id, cur != Node.rootId, steps < 10_000 {
-            if let t = state.tombstone(remoteId: cur), !state.entries(of: t.nodeId).isEmpty { return t }
-            if try state.node(remoteId: cur) != nil { return nil }
-            id = try state.base(remoteId: cur)?.parentId
+            if let t = state.tombstone(remoteId: cur), !state.entries(of: t.nodeId).isEmpty { return .deleted(t) }
+            if try state.node(remoteId: cur) != nil { return .none }
+            if asLastSeen {
+                id = try state.base(remoteId: cur)?.parentId
+            } else {
+                if unplanned.contains(cur) { return .unplanned }
+                id = try fetched[cur]?.parentId ?? state.base(remoteId: cur)?.parentId
+            }
             steps += 1
         }
-        return nil
+        return .none
     }
 
     func dropBaseTree(_ remoteId: String) {

@@ -42,6 +42,37 @@ final class BrowseEntryTests: XCTestCase {
         XCTAssertEqual(BrowseEntry(node: Self.node("a"), transfer: (true, true, 500, 100)).activity, .uploading(percent: 100))
     }
 
+    func testOlderVersionAndConflictMarks() {
+        // STALE: this device holds an older version than the server's head.
+        XCTAssertEqual(BrowseEntry(node: Self.node("a", state: .stale)).marks, "S      ")
+        XCTAssertEqual(BrowseEntry(node: Self.node("a", state: .stale, pinned: true)).marks, "SP     ")
+        // An open conflict (`vault conflicts` names it): `!`, beside the content state.
+        XCTAssertEqual(BrowseEntry(node: Self.node("a"), conflicted: true).marks, "L !    ")
+        XCTAssertEqual(BrowseEntry(node: Self.node("a", state: .stale), conflicted: true).marks, "S !    ")
+        XCTAssertEqual(BrowseEntry(node: Self.node("a", pending: "upload"), conflicted: true).marks, "L !    ", "outranks awaiting upload")
+        XCTAssertEqual(BrowseEntry(node: Self.node("d", folder: true), conflicted: true).marks, "  !    ", "a folder: something inside")
+        // A running transfer still shows its progress; a refused change outranks everything.
+        XCTAssertEqual(BrowseEntry(node: Self.node("a"), transfer: (true, true, 45, 100), conflicted: true).marks, "L ^ 45%")
+        XCTAssertEqual(BrowseEntry(node: Self.node("a"), outbox: .conflict, conflicted: false).marks, "L !    ")
+        // A conflict copy, by its name (also on a device that did not settle the conflict).
+        for name in ["report (conflict from laptop-b 2026-11-30).pdf", "notes (conflict from desk 2026-11-30 2).txt",
+                     ".bashrc (conflict from d 2024-05-01 2)", "Makefile (conflict from my.box 2024-05-01)",
+                     "a (conflict from  2024-05-01).txt"] {
+            XCTAssertEqual(BrowseEntry(node: Self.node(name)).activity, .conflict, name)
+            XCTAssertEqual(BrowseEntry(node: Self.node(name, state: .notDownloaded)).marks, "- !    ", name)
+        }
+        for name in ["report.pdf", "report (conflict).pdf", "report (conflict from laptop).pdf", "x (conflict from d 2024-5-01).txt",
+                     "x (conflict from d 2024-05-01).tar.gz", "x (conflict from d 2024-05-01) y.txt", "(conflict from d 2024-05-01", ""] {
+            XCTAssertEqual(BrowseEntry(node: Self.node(name)).activity, BrowseEntry.Activity.none, name)
+        }
+        // Every name `ConflictName.make` gives is recognised.
+        for (name, device, n) in [("report.pdf", "desk/top", 1), (".bashrc", "d", 2), (String(repeating: "é", count: 127) + ".txt", "d", 1),
+                                  ("a.b.c", "host (x)", 3), ("noext", "", 1)] {
+            let copy = ConflictName.make(name, device: device, date: "2024-05-01", number: n)
+            XCTAssertTrue(ConflictName.isCopy(copy), copy)
+        }
+    }
+
     func testFoldersShowTheirSummedSizeAndWhatIsInside() {
         let totals = FolderTotals(bytes: 12_345, files: 3, awaitingUpload: 0)
         let f = BrowseEntry(node: Self.node("docs", folder: true, size: 0), totals: totals)

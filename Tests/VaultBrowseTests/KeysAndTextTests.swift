@@ -16,8 +16,24 @@ final class KeysAndTextTests: XCTestCase {
             (.character("r"), .rename), (.character("/"), .filter), (.character("s"), .cycleSort),
             (.character("?"), .help), (.character("q"), .quit), (.control("l"), .redraw),
             (.escape, .clearFilter), (.character("x"), .none), (.control("c"), .none),
+            (.character("v"), .revisions), (.character("R"), .none),
         ]
         for (key, action) in expected { XCTAssertEqual(KeyMap.action(for: key), action, "\(key)") }
+    }
+
+    func testRevisionsKeysMoveShowRestoreAndGoBackAndNothingElse() {
+        let expected: [(BrowseKey, BrowseAction)] = [
+            (.up, .moveUp), (.character("k"), .moveUp), (.down, .moveDown), (.character("j"), .moveDown),
+            (.character("g"), .first), (.character("G"), .last), (.pageDown, .pageDown), (.pageUp, .pageUp),
+            (.enter, .open), (.right, .open), (.character("l"), .open), (.character("R"), .restore),
+            (.escape, .goUp), (.left, .goUp), (.character("h"), .goUp), (.backspace, .goUp), (.character("q"), .goUp),
+            (.control("l"), .redraw),
+            // The folder's actions do nothing here: no pin, evict, delete, rename or quit by accident.
+            (.character("p"), .none), (.character("e"), .none), (.character("d"), .none), (.delete, .none),
+            (.character("r"), .none), (.character("/"), .none), (.character("s"), .none), (.character("v"), .none),
+            (.character("?"), .none),
+        ]
+        for (key, action) in expected { XCTAssertEqual(KeyMap.revisionsAction(for: key), action, "\(key)") }
     }
 
     func testLineEditorEditsAcceptsAndCancels() {
@@ -104,9 +120,21 @@ final class KeysAndTextTests: XCTestCase {
 
     func testHelpListsEveryKeyAndMark() {
         let text = BrowseHelp.lines.joined(separator: "\n")
-        for k in ["Enter", "p", "e", "d", "r", "/", "s", "q", "$PAGER"] { XCTAssertTrue(text.contains(k), k) }
-        for m in ["not downloaded", "pinned", "awaiting upload", "uploading", "conflict", "older version"] { XCTAssertTrue(text.contains(m), m) }
+        for k in ["Enter", "p", "e", "d", "r", "/", "s", "q", "$PAGER", "revisions", "R restores"] { XCTAssertTrue(text.contains(k), k) }
+        for m in ["not downloaded", "pinned", "awaiting upload", "uploading", "conflict", "older version", "conflict copy"] {
+            XCTAssertTrue(text.contains(m), m)
+        }
+        XCTAssertFalse(text.contains("comes with two-way sync"), "revisions are here")
         XCTAssertLessThanOrEqual(BrowseHelp.lines.count, 24, "the help fits an 80×24 terminal")
         XCTAssertTrue(BrowseHelp.lines.allSatisfy { $0.count < 80 })
+        for hint in [BrowseHelp.hint, BrowseHelp.revisionsHint] { XCTAssertLessThan(hint.count, 80, hint) }
+        XCTAssertTrue(BrowseHelp.hint.contains("v:revisions"))
+        XCTAssertTrue(BrowseHelp.revisionsHint.contains("R:restore"))
+    }
+
+    func testConflictCountText() {
+        XCTAssertNil(StatusText.conflicts(0))
+        XCTAssertEqual(StatusText.conflicts(1), "conflicts: 1")
+        XCTAssertEqual(StatusText.conflicts(12), "conflicts: 12")
     }
 }

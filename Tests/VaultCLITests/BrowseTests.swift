@@ -203,6 +203,144 @@ final class BrowseTests: XCTestCase {
         XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
     }
 
+    /// `v` on a file: its two revisions; Enter shows the old one in the pager (downloaded first,
+    /// through the sealed API); `R` asks, then restores it (a third revision, the new head);
+    /// offline, the list last seen; Esc goes back.
+    func testRevisionsOfAFileShowTheOldOneInThePagerAndRestoreIt() throws {
+        let h = try vault()
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        try h.login(to: server)
+        try h.ok(["put", try h.localFile("r1", Data("the first version\n".utf8)), "/r.txt"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["put", try h.localFile("r2", Data("the second version\n".utf8)), "/r.txt", "--replace"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        let t = try TmuxPane(h, args: ["/r.txt"], env: ["PAGER": "less"])
+        try t.waitFor("r.txt")
+        try t.press("v")
+        var s = try t.waitFor("revisions of /r.txt: 2")
+        XCTAssertFalse(s.contains("last seen"), s)
+        XCTAssertTrue(s.contains("R:restore"), s)
+        let rows = s.split(separator: "\n").map(String.init)
+        let head = try XCTUnwrap(rows.firstIndex { $0.contains("current") }, s)
+        XCTAssertTrue(rows[head].hasPrefix("* "), "the head is marked: \(s)")
+        XCTAssertTrue(rows[head].contains("this device") && rows[head].contains("B"), "device and size: \(s)")
+        XCTAssertEqual(rows.filter { $0.contains("this device") }.count, 2, s)
+        // The old one: Enter shows it in the pager, downloaded first (it was never here as a revision).
+        try t.press(head == 1 ? "G" : "g", "Enter")
+        try t.waitFor("the first version")
+        try t.waitFor("(END)")
+        try t.press("q")
+        try t.waitFor("the old one marked as here") { s in
+            s.contains("revisions of /r.txt: 2") && s.split(separator: "\n").contains { !$0.contains("current") && $0.contains("here") }
+        }
+        try t.waitFor("transfers: no transfers")   // the revision's download is finished, not left waiting
+        XCTAssertEqual(try h.transfers().filter { $0["state"] as? String != "done" }.count, 0)
+        XCTAssertEqual(String(decoding: try h.ok(["cat", "/r.txt"] + h.pw).stdout, as: UTF8.self), "the second version\n",
+                       "reading an old version leaves the current one")
+        // R asks first; n keeps everything.
+        try t.press("R")
+        try t.waitFor("as current? (y/n)")
+        try t.press("n")
+        try t.waitFor("Nothing restored.")
+        try t.press("R")
+        try t.waitFor("(y/n)")
+        try t.press("y")
+        try t.waitFor("Restored revision")
+        s = try t.waitFor("revisions of /r.txt: 3")
+        XCTAssertEqual(String(decoding: try h.ok(["cat", "/r.txt"] + h.pw).stdout, as: UTF8.self), "the first version\n",
+                       "the restored version is the current one")
+        let list = try XCTUnwrap((try h.ok(["revisions", "/r.txt", "--json"] + h.pw).json as? [String: Any])?["revisions"] as? [[String: Any]])
+        XCTAssertEqual(list.count, 3, "nothing overwritten: the restore is a new revision")
+        let newHead = try XCTUnwrap(list.first { $0["isHead"] as? Bool == true }?["id"] as? String)
+        XCTAssertTrue(try t.row(containing: "current")?.contains(String(newHead.prefix(8))) == true, "the list shows the new head: \(s)")
+        // The current version (first: the newest) is not restored over itself.
+        try t.press("g")
+        try t.waitFor("1/3")
+        try t.press("R")
+        try t.waitFor("That is the current version already.")
+        // Esc: back to the folder.
+        try t.press("Escape")
+        try t.waitFor(" vault  / ")
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+
+        // The server out of reach: the list last seen, said so; showing a revision not here says why not.
+        let off = try TmuxPane(h, args: ["/r.txt"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_SERVER_URL": "http://127.0.0.1:9",
+                                                           "VAULT_RETRY_MAX": "1", "PAGER": "less"])
+        try off.waitFor("r.txt")
+        try off.press("v")
+        s = try off.waitFor("(offline: as last seen)")
+        XCTAssertTrue(s.contains("revisions of /r.txt: 3") && s.contains("last seen"), s)
+        // The new head's content was never downloaded as a revision: the error is on the message
+        // line, the view stays.
+        try off.press("g", "Enter")
+        s = try off.waitFor("the server kept failing (cannot connect")
+        XCTAssertTrue(s.contains("revisions of /r.txt: 3"), s)
+        try off.press("Escape")
+        try off.waitFor(" vault  / ")
+        try off.press("q")
+        XCTAssertEqual(try off.exitStatusAndTerminalSettings().status, 0)
+    }
+
+    /// Another device changes a file: here it shows as an older version (`S`) after a sync. Both
+    /// change one: the conflict copy and its folder show `!`, the bar counts the conflict, and
+    /// the other device (which did not settle it) marks the copy by its name.
+    func testAnotherDevicesChangeShowsAsAnOlderVersionAndAConflictAsAConflict() throws {
+        let h = try vault()
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        try h.login(to: server)
+        try h.ok(["sync"] + h.pw)
+        let b = try CLIHarness(keyring: false)
+        b.useFastRetry()
+        try b.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + b.pw)
+        try b.ok(["config", "set", "device-name", "laptop-b"] + b.pw)
+        try b.ok(["sync"] + b.pw)
+        try b.ok(["put", try b.localFile("t", Data("changed on b\n".utf8)), "/top.txt", "--replace"] + b.pw)
+        try b.ok(["put", try b.localFile("a", Data("a, changed on b\n".utf8)), "/docs/a.txt", "--replace"] + b.pw)
+        try b.ok(["sync"] + b.pw)
+        // Here, /docs/a.txt changes too before this device hears of B's change: both kept.
+        try h.ok(["put", try h.localFile("a2", Data("a, changed here\n".utf8)), "/docs/a.txt", "--replace"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        XCTAssertEqual(try h.node("/top.txt")["contentState"] as? String, "STALE")
+        let t = try TmuxPane(h, env: ["PAGER": "less"])
+        try t.waitFor("older version") { _ in (try? t.row(containing: "top.txt"))?.hasPrefix("S      ") == true }
+        var s = try t.waitFor("conflicts: 1  |  transfers")
+        XCTAssertTrue(try t.row(containing: "docs/")?.hasPrefix("  !") == true, "the folder holding the conflict: \(s)")
+        try t.press("?")
+        try t.waitFor("older version: the server has a newer one")
+        try t.press("x")
+        try t.press("g", "Enter")
+        s = try t.waitFor(" vault  /docs ")
+        let copy = try XCTUnwrap(try t.row(containing: "(conflict from "), s)
+        XCTAssertTrue(copy.hasPrefix("L !"), "the conflict copy: \(s)")
+        XCTAssertFalse(try t.row(containing: "a.txt ")?.contains("!") == true, s)
+        // Opening the older version shows it, and says a newer one is on the server.
+        try t.press("h")
+        try t.waitFor(" vault  / ")
+        try t.press("G", "Enter")
+        try t.waitFor(Self.hello)
+        try t.waitFor("(END)")
+        try t.press("q")
+        try t.waitFor("is an older version: the server has a newer one")
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+        // Cleared, the conflict goes from the bar and the folder; the copy keeps its mark (its name).
+        try h.ok(["conflicts", "--clear"] + h.pw)
+        let after = try TmuxPane(h, args: ["/docs"])
+        try after.waitFor("(conflict from ")
+        XCTAssertTrue(try after.row(containing: "(conflict from ")?.hasPrefix("L !") == true)
+        try after.press("h")
+        s = try after.waitFor(" vault  / ")
+        XCTAssertFalse(s.contains("conflicts:"), s)
+        XCTAssertFalse(try after.row(containing: "docs/")?.hasPrefix("  !") == true, s)
+        // B did not settle the conflict: it marks the copy by its name.
+        try b.ok(["sync"] + b.pw)
+        let other = try TmuxPane(b, args: ["/docs"] + b.pw)
+        try other.waitFor("the copy marked") { _ in (try? other.row(containing: "(conflict from "))?.dropFirst().hasPrefix(" !") == true }
+    }
+
     func testShowsAnUploadLiveBesideARunningSync() throws {
         let h = try vault()
         let server = try ServerHarness(root: h.root, args: ["--max-chunk", "1048576"])

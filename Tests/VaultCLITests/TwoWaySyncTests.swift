@@ -219,6 +219,7 @@ final class TwoWaySyncTests: XCTestCase {
         let id = try XCTUnwrap(first["id"] as? String)
         XCTAssertEqual(first["isHead"] as? Bool, false)
         XCTAssertEqual(try cat(b, "/r.txt", ["--revision", id]), "first")
+        XCTAssertEqual(try b.transfers().filter { $0["state"] as? String != "done" }.count, 0, "the revision's download is finished, not left waiting")
         let out = b.root.appendingPathComponent("first-out.txt")
         try b.ok(["get", "/r.txt", out.path, "--revision", id] + b.pw)
         XCTAssertEqual(try String(contentsOf: out, encoding: .utf8), "first")

@@ -42,13 +42,14 @@ struct PlanFixture {
                       sha256: "sha-" + blob, size: size)
     }
 
-    /// A node that is on the server and unchanged here (with its base).
+    /// A node that is on the server and unchanged here (with its base); `id` replaces the remote
+    /// id made from its path (the planner takes a page's nodes in the order of their ids).
     @discardableResult
-    mutating func synced(_ path: String, folder: Bool = false, blob: String? = nil, version: Int64 = 1,
+    mutating func synced(_ path: String, id: String? = nil, folder: Bool = false, blob: String? = nil, version: Int64 = 1,
                          contentState: ContentState = .local) -> Node {
         let (parentPath, name) = Self.split(path)
         let parent = node(parentPath)!
-        let rid = Self.remoteId(path)
+        let rid = id ?? Self.remoteId(path)
         let b = blob ?? "b" + rid
         let c = folder ? nil : content(b)
         let n = Node(id: "L" + rid, remoteId: rid, parentId: parent.id, name: name, type: folder ? .folder : .file,

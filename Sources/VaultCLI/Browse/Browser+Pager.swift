@@ -11,9 +11,7 @@ extension Browser {
             // The lock `vault cat` takes (transfer controls may watch the download); released
             // before the pager starts: the handle reads the sealed file it has open.
             handle = try step(lock: .sync, timeout: Self.actionLockTimeout) { v -> BlobHandle in
-                guard var node = try v.node(id: entry.id) else {
-                    throw VaultError(.notFound, "\(DisplayText.escaped(entry.name)) no longer exists")
-                }
+                var node = try currentNode(v, entry)
                 if node.contentState == .notDownloaded {
                     if v.isReadOnly {
                         throw VaultError(.notLocal, "the content of \(DisplayText.escaped(node.name)) is not on this device, and nothing can be downloaded on a read-only filesystem")
@@ -27,6 +25,16 @@ extension Browser {
                 return try v.openContent(node)
             }
         } catch { fail(error); return }
+        page(handle)
+        if entry.content == .stale && message == nil {
+            message = Message(text: "\(entry.displayName) is an older version: the server has a newer one (e evicts it; Enter then downloads the new one).", isError: false)
+        }
+        refresh(full: true)   // the content state and the access time changed
+    }
+
+    /// Streams `handle`'s plaintext into the pager (the screen given back to it meanwhile); a
+    /// failure, or the pager's own, goes to the message line.
+    func page(_ handle: BlobHandle) {
         let pager = Pager(environment: ctx.environment, exportAllowed: ctx.policy.plaintextExport.value != false)
         do {
             let status = try terminal.runOutside {
@@ -39,25 +47,30 @@ extension Browser {
         if ctx.policy.plaintextExport.value == false && message == nil {
             message = Message(text: "Shown in less's secure mode: the policy forbids exporting plaintext.", isError: false)
         }
-        refresh(full: true)   // the content state and the access time changed
     }
 
     /// Downloads `node`'s content, with a progress line at the bottom of the screen.
     private func download(_ node: Node, _ v: Vault) throws -> Node {
-        // As `ctx.syncClient`, but nothing may write to the terminal while the screen is taken.
+        let client = try progressClient(v, doing: "Downloading \(DisplayText.escaped(node.name))")
+        defer { message = nil }
+        return try client.ensureLocal(node)
+    }
+
+    /// A sync client for one step whose notes and progress go to the message line (`doing`, then
+    /// its percentage): as `ctx.syncClient`, but nothing may write to the terminal while the
+    /// screen is taken.
+    func progressClient(_ v: Vault, doing: String) throws -> SyncClient {
         let client = try SyncClient(vault: v, policy: ctx.policy, say: { [self] in
             message = Message(text: $0, isError: false); render()
         }, warn: { [warnings] in warnings.warn($0) })
-        let name = DisplayText.escaped(node.name)
-        message = Message(text: "Downloading \(name)…", isError: false)
+        message = Message(text: doing + "…", isError: false)
         render()
         client.onProgress = { [self] (p: TransferProgress) in
             let pct = p.bytesTotal > 0 ? p.bytesDone * 100 / p.bytesTotal : 100
-            message = Message(text: "Downloading \(name)  \(pct)%  \(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))",
+            message = Message(text: "\(doing)  \(pct)%  \(ByteCount.format(UInt64(max(0, p.bytesDone))))/\(ByteCount.format(UInt64(max(0, p.bytesTotal))))",
                               isError: false)
             render()
         }
-        defer { message = nil }
-        return try client.ensureLocal(node)
+        return client
     }
 }

@@ -20,6 +20,11 @@ extension Browser {
         terminal.placeCursor(nil)
         let size = terminal.size
         list.height = max(1, size.rows - 4)
+        switch mode {
+        case .revisions(var v): v.height = list.height; mode = .revisions(v)
+        case .confirmRestore(var v): v.height = list.height; mode = .confirmRestore(v)
+        default: break
+        }
         if tooSmall {
             terminal.draw("Terminal too small (\(size.columns)×\(size.rows)); make it at least \(Self.minimumSize.columns)×\(Self.minimumSize.rows). q quits.",
                           row: 0, column: 0, width: size.columns)
@@ -27,6 +32,10 @@ extension Browser {
             drawLocked(reason, size)
         } else if mode == .help {
             drawHelp(size)
+        } else if let view = revisionsShown {
+            drawRevisions(view, size)
+            drawStatus(size)
+            drawBottomLine(size)
         } else {
             drawHeader(size)
             drawRows(size)
@@ -74,7 +83,7 @@ extension Browser {
         case .conflict: return .conflict
         case .awaitingUpload, .uploading, .paused: return .pending
         case .downloading: return .pinned
-        case .none: return e.pinned ? .pinned : e.content == .notDownloaded ? .dim : .normal
+        case .none: return e.pinned ? .pinned : e.content == .notDownloaded ? .dim : e.content == .stale ? .pending : .normal
         }
     }
 
@@ -84,6 +93,7 @@ extension Browser {
         var parts: [String] = []
         if let busy { parts.append("BUSY: " + busy) }
         parts.append(StatusText.session(access.deadlines, heldHere: access.source == .process, now: access.now))
+        if let c = StatusText.conflicts(summary?.conflictCount ?? 0) { parts.append(c) }
         parts.append("transfers: " + StatusText.transfers(transfers))
         terminal.draw(" " + parts.joined(separator: "  |  "), row: size.rows - 2, column: 0, width: size.columns, style: .status)
     }
@@ -108,13 +118,47 @@ extension Browser {
             q += "?"
             if e.activity == .awaitingUpload && !e.isFolder { q += " It was never uploaded: this cannot be undone." }
             terminal.draw(q + " (y/n)", row: row, column: 0, width: size.columns, style: .error)
+        case .confirmRestore(let view):
+            if let r = view.selected { terminal.draw(view.restoreQuestion(r), row: row, column: 0, width: size.columns, style: .error) }
         default:
             if let m = message {
                 terminal.draw(m.text, row: row, column: 0, width: size.columns, style: m.isError ? .error : .notice)
             } else {
-                terminal.draw("Enter:open ←:up p:pin e:evict d:delete r:rename /:filter s:sort ?:help q:quit",
-                              row: row, column: 0, width: size.columns, style: .dim)
+                terminal.draw(revisionsShown == nil ? BrowseHelp.hint : BrowseHelp.revisionsHint, row: row, column: 0, width: size.columns, style: .dim)
             }
+        }
+    }
+
+    /// The revisions view on screen, if it is.
+    var revisionsShown: RevisionsView? {
+        switch mode {
+        case .revisions(let v), .confirmRestore(let v): return v
+        default: return nil
+        }
+    }
+
+    /// The title line and one row per revision: `*` the current one, id, time, size, device, notes.
+    func drawRevisions(_ view: RevisionsView, _ size: Terminal.Size) {
+        let right = view.revisions.isEmpty ? "" : "\(view.scroll.selection + 1)/\(view.revisions.count) "
+        let rightWidth = min(CellText.width(right), size.columns / 2)
+        terminal.draw(" vault  " + view.title, row: 0, column: 0, width: size.columns - rightWidth, style: .header)
+        terminal.draw(right, row: 0, column: size.columns - rightWidth, width: rightWidth, style: .header, align: .right)
+        let layout = RevisionRowLayout(width: size.columns)
+        if view.revisions.isEmpty {
+            terminal.draw(view.emptyText, row: 1, column: layout.id.x, width: size.columns - layout.id.x, style: .dim)
+            return
+        }
+        for (i, item) in view.rows.enumerated() {
+            let row = 1 + i
+            let selected = item.index == view.scroll.selection
+            let r = view.row(item.revision)
+            if selected { terminal.draw("", row: row, column: 0, width: size.columns, highlight: true) }
+            terminal.draw(r.mark, row: row, column: layout.mark.x, width: layout.mark.width, style: .pinned, highlight: selected, ellipsis: false)
+            terminal.draw(r.id, row: row, column: layout.id.x, width: layout.id.width, highlight: selected, ellipsis: false)
+            terminal.draw(r.time, row: row, column: layout.time.x, width: layout.time.width, style: .dim, highlight: selected)
+            if let c = layout.size { terminal.draw(r.size, row: row, column: c.x, width: c.width, highlight: selected, align: .right) }
+            if let c = layout.device { terminal.draw(r.device, row: row, column: c.x, width: c.width, highlight: selected) }
+            if let c = layout.note { terminal.draw(r.note, row: row, column: c.x, width: c.width, style: .dim, highlight: selected) }
         }
     }
 

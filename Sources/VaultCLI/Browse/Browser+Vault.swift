@@ -129,11 +129,14 @@ extension Browser {
     }
 
     /// The vault path of `entry` as of now (it may have moved since the last refresh).
-    func currentPath(_ v: Vault, _ entry: BrowseEntry) throws -> String {
+    func currentPath(_ v: Vault, _ entry: BrowseEntry) throws -> String { try v.path(of: try currentNode(v, entry)) }
+
+    /// The node of `entry` as of now (it may have moved or gone since the last refresh).
+    func currentNode(_ v: Vault, _ entry: BrowseEntry) throws -> Node {
         guard let n = try v.node(id: entry.id) else {
             throw VaultError(.notFound, "\(DisplayText.escaped(entry.name)) no longer exists")
         }
-        return try v.path(of: n)
+        return n
     }
 
     func togglePin(_ entry: BrowseEntry) {

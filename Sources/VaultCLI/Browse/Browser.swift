@@ -14,6 +14,10 @@ final class Browser {
         /// Waiting for y/n before deleting.
         case confirmDelete(BrowseEntry)
         case editing(LineEditor, EditPurpose)
+        /// The revisions of a file (`v`).
+        case revisions(RevisionsView)
+        /// Waiting for y/n before restoring the selected revision.
+        case confirmRestore(RevisionsView)
         /// The vault locked while open: nothing of it is shown, and q quits.
         case locked(String)
     }
@@ -173,7 +177,34 @@ final class Browser {
             }
         case .browsing:
             perform(KeyMap.action(for: key))
+        case .revisions(let view):
+            perform(KeyMap.revisionsAction(for: key), in: view)
+        case .confirmRestore(let view):
+            mode = .revisions(view)
+            if key == .character("y") || key == .character("Y") { restore(view) } else { message = Message(text: "Nothing restored.", isError: false) }
         }
+    }
+
+    /// An action in the revisions of a file.
+    func perform(_ action: BrowseAction, in view: RevisionsView) {
+        var view = view
+        switch action {
+        case .moveUp: view.move(by: -1)
+        case .moveDown: view.move(by: 1)
+        case .pageUp: view.page(-1)
+        case .pageDown: view.page(1)
+        case .first: view.moveToFirst()
+        case .last: view.moveToLast()
+        case .open: showRevision(view); return
+        case .restore:
+            guard let r = view.selected else { return }
+            if r.isHead { message = Message(text: "That is the current version already.", isError: false); return }
+            mode = .confirmRestore(view); return
+        case .goUp: mode = .browsing; return
+        case .redraw: terminal.repaintAll(); return
+        default: return
+        }
+        mode = .revisions(view)
     }
 
     func perform(_ action: BrowseAction) {
@@ -195,6 +226,8 @@ final class Browser {
         case .filter: mode = .editing(LineEditor(list.filter), .filter)
         case .cycleSort: list.sort = list.sort.next
         case .help: mode = .help
+        case .revisions: if let e = list.selected { openRevisions(e) }
+        case .restore: break
         case .quit: done = true
         case .redraw: terminal.repaintAll()
         case .clearFilter: list.filter = ""

@@ -8,7 +8,7 @@ import Glibc
 /// `vault browse`: the full-screen browser.
 struct BrowseCommand: VaultCommand, ReadsPassword {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "browse", abstract: "browse the vault full-screen: arrows or hjkl to move, Enter to open (files in $PAGER), p pin, e evict, d delete, r rename, / filter, ? help",
+        CommandConfiguration(name: "browse", abstract: "browse the vault full-screen: arrows or hjkl to move, Enter to open (files in $PAGER), p pin, e evict, d delete, r rename, v revisions (R restores one), / filter, ? help",
                              discussion: "It needs a terminal on standard input and output (over ssh too, from 80×24); NO_COLOR turns colour off. It has no --json: in scripts use `vault ls` or `vault tree`.")
     }
 

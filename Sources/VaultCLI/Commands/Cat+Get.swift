@@ -66,16 +66,13 @@ struct CatCommand: VaultCommand, ReadsPassword {
 
     /// Makes revision `revision` of `node` readable here (downloading it when needed).
     static func revisionHere(_ ctx: CommandContext, _ vault: Vault, _ node: Node, _ revision: String) throws {
-        guard try vault.revisionBlob(nodeId: node.id, revision: revision) == nil else { return }
-        guard !vault.isReadOnly, try SyncAccount.load(from: vault) != nil else {
-            _ = try vault.openRevision(nodeId: node.id, revision: revision)   // says why not
-            return
-        }
         let bar = ProgressLine(enabled: true)
-        let client = try ctx.syncClient(vault, say: { bar.clear(); ctx.out.note($0) })
-        client.onProgress = bar.update
         defer { bar.clear() }
-        try client.downloadRevision(node, revision: revision)
+        try RevisionAccess.makeLocal(vault, node, revision) {
+            let client = try ctx.syncClient(vault, say: { bar.clear(); ctx.out.note($0) })
+            client.onProgress = bar.update
+            return client
+        }
     }
 }
 

@@ -27,14 +27,7 @@ struct RevisionsCommand: VaultCommand, ProducesJSON, ReadsPassword {
     func run(_ ctx: CommandContext) throws {
         let vault = try ctx.openVault(lock: .sync, access: .read)
         let node = try vault.resolve(path)
-        var list: [RevisionInfo]
-        var offline = false
-        if node.remoteId != nil, !vault.isReadOnly, try SyncAccount.load(from: vault) != nil {
-            (list, offline) = try ctx.syncClient(vault).revisions(of: node)
-        } else {
-            list = try vault.revisions(nodeId: node.id)
-            offline = node.remoteId != nil
-        }
+        let (list, offline) = try RevisionAccess.list(vault, node, client: { try ctx.syncClient(vault) })
         let shown = try vault.path(of: node)
         if ctx.out.json { try ctx.out.emit(Result(path: shown, offline: offline, revisions: list)); return }
         if offline { ctx.out.note("the server cannot be reached: these are the revisions last seen") }
@@ -42,7 +35,7 @@ struct RevisionsCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let me = try SyncAccount.load(from: vault)?.deviceId
         for r in list {
             let when = LsCommand.dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(r.time)))
-            let who = r.device == me ? "this device" : r.device == "local" ? "here, not uploaded" : "device " + String(r.device.prefix(8))
+            let who = r.deviceLabel(thisDevice: me)
             ctx.out.line("\(r.id)  \(when)  \(ByteCount.format(UInt64(max(0, r.size))).padding(toLength: 9, withPad: " ", startingAt: 0))  \(r.sha256.prefix(16))…  \(who)"
                          + (r.isHead ? "  (current)" : "") + (r.local ? "  [here]" : ""))
         }
@@ -80,9 +73,7 @@ struct RestoreCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let vault = try ctx.openVault(lock: .sync)
         let node = try vault.resolve(path)
         let client = try ctx.syncClient(vault, say: { if !ctx.out.json { ctx.out.note($0) } })
-        let restored = try client.restore(node, revision: revision, policy: try SyncClient.conflictPolicy(vault: vault, policy: ctx.policy))
-        let shown = try vault.path(of: restored)
-        let msg = "Restored revision \(revision) of \(DisplayText.escaped(shown)) (\(ByteCount.format(restored.size))); the previous version stays a revision."
-        if ctx.out.json { try ctx.out.emit(Result(message: msg, path: shown, revision: revision, size: restored.size)) } else { ctx.out.line(msg) }
+        let r = try RevisionAccess.restore(vault, node, revision, policy: ctx.policy, client: client)
+        if ctx.out.json { try ctx.out.emit(Result(message: r.message, path: r.path, revision: revision, size: r.node.size)) } else { ctx.out.line(r.message) }
     }
 }

@@ -110,6 +110,7 @@ extension VaultService {
             try Self.validateIds(req.parentId)
             if let m = req.mimeType { try Self.validateMediaType(m) }
             let id = ctx.request.param("id")
+            let decidedAt = try Self.decidedAt(ctx.request)
             let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
                 var f = try db.requireFile(owner: ctx.userId, id: id)
                 let expected = try requireIfMatch(ctx.request)
@@ -134,6 +135,7 @@ extension VaultService {
                 if let mime = req.mimeType { f.mimeType = mime }
                 if let meta = req.meta { f.meta = meta }
                 if let trashed = req.trashed, trashed != f.trashed {
+                    if trashed { try checkSubtreeUnchanged(db, owner: ctx.userId, f, decidedAt: decidedAt) }
                     f.trashed = trashed
                     kind = trashed ? .deleted : .restored
                 }
@@ -154,12 +156,14 @@ extension VaultService {
 
     func deleteFile(_ ctx: RequestContext) throws -> RequestPlan {
         let id = ctx.request.param("id")
+        let decidedAt = try Self.decidedAt(ctx.request)
         let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
             var f = try db.requireFile(owner: ctx.userId, id: id)
             let expected = try requireIfMatch(ctx.request)
             guard expected == f.version else { throw APIError.stale(f) }
             guard id != "root" else { throw APIError.badRequest("the root folder cannot be deleted", code: "root_immutable") }
             if f.trashed { return (f, nil) }
+            try checkSubtreeUnchanged(db, owner: ctx.userId, f, decidedAt: decidedAt)
             f.trashed = true
             f.version += 1
             f.modifiedAt = Date()
