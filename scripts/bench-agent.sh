@@ -12,14 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VAULT_BENCH_IN_SESSION:-}" ]; then
   source scripts/install-deps.sh >/dev/null
-  for product in vault vault-server; do
+  [ -n "${VAULT_BENCH_BIN:-}" ] || for product in vault vault-agent vault-server; do
     swift build -c release --product "$product" 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
   done
   VAULT_BENCH_IN_SESSION=1 exec dbus-run-session -- scripts/with-keyring.sh "$0" "$@"
 fi
 SECONDS_IDLE=${1:-60}
 RUNS=${2:-20}
-BIN=$(swift build -c release --show-bin-path)
+BIN=${VAULT_BENCH_BIN:-$(swift build -c release --show-bin-path)}
 TMP=$(mktemp -d /tmp/vault-bench-agent.XXXXXX)
 SERVER=""; AGENT=""
 cleanup() {
@@ -29,7 +29,8 @@ cleanup() {
 trap cleanup EXIT
 export NO_COLOR=1
 printf 'bench password\n' > "$TMP/pw"; printf 'server password\n' > "$TMP/spw"
-"$BIN/vault-server" user add bench --data "$TMP/server" --password-file "$TMP/spw" > /dev/null
+# One account per vault: an account holds one vault (a second device would `vault join` it).
+for v in A B; do "$BIN/vault-server" user add "bench$v" --data "$TMP/server" --password-file "$TMP/spw" > /dev/null; done
 "$BIN/vault-server" serve --data "$TMP/server" --listen 127.0.0.1:0 > "$TMP/server.out" 2> "$TMP/server.log" &
 SERVER=$!
 for _ in $(seq 100); do grep -q "listening on" "$TMP/server.out" 2>/dev/null && break; sleep 0.1; done
@@ -38,7 +39,7 @@ PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/server.out" |
 for v in A B; do
   export VAULT_HOME="$TMP/vault$v"
   "$BIN/vault" init --password-file "$TMP/pw" --kdf-ops 1 --kdf-mem 8M > /dev/null
-  "$BIN/vault" login --server "http://127.0.0.1:$PORT" --user bench --server-password-file "$TMP/spw" --password-file "$TMP/pw" > /dev/null
+  "$BIN/vault" login --server "http://127.0.0.1:$PORT" --user "bench$v" --server-password-file "$TMP/spw" --password-file "$TMP/pw" > /dev/null
   for i in $(seq 50); do printf 'file %s\n' "$i" > "$TMP/f$i"; "$BIN/vault" put "$TMP/f$i" /$v$i --password-file "$TMP/pw" > /dev/null; done
   "$BIN/vault" sync --password-file "$TMP/pw" > /dev/null 2>&1
 done
@@ -59,6 +60,7 @@ rss() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 # private memory (anonymous pages) and PSS (shared library pages divided among their users)
 private() { awk '/RssAnon/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 pss() { awk '/^Pss:/ {printf "%.1f", $2/1024}' "/proc/$1/smaps_rollup"; }
+libs() { awk '$6 ~ /\.so/ {print $6}' "/proc/$1/maps" | sort -u | wc -l; }
 HZ=$(getconf CLK_TCK)
 A0=$(ticks "$AGENT"); L0=$(ticks "$LISTENER")
 sleep "$SECONDS_IDLE"
@@ -68,8 +70,12 @@ cpu() { python3 -c "print(f'{($2-$1)/$HZ/$SECONDS_IDLE*100:.3f}')" "$1" "$2"; }
 echo "== 1, 2. idle for $SECONDS_IDLE s (unlocked, logged in, push channel open)"
 printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "vault agent (pid $AGENT)" "$(cpu "$A0" "$A1")" "$(rss "$AGENT")" "$(private "$AGENT")" "$(pss "$AGENT")"
 printf '%-36s %8s %% of a core   RSS %6s MiB (anonymous %s MiB, PSS %s MiB)\n' "push-channel helper (pid $LISTENER)" "$(cpu "$L0" "$L1")" "$(rss "$LISTENER")" "$(private "$LISTENER")" "$(pss "$LISTENER")"
-echo "shared libraries mapped by the agent: $(awk '$6 ~ /\.so/ {print $6}' "/proc/$AGENT/maps" | sort -u | wc -l)"
+echo "the agent runs $(readlink "/proc/$AGENT/exe"); shared libraries mapped: agent $(libs "$AGENT"), helper $(libs "$LISTENER")"
+echo "PSS of agent + helper: $(python3 -c "print(f'{$(pss "$AGENT") + $(pss "$LISTENER"):.1f}')") MiB (the physical memory they use; RSS counts shared pages in full)"
 echo "targets: agent < 0.1 % of a core, agent RSS <= 32 MiB"
+echo "the agent's RSS by mapped file (MiB; [anon] is its own memory):"
+awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6) } /^Rss:/ { r[name] += $2 }
+     END { for (n in r) if (r[n] >= 256) printf "%8.1f  %s\n", r[n] / 1024, n }' "/proc/$AGENT/smaps" | sort -rn
 
 # Medians of RUNS runs of each command on A (through the agent) and B (direct), interleaved so
 # that the load of a shared machine falls on both alike.

@@ -20,7 +20,7 @@ public final class Agent: @unchecked Sendable {
     let paths: AgentPaths
     let queue = DispatchQueue(label: "vault-agent")
     let log = AgentLog()
-    let spawner = Spawner()
+    let spawner: Spawner
     let session: SessionHolder
     let work: WorkScheduler
     let feed: ChangeFeed
@@ -38,17 +38,19 @@ public final class Agent: @unchecked Sendable {
     let connections = Counter()
     static let maxConnections = 64
 
-    init(layout: VaultLayout, environment: [String: String], vaultId: String, paths: AgentPaths, policy: EffectivePolicy) {
+    init(layout: VaultLayout, environment: [String: String], vaultId: String, paths: AgentPaths, policy: EffectivePolicy, helper: String) {
         self.layout = layout; self.environment = environment; self.vaultId = vaultId; self.paths = paths; self.policy = policy
+        spawner = Spawner(executable: helper)
         session = SessionHolder(vaultId: vaultId, queue: queue, log: log)
         work = WorkScheduler(queue: queue, spawner: spawner, log: log, environment: environment)
         feed = ChangeFeed(queue: queue, spawner: spawner, log: log, environment: environment)
     }
 
     /// Runs the agent for the vault at `layout` until it is stopped (SIGTERM, SIGINT,
-    /// `vault agent stop`). Throws when it cannot start: no vault, no keyring, no runtime
-    /// folder, or another agent already runs for this vault.
-    public static func run(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy) throws -> Never {
+    /// `vault agent stop`); its helpers are `helper` (the `vault` executable). Throws when it
+    /// cannot start: no vault, no keyring, no runtime folder, or another agent already runs for
+    /// this vault.
+    static func run(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy, helper: String) throws -> Never {
         let (file, _) = try Vault.readKeyslots(layout)
         let keyring = KeyringSession.availability(environment: environment)
         guard policy.keyring.value != "forbidden" else {
@@ -68,7 +70,7 @@ public final class Agent: @unchecked Sendable {
         }
         try paths.ensureDirectory()
         try claimPidFile(paths)
-        let agent = Agent(layout: layout, environment: environment, vaultId: file.body.vaultId, paths: paths, policy: policy)
+        let agent = Agent(layout: layout, environment: environment, vaultId: file.body.vaultId, paths: paths, policy: policy, helper: helper)
         try agent.start()
         dispatchMain()
     }

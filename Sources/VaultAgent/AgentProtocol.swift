@@ -1,7 +1,6 @@
 import Foundation
 import VaultCore
 import VaultCrypto
-import VaultSync
 
 /// A request to the agent. One JSON object per frame (see `AgentWire`); `op` says what.
 public struct AgentRequest: Codable, Sendable {

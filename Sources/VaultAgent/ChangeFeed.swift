@@ -1,5 +1,5 @@
 import Foundation
-import VaultSync
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -5,8 +5,8 @@ import VaultCore
 import Glibc
 #endif
 
-/// A helper process of the agent (`vault agent work`, `vault agent listen`): the same binary,
-/// its standard output read line by line, its exit reported once.
+/// A helper process of the agent (`vault agent work`, `vault agent listen`): the `vault` binary
+/// beside `vault-agent`, its standard output read line by line, its exit reported once.
 ///
 /// Children are started from one long-lived thread (`Spawner`), because a child asks the kernel
 /// to kill it when the thread that started it ends (`PR_SET_PDEATHSIG`, see
@@ -21,7 +21,7 @@ final class ChildProcess: @unchecked Sendable {
 
     private init(pid: pid_t, name: String) { self.pid = pid; self.name = name }
 
-    /// Starts `/proc/self/exe` with `arguments` (plus `--parent <agent pid>`). Each stdout line
+    /// Starts the helper program with `arguments` (plus `--parent <agent pid>`). Each stdout line
     /// goes to `onLine`, then the exit status (`waitpid` status) to `onExit`, both on `queue`.
     static func start(_ arguments: [String], name: String, spawner: Spawner, queue: DispatchQueue,
                       onLine: @escaping @Sendable (String) -> Void, onExit: @escaping @Sendable (Int32) -> Void) throws -> ChildProcess {
@@ -78,8 +78,12 @@ final class Spawner: @unchecked Sendable {
     // SAFETY: `jobs` is guarded by `condition`.
     private let condition = NSCondition()
     private var jobs: [() -> Void] = []
+    /// The helpers' program: `vault` (the agent itself is `vault-agent`).
+    let executable: String
 
-    init() {
+    /// Starts the thread; children run `executable`.
+    init(executable: String) {
+        self.executable = executable
         let thread = Thread { [self] in
             while true {
                 condition.lock()
@@ -93,13 +97,14 @@ final class Spawner: @unchecked Sendable {
         thread.start()
     }
 
-    /// Starts `/proc/self/exe` with `arguments`; returns its pid and the read end of its stdout.
+    /// Starts `executable` with `arguments`; returns its pid and the read end of its stdout.
     func spawn(_ arguments: [String]) throws -> (pid_t, Int32) {
         let done = DispatchSemaphore(value: 0)
         let result = ResultBox()
+        let exe = executable
         condition.lock()
         jobs.append {
-            result.value = Result { try Self.spawnNow(arguments) }
+            result.value = Result { try Self.spawnNow(exe, arguments) }
             done.signal()
         }
         condition.signal()
@@ -113,8 +118,7 @@ final class Spawner: @unchecked Sendable {
         var value: Result<(pid_t, Int32), Error>?
     }
 
-    private static func spawnNow(_ arguments: [String]) throws -> (pid_t, Int32) {
-        let exe = "/proc/self/exe"
+    private static func spawnNow(_ exe: String, _ arguments: [String]) throws -> (pid_t, Int32) {
         let argv = ([exe] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

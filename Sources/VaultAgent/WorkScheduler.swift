@@ -1,7 +1,7 @@
 import Foundation
 internal import CLinuxShims
 import VaultCore
-import VaultSync
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif

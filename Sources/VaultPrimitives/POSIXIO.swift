@@ -103,4 +103,15 @@ public enum CurrentProcess {
         guard n > 0 else { throw .current }
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+
+    /// Replaces this process with `path` (same pid; `arguments` after the program name,
+    /// exactly `environment`). Returns only when that fails, with the reason. The C function is
+    /// `execve`.
+    public static func replace(with path: String, arguments: [String], environment: [String: String]) -> Errno {
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        execve(path, argv, envp)
+        return .current
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import VaultAPI
 import VaultCore
 import VaultHTTP
+import VaultPrimitives
 
 /// Downloads a file's content (its head, or a revision) end to end (SECURITY.md "End to end",
 /// content record rules): the content record is read from the server and opened through the

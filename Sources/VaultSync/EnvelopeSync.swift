@@ -3,6 +3,7 @@ import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultHTTP
+import VaultPrimitives
 
 /// Keeps this vault's keyslot file and the account's key envelope (`/v1/keys/envelope`) in step
 /// (SECURITY.md "Envelope"). The envelope both last agreed on (its bytes and the server's

@@ -2,28 +2,7 @@ import Foundation
 import VaultAPI
 import VaultCore
 import VaultHTTP
-
-/// What one `vault sync` push did.
-public struct PushSummary: Sendable, Codable {
-    /// Outbox entries replayed and removed.
-    public var done = 0
-    /// Entries in conflict (the server has a newer version, or holds the name; nothing was overwritten).
-    public var conflicts = 0
-    /// Entries that failed for a reason of their own (kept, with the reason; retried next sync).
-    public var failed = 0
-    /// Entries waiting behind another one (a conflict, a failure, a hold, their folder).
-    public var skipped = 0
-    /// Large uploads held back on a metered network.
-    public var waitingForUnmetered = 0
-    /// Entries paused or cancelled by the user (`vault transfers resume` puts them back).
-    public var held = 0
-    /// Pinned files downloaded after the push.
-    public var downloaded = 0
-    /// One line per event, for people.
-    public var messages: [String] = []
-
-    public init() {}
-}
+import VaultPrimitives
 
 /// Replays the outbox to the server in order — folders created, files uploaded, moves and
 /// deletes with `If-Match` — mapping local ids to server ids, and completes each entry in the

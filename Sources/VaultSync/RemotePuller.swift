@@ -2,6 +2,7 @@ import Foundation
 import VaultAPI
 import VaultCore
 import VaultHTTP
+import VaultPrimitives
 
 /// The server as a pull reads it (`PullSource`): the change feed, the flat listing and folder
 /// subtrees, every node opened by the codec (`RemoteCodec.open`) before the planner sees it. A

@@ -2,6 +2,7 @@ import Foundation
 import VaultAPI
 import VaultCore
 import VaultHTTP
+import VaultPrimitives
 
 /// What one upload needs: the staged blob, what is sent of it and its checksum, and where it
 /// goes on the server, sealed (SECURITY.md "End to end").

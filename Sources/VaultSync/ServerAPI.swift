@@ -2,6 +2,7 @@ import Foundation
 import VaultAPI
 import VaultCore
 import VaultHTTP
+import VaultPrimitives
 
 /// Authenticated calls to the vault server: bearer token, device id, JSON bodies, and one token
 /// refresh (with the stored server password) when the server answers 401.

@@ -1,19 +1,6 @@
 import Foundation
 import VaultCore
 
-/// What a pull did, for people and `--json`.
-public struct PullSummary: Sendable, Codable {
-    /// Remote nodes applied.
-    public var applied = 0
-    /// Local nodes removed because the server removed them.
-    public var removed = 0
-    /// Whether the full listing was used (first pull, or an expired cursor).
-    public var listed = false
-    /// What the pull said about changes made on both sides (also kept for `vault conflicts`).
-    public var conflicts: [SyncMessage] = []
-    public init() {}
-}
-
 extension SyncClient {
     /// The conflict policy in force: the policy's `conflictPolicy`, else the vault's setting
     /// (`vault config set conflicts`), else keep-both.

@@ -3,6 +3,7 @@ import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultHTTP
+import VaultPrimitives
 
 /// The vault's connection to its server: sign-in, pushing the outbox (uploads, folders, moves,
 /// deletes) and downloading content on demand. Built only on the vault's sealed API.

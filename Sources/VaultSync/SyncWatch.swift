@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultPrimitives
 
 /// `vault sync --watch`'s wait for the server's next change, over the push channel
 /// (`ChangeEventStream`, which holds no vault: the vault is free between syncs). An event leaves

@@ -62,10 +62,11 @@ final class CLIHarness: @unchecked Sendable {
         try? FileManager.default.removeItem(at: root)
     }
 
+    /// Runs `vault` (or `program`, another executable) with `args` in this harness's environment.
     @discardableResult
-    func run(_ args: [String], stdin: Data? = nil, env extra: [String: String] = [:]) throws -> Result {
+    func run(_ args: [String], stdin: Data? = nil, env extra: [String: String] = [:], program: String = CLIHarness.vaultBinary) throws -> Result {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.vaultBinary)
+        p.executableURL = URL(fileURLWithPath: program)
         p.arguments = args
         p.environment = env.merging(extra) { $1 }
         let out = Pipe(), err = Pipe()

@@ -4,7 +4,8 @@ import VaultAgent
 import VaultCore
 
 /// The agent's unit that scripts/install.sh installs says what the unit `vault agent install`
-/// writes (SystemdUnit), but for the default vault: the same [Service] and [Install] lines.
+/// writes (SystemdUnit), but for the default vault: the same [Service] and [Install] lines; and
+/// the script installs `vault-agent` beside `vault`.
 final class AgentUnitTests: XCTestCase {
     func testInstalledUnitKeepsTheAgentsServiceLines() throws {
         let script = try String(contentsOf: GeneratedFilesTests.root.appendingPathComponent("scripts/install.sh"), encoding: .utf8)
@@ -19,5 +20,8 @@ final class AgentUnitTests: XCTestCase {
             XCTAssertTrue(installed.contains(line), "scripts/install.sh's unit lacks `\(line)`")
         }
         XCTAssertTrue(installed.contains(#"ExecStart="$PREFIX/bin/vault" agent"#))
+        // `vault agent` becomes the vault-agent beside it: the two are installed together.
+        XCTAssertTrue(script.contains(#"for product in vault vault-agent vault-server; do"#))
+        XCTAssertTrue(script.contains(#"install -D -m 0755 "$bin/vault-agent" "$DEST/bin/vault-agent""#))
     }
 }

@@ -17,13 +17,17 @@ struct AgentCommand: ParsableCommand {
                              defaultSubcommand: Run.self)
     }
 
-    /// `vault agent [run]`: the agent in the foreground.
+    /// `vault agent [run]`: the agent in the foreground. This process becomes `vault-agent` (the
+    /// executable beside `vault`, which links no HTTP client: docs/agent.md "Processes").
     struct Run: VaultCommand {
         static var configuration: CommandConfiguration {
-            CommandConfiguration(name: "run", abstract: "run the agent in the foreground (what the systemd unit starts)")
+            CommandConfiguration(name: "run", abstract: "run the agent in the foreground (what the systemd unit starts)",
+                                 discussion: "The agent is the `vault-agent` program installed beside `vault`: this command becomes it (same process, same environment).")
         }
         func run(_ ctx: CommandContext) throws {
-            try Agent.run(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy)
+            let program = try AgentProgram.sibling(AgentProgram.name)
+            let e = CurrentProcess.replace(with: program, arguments: [], environment: ctx.environment)
+            throw VaultError(.io, "cannot start \(program): \(e)", hint: "check that it is executable (scripts/install.sh installs it beside vault)")
         }
     }
 
@@ -35,7 +39,10 @@ struct AgentCommand: ParsableCommand {
         @Flag(help: "write and enable the unit without starting it now")
         var noStart = false
         @OptionGroup var output: OutputOptions
-        func run(_ ctx: CommandContext) throws { try AgentCommand.unitChange(ctx) { try $0.install(start: !noStart) } }
+        func run(_ ctx: CommandContext) throws {
+            _ = try AgentProgram.sibling(AgentProgram.name)   // the unit's `vault agent` runs it
+            try AgentCommand.unitChange(ctx) { try $0.install(start: !noStart) }
+        }
     }
 
     /// `vault agent uninstall`.

@@ -1,5 +1,6 @@
 import Foundation
 internal import CLinuxShims
+import VaultAgent
 import VaultCore
 import VaultCrypto
 import VaultSync
@@ -7,13 +8,14 @@ import VaultSync
 import Glibc
 #endif
 
-/// The agent's helper processes, `vault agent work` and `vault agent listen`. Each gets the
+/// The agent's helper processes, `vault agent work` and `vault agent listen`: run by the `vault`
+/// binary (the `vault-agent` process links no HTTP client and no sync code). Each gets the
 /// master key from the agent (a background request: not a use of the vault), holds it only
 /// while it needs the vault, and dies with the agent.
-public enum AgentHelpers {
+enum AgentHelpers {
     /// Makes this helper die with the agent that started it (`--parent PID`); false when that
     /// agent is already gone.
-    public static func bindToParent(_ parent: Int32) -> Bool { CLinuxShims_die_with_parent(parent) == 0 }
+    static func bindToParent(_ parent: Int32) -> Bool { CLinuxShims_die_with_parent(parent) == 0 }
 
     /// Opens the vault with the key the agent holds; `.locked` when it holds none.
     static func openVault(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
@@ -31,7 +33,7 @@ public enum AgentHelpers {
     /// push what the pull produced, pinned downloads; or pinned downloads only), with the metered
     /// rules of `vault sync`; progress goes to the database as the transfers run. Never throws: a
     /// failure is in the result.
-    public static func work(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+    static func work(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
                             options: WorkOptions, say: @escaping (String) -> Void) -> WorkResult {
         var result = WorkResult(loggedIn: false)
         result.pinnedOnly = options.pinnedOnly
@@ -73,19 +75,19 @@ public enum AgentHelpers {
     }
 
     /// Exit codes of `vault agent listen` besides a `VaultError`'s own.
-    public enum ListenExit {
+    enum ListenExit {
         /// The server ended the stream (reconnect soon).
-        public static let ended: Int32 = 0
+        static let ended: Int32 = 0
         /// The server refused the token (reconnect at once with `--refresh-token`).
-        public static let tokenRefused: Int32 = 75
+        static let tokenRefused: Int32 = 75
         /// Any other failure (reconnect after a backoff).
-        public static let failed: Int32 = 1
+        static let failed: Int32 = 1
     }
 
     /// `vault agent listen`: opens the push channel (the vault only while it reads the server
     /// address and token) and prints `open`, then `event <id>` per event, on standard output.
     /// Returns the process exit code: see `ListenExit`; 3 locked, 4 not logged in.
-    public static func listen(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
+    static func listen(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
                               lastEventId: String?, refreshToken: Bool, say: @escaping (String) -> Void) -> Int32 {
         let stream: ChangeEventStream
         do {
