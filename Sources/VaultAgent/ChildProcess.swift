@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 internal import CLinuxShims
 import VaultCore
 #if canImport(Glibc)
@@ -31,9 +32,7 @@ final class ChildProcess: @unchecked Sendable {
             var pending: [UInt8] = []
             var buf = [UInt8](repeating: 0, count: 4096)
             while true {
-                let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
+                guard let n = try? buf.withUnsafeMutableBytes({ (b) throws(Errno) in try POSIXIO.read(fd, into: b) }), n > 0 else { break }
                 pending += buf[0..<n]
                 while let nl = pending.firstIndex(of: 10) {
                     let line = String(decoding: pending[..<nl], as: UTF8.self)
@@ -43,10 +42,8 @@ final class ChildProcess: @unchecked Sendable {
                 if pending.count > 1 << 20 { pending.removeAll() }   // a runaway line is not ours
             }
             close(fd)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let final = POSIXIO.waitForExit(pid) ?? 0
             child.markExited()
-            let final = status
             queue.async { onExit(final) }
         }
         reader.name = "vault-agent-\(name)-reader"

@@ -1,4 +1,5 @@
 import Foundation
+import VaultPrimitives
 import VaultCore
 #if canImport(Glibc)
 import Glibc
@@ -91,9 +92,7 @@ final class MemoryPressureWatch: @unchecked Sendable {
             var last = read()
             var buf = [UInt8](repeating: 0, count: 4096)
             while true {
-                let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
+                guard let n = try? buf.withUnsafeMutableBytes({ (b) throws(Errno) in try POSIXIO.read(fd, into: b) }), n > 0 else { break }
                 let now = read()
                 if let what = increase(from: last, to: now) { onPressure("memory pressure (\(path): \(what))") }
                 last = now
