@@ -80,6 +80,10 @@ step restore /Documents/2026/report.txt --revision "$FIRST"
 echo; echo "── the laptop follows ──"
 export VAULT_HOME="$DEMO/laptop"
 step sync --password-file "$DEMO/password"
+# Its own copy is now an older version (S): it still opens offline; evict it and the next read
+# downloads the restored head.
+step ls -l /Documents/2026 --password-file "$DEMO/password"
+step evict /Documents/2026/report.txt --password-file "$DEMO/password"
 step cat /Documents/2026/report.txt --password-file "$DEMO/password"
 step conflicts --password-file "$DEMO/password"
 
