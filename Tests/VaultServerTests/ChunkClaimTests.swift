@@ -54,29 +54,10 @@ final class ChunkClaimTests: XCTestCase {
     /// releases; B, holding the claim at last, must see that the chunk is recorded and write
     /// nothing: its different bytes would otherwise replace bytes already hashed.
     func testDuplicateChunkThatWaitedNeverWritesAfterTheChunkWasHashed() throws {
-        Sodium.initialize()
-        var config = ServerConfig()
-        config.dataDir = NSTemporaryDirectory() + "vault-claims-" + UUID().uuidString
-        config.chunkSize = 1000
-        config.chunkStallTimeout = 600
-        defer { try? FileManager.default.removeItem(atPath: config.dataDir) }
-        let service = try VaultService(config: config)
-        let owner = try service.users.add(name: "alice", password: Array("pw".utf8))
         let bytes = randomBytes(1500), other = randomBytes(1000)
-        func context(_ method: String, _ path: String, params: [String: String] = [:], headers: [String: String] = [:]) -> RequestContext {
-            var r = HTTPRequest(method: method, path: path, query: [:], headers: headers)
-            r.pathParams = params
-            return RequestContext(request: r, userId: owner)
-        }
-        guard case .buffer(_, let open) = try service.createUploadSession(context("POST", "/v1/upload")) else { return XCTFail("plan") }
-        let opened = try open(Array(#"{"name":"f","size":1500,"sha256":"\#(sha256Hex(bytes))","requestId":"r"}"#.utf8))
-        let id = try json(opened)["uploadId"] as! String
-        func chunk(_ start: Int, _ end: Int) throws -> ChunkSink {
-            guard case .stream(let sink) = try service.putChunk(context("PUT", "/v1/upload/\(id)/chunk", params: ["id": id],
-                                                                        headers: ["content-range": "bytes \(start)-\(end - 1)/1500"])),
-                  let chunk = sink as? ChunkSink else { throw TestHTTPError(description: "no chunk sink") }
-            return chunk
-        }
+        let upload = try InProcessUpload(bytes, stallTimeout: 600)
+        defer { upload.remove() }
+        let service = upload.service, chunk = upload.chunk
         let a = try chunk(0, 1000)
         try bytes[0..<1000].withUnsafeBytes { try a.receive($0) }
         let answerB = Locked<HTTPResponse?>(nil)
@@ -108,28 +89,10 @@ final class ChunkClaimTests: XCTestCase {
     /// away first) still records its chunk: the last one publishes the file, instead of leaving a
     /// session whose ranges are complete and that nothing could ever finish.
     func testAWholeBodyWhoseAnswerWasLostIsRecorded() throws {
-        Sodium.initialize()
-        var config = ServerConfig()
-        config.dataDir = NSTemporaryDirectory() + "vault-claims-" + UUID().uuidString
-        config.chunkSize = 1000
-        defer { try? FileManager.default.removeItem(atPath: config.dataDir) }
-        let service = try VaultService(config: config)
-        let owner = try service.users.add(name: "alice", password: Array("pw".utf8))
         let bytes = randomBytes(1500)
-        func context(_ method: String, _ path: String, params: [String: String] = [:], headers: [String: String] = [:]) -> RequestContext {
-            var r = HTTPRequest(method: method, path: path, query: [:], headers: headers)
-            r.pathParams = params
-            return RequestContext(request: r, userId: owner)
-        }
-        guard case .buffer(_, let open) = try service.createUploadSession(context("POST", "/v1/upload")) else { return XCTFail("plan") }
-        let opened = try open(Array(#"{"name":"f","size":1500,"sha256":"\#(sha256Hex(bytes))","requestId":"r"}"#.utf8))
-        let id = try json(opened)["uploadId"] as! String
-        func chunk(_ start: Int, _ end: Int) throws -> ChunkSink {
-            guard case .stream(let sink) = try service.putChunk(context("PUT", "/v1/upload/\(id)/chunk", params: ["id": id],
-                                                                        headers: ["content-range": "bytes \(start)-\(end - 1)/1500"])),
-                  let chunk = sink as? ChunkSink else { throw TestHTTPError(description: "no chunk sink") }
-            return chunk
-        }
+        let upload = try InProcessUpload(bytes)
+        defer { upload.remove() }
+        let service = upload.service, chunk = upload.chunk, id = upload.id
         let first = try chunk(0, 1000)
         try bytes[0..<1000].withUnsafeBytes { try first.receive($0) }
         first.abort()
@@ -139,7 +102,7 @@ final class ChunkClaimTests: XCTestCase {
         let last = try chunk(1200, 1500)
         try bytes[1200..<1500].withUnsafeBytes { try last.receive($0) }
         last.abort()
-        guard case .respond(let answer) = try service.uploadStatus(context("GET", "/v1/upload/\(id)", params: ["id": id])) else {
+        guard case .respond(let answer) = try service.uploadStatus(upload.context("GET", "/v1/upload/\(id)", params: ["id": id])) else {
             return XCTFail("plan")
         }
         let status = try json(answer)
@@ -252,4 +215,47 @@ final class ChunkClaimTests: XCTestCase {
     private func json(_ r: HTTPResponse) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(body(r))) as? [String: Any])
     }
+}
+
+/// A `VaultService` in this process (chunks of 1,000 bytes) with one user and an upload session
+/// for `bytes`; `chunk` hands out the sink of a `PUT` of bytes `start..<end`.
+private struct InProcessUpload {
+    let service: VaultService
+    let owner: String
+    let id: String
+    let size: Int
+    let dataDir: String
+
+    init(_ bytes: [UInt8], stallTimeout: Int? = nil) throws {
+        Sodium.initialize()
+        var config = ServerConfig()
+        config.dataDir = NSTemporaryDirectory() + "vault-claims-" + UUID().uuidString
+        config.chunkSize = 1000
+        if let stallTimeout { config.chunkStallTimeout = stallTimeout }
+        dataDir = config.dataDir
+        service = try VaultService(config: config)
+        owner = try service.users.add(name: "alice", password: Array("pw".utf8))
+        let ctx = RequestContext(request: HTTPRequest(method: "POST", path: "/v1/upload", query: [:], headers: [:]), userId: owner)
+        guard case .buffer(_, let open) = try service.createUploadSession(ctx) else { throw TestHTTPError(description: "no buffered plan") }
+        let opened = try open(Array(#"{"name":"f","size":\#(bytes.count),"sha256":"\#(sha256Hex(bytes))","requestId":"r"}"#.utf8))
+        guard case .bytes(let body) = opened.body, let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let id = object["uploadId"] as? String else { throw TestHTTPError(description: "no upload id") }
+        self.id = id
+        size = bytes.count
+    }
+
+    func context(_ method: String, _ path: String, params: [String: String] = [:], headers: [String: String] = [:]) -> RequestContext {
+        var r = HTTPRequest(method: method, path: path, query: [:], headers: headers)
+        r.pathParams = params
+        return RequestContext(request: r, userId: owner)
+    }
+
+    func chunk(_ start: Int, _ end: Int) throws -> ChunkSink {
+        guard case .stream(let sink) = try service.putChunk(context("PUT", "/v1/upload/\(id)/chunk", params: ["id": id],
+                                                                    headers: ["content-range": "bytes \(start)-\(end - 1)/\(size)"])),
+              let chunk = sink as? ChunkSink else { throw TestHTTPError(description: "no chunk sink") }
+        return chunk
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: dataDir) }
 }
