@@ -53,7 +53,7 @@ final class SQLLocalView: LocalView {
     static func base(_ r: SQLRow) -> RemoteBase {
         RemoteBase(remoteId: r[0].string ?? "", parentId: r[1].string, name: r[2].string ?? "", isFolder: r[3].string == "folder",
                    version: r[4].int64 ?? 0, recordSeq: r[5].int64 ?? 0, contentSeq: r[6].int64 ?? 0,
-                   content: r[7].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) })
+                   content: r[7].string.flatMap(ContentRecord.decode(json:)))
     }
 
     /// The JSON a base's content record is stored as.
