@@ -197,6 +197,41 @@ extension ContentRecord: FastRecordDecodable {
         return r
     }
 
+    /// The JSON a base's content record is stored as, written directly: byte for byte what a
+    /// JSONEncoder with sorted keys writes (`"`, `\\` and `/` escaped); nil when a member holds a
+    /// control character (the caller then uses the encoder, whose escapes stay exact).
+    static func storedJSON(_ c: ContentRecord) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        func key(_ k: StaticString) {
+            out.append(out.isEmpty ? 0x7B : 0x2C)
+            out.append(0x22)
+            out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
+            out.append(0x22); out.append(0x3A)
+        }
+        func string(_ k: StaticString, _ v: String) -> Bool {
+            key(k)
+            out.append(0x22)
+            for b in v.utf8 {
+                if b < 0x20 { return false }
+                if b == 0x22 || b == 0x5C || b == 0x2F { out.append(0x5C) }
+                out.append(b)
+            }
+            out.append(0x22)
+            return true
+        }
+        func int(_ k: StaticString, _ v: Int64) {
+            key(k)
+            out.append(contentsOf: String(v).utf8)
+        }
+        guard string("blob", c.blob), string("device", c.device), string("mime", c.mime) else { return nil }
+        int("mtime", c.mtime); int("sealedSize", c.sealedSize); int("seq", c.seq)
+        guard string("sha256", c.sha256) else { return nil }
+        int("size", c.size); int("v", Int64(c.v))
+        out.append(0x7D)
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Decodes a content record stored as JSON (the fast path, else `JSONDecoder`).
     static func decode(json: String) -> ContentRecord? {
         var s = json

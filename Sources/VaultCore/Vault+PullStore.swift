@@ -58,7 +58,7 @@ final class SQLLocalView: LocalView {
 
     /// The JSON a base's content record is stored as.
     static func contentJSON(_ c: ContentRecord) throws -> String {
-        String(decoding: try recordEncoder.encode(c), as: UTF8.self)
+        try ContentRecord.storedJSON(c) ?? String(decoding: try recordEncoder.encode(c), as: UTF8.self)
     }
 
     private static let recordEncoder: JSONEncoder = {

@@ -71,3 +71,24 @@ final class RecordJSONTests: XCTestCase {
         XCTAssertEqual(bad.withUnsafeBytes { NodeRecord.fastDecode($0) ?? (try? JSONDecoder().decode(NodeRecord.self, from: Data($0))) }, reference)
     }
 }
+
+/// A base's content record is stored as the same bytes as before (JSONEncoder, sorted keys).
+final class StoredContentJSONTests: XCTestCase {
+    func testStoredJSONIsWhatTheEncoderWrote() throws {
+        let encoder = JSONEncoder(); encoder.outputFormatting = [.sortedKeys]
+        var seed: UInt64 = 0xc0de
+        func next() -> UInt64 { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return seed >> 11 }
+        let pieces = ["a", "é", "\"", "\\", "/", "\n", "\u{1}", "\u{7F}", "\u{2028}", "日本", "🙂", " ", "application/octet-stream"]
+        func text() -> String { (0..<Int(next() % 6)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined() }
+        func int() -> Int64 { switch next() % 4 { case 0: 0; case 1: Int64.max; case 2: Int64.min; default: Int64(bitPattern: next()) } }
+        var direct = 0
+        for i in 0..<3000 {
+            let c = ContentRecord(blob: text(), device: text(), mime: text(), mtime: int(), sealedSize: int(), seq: int(), sha256: text(), size: int())
+            let expected = String(decoding: try encoder.encode(c), as: UTF8.self)
+            XCTAssertEqual(try SQLLocalView.contentJSON(c), expected, "iteration \(i) (seed 0xc0de)")
+            if ContentRecord.storedJSON(c) != nil { direct += 1 }
+            XCTAssertEqual(ContentRecord.decode(json: expected), c, "iteration \(i)")
+        }
+        XCTAssertGreaterThan(direct, 500)   // the rest hold a control character
+    }
+}
