@@ -11,6 +11,9 @@ public final class RemoteCodec: @unchecked Sendable {
 
     let vaultIdHex: String
     let epochs: EpochKeys
+    // SAFETY: `metaKeys` is read and written only with `metaKeyLock` held.
+    private var metaKeys: [UInt32: AESGCMKey] = [:]
+    private let metaKeyLock = NSLock()
     var current: KeyHierarchy { epochs.current }
 
     init(epochs: EpochKeys) {
@@ -80,25 +83,46 @@ public final class RemoteCodec: @unchecked Sendable {
 
     private func seal<T: Encodable>(_ value: T, kind: String, nodeId: String) throws -> String {
         let nonce = SecureRandom.bytes(12)
-        let sealed = try AESGCMKey(current.remoteMetaKey).seal(nonce: nonce, plaintext: Array(try Self.encoder.encode(value)),
+        let sealed = try metaKey(epoch: current.epoch).seal(nonce: nonce, plaintext: Array(try Self.encoder.encode(value)),
                                                               aad: recordAAD(kind, nodeId: nodeId))
         return "\(current.epoch)." + Base64URL.encode(nonce + sealed)
     }
 
-    private func open<T: Decodable>(_ text: String, as: T.Type, kind: String, nodeId: String) throws -> T {
+    private func open<T: FastRecordDecodable>(_ text: String, as: T.Type, kind: String, nodeId: String) throws -> T {
         let (epoch, bytes) = try Self.split(text, what: kind)
         guard bytes.count > 12 + 16 else { throw Self.lie("a \(kind) record is too short") }
-        let plain: SecureBytes
-        do {
-            plain = try AESGCMKey(try keys(epoch: epoch).remoteMetaKey)
-                .open(nonce: Array(bytes[..<12]), ciphertextAndTag: Array(bytes[12...]), aad: recordAAD(kind, nodeId: nodeId))
-        } catch let e as VaultError { throw e } catch {
-            throw Self.lie("the \(kind) record of \(nodeId) does not authenticate (swapped, altered or forged by the server)")
+        let key = try metaKey(epoch: epoch)
+        let aad = recordAAD(kind, nodeId: nodeId)
+        // The plaintext in a scratch buffer wiped after decoding (not a guarded SecureBytes: a
+        // record's members become ordinary strings anyway, and two page mappings per record made
+        // most of a large pull's system time).
+        let count = bytes.count - 12 - 16
+        let value: T? = try withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 1) { out in
+            defer { out.initializeMemory(as: UInt8.self, repeating: 0) }
+            do {
+                _ = try bytes.withUnsafeBytes { b in
+                    try aad.withUnsafeBytes { a in
+                        try key.open(nonce: Array(b[..<12]), ciphertextAndTag: UnsafeRawBufferPointer(rebasing: b[12...]), aad: a, into: out)
+                    }
+                }
+            } catch let e as VaultError { throw e } catch {
+                throw Self.lie("the \(kind) record of \(nodeId) does not authenticate (swapped, altered or forged by the server)")
+            }
+            let plain = UnsafeRawBufferPointer(rebasing: out[..<count])
+            return T.fastDecode(plain) ?? (try? JSONDecoder().decode(T.self, from: Data(plain)))
         }
-        guard let value = try? plain.withUnsafeBytes({ try JSONDecoder().decode(T.self, from: Data($0)) }) else {
-            throw Self.lie("the \(kind) record of \(nodeId) is not valid")
-        }
+        guard let value else { throw Self.lie("the \(kind) record of \(nodeId) is not valid") }
         return value
+    }
+
+    /// The AES-GCM key of the remote records of `epoch`, built once (its cipher contexts are
+    /// reused for every record).
+    func metaKey(epoch: UInt32) throws -> AESGCMKey {
+        metaKeyLock.lock(); defer { metaKeyLock.unlock() }
+        if let k = metaKeys[epoch] { return k }
+        let k = try AESGCMKey(try keys(epoch: epoch).remoteMetaKey)
+        metaKeys[epoch] = k
+        return k
     }
 
     /// Seals a node record for `nodeId`.

@@ -53,12 +53,12 @@ final class SQLLocalView: LocalView {
     static func base(_ r: SQLRow) -> RemoteBase {
         RemoteBase(remoteId: r[0].string ?? "", parentId: r[1].string, name: r[2].string ?? "", isFolder: r[3].string == "folder",
                    version: r[4].int64 ?? 0, recordSeq: r[5].int64 ?? 0, contentSeq: r[6].int64 ?? 0,
-                   content: r[7].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) })
+                   content: r[7].string.flatMap(ContentRecord.decode(json:)))
     }
 
     /// The JSON a base's content record is stored as.
     static func contentJSON(_ c: ContentRecord) throws -> String {
-        String(decoding: try recordEncoder.encode(c), as: UTF8.self)
+        try ContentRecord.storedJSON(c) ?? String(decoding: try recordEncoder.encode(c), as: UTF8.self)
     }
 
     private static let recordEncoder: JSONEncoder = {
@@ -147,14 +147,15 @@ public final class VaultPullStore: PullStore {
     }
 
     public func missing(listed: Set<String>) throws -> [String] {
-        try vault.db.execute("CREATE TEMP TABLE IF NOT EXISTS pull_listed(remote_id TEXT PRIMARY KEY)")
-        try vault.db.execute("DELETE FROM pull_listed")
-        let insert = try vault.db.prepare("INSERT OR IGNORE INTO pull_listed(remote_id) VALUES (?)")
-        for id in listed { try insert.bind([id]); while try insert.step() {} }
-        defer { try? vault.db.execute("DELETE FROM pull_listed") }
-        return try vault.db.query("""
-            SELECT id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL AND remote_id NOT IN (SELECT remote_id FROM pull_listed)
-            """).compactMap { $0[0].string }
+        // Streamed and checked against the set in memory: copying every listed id into a temporary
+        // table (and a NOT IN over it) raised a first pull's peak memory at its end.
+        let st = try vault.db.prepare("SELECT id, remote_id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL")
+        var out: [String] = []
+        while try st.step() {
+            let r = st.row()
+            if let rid = r[1].string, !listed.contains(rid), let id = r[0].string { out.append(id) }
+        }
+        return out
     }
 }
 

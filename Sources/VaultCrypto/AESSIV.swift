@@ -10,6 +10,18 @@ internal import COpenSSL
 ///
 /// OpenSSL 3.0 cannot process an empty plaintext in SIV mode, so an empty plaintext is refused
 /// (`invalidParameter`) rather than produced differently on other OpenSSL versions.
+/// The provider ciphers, fetched once (a fetch per message cost more than the message) and
+/// never freed: they live as long as the process.
+private struct FetchedSIVCipher: @unchecked Sendable {
+    let cipher: OpaquePointer?
+}
+
+private let sivCiphers: [Int: FetchedSIVCipher] = [
+    32: FetchedSIVCipher(cipher: EVP_CIPHER_fetch(nil, "AES-128-SIV", nil)),
+    48: FetchedSIVCipher(cipher: EVP_CIPHER_fetch(nil, "AES-192-SIV", nil)),
+    64: FetchedSIVCipher(cipher: EVP_CIPHER_fetch(nil, "AES-256-SIV", nil)),
+]
+
 public enum AESSIV {
     /// Length of the synthetic IV (the tag) in front of the ciphertext.
     public static let tagSize = 16
@@ -74,8 +86,7 @@ public enum AESSIV {
             default: throw CryptoError.invalidParameter("an AES-SIV key is 32, 48 or 64 bytes, not \(key.count)")
             }
             guard associatedData.count <= 126 else { throw CryptoError.invalidParameter("AES-SIV takes at most 126 associated-data inputs") }
-            guard let cipher = EVP_CIPHER_fetch(nil, name, nil) else { throw openSSLFailure("EVP_CIPHER_fetch(\(name))") }
-            defer { EVP_CIPHER_free(cipher) }
+            guard let cipher = sivCiphers[key.count]?.cipher else { throw openSSLFailure("EVP_CIPHER_fetch(\(name))") }
             guard let ctx = EVP_CIPHER_CTX_new() else { throw openSSLFailure("EVP_CIPHER_CTX_new") }
             self.ctx = ctx
             let keyed = key.withUnsafeBytes { k in

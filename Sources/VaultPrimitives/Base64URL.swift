@@ -18,7 +18,8 @@ public enum Base64URL {
         var i = 0
         while i + 3 <= bytes.count {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(v >> 18)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)], alphabet[Int(v & 63)]]
+            out.append(alphabet[Int(v >> 18)]); out.append(alphabet[Int(v >> 12 & 63)])
+            out.append(alphabet[Int(v >> 6 & 63)]); out.append(alphabet[Int(v & 63)])
             i += 3
         }
         switch bytes.count - i {
@@ -37,7 +38,13 @@ public enum Base64URL {
     /// The bytes of `text`, or nil unless it is canonical unpadded base64url (only `A–Z a–z 0–9
     /// - _`, and re-encoding the bytes gives `text` back: no padding, no stray low bits).
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        let text = Array(text.utf8)
+        if let done = text.utf8.withContiguousStorageIfAvailable({ decode(utf8: $0) }) { return done }
+        return Array(text.utf8).withUnsafeBufferPointer { decode(utf8: $0) }
+    }
+
+    /// `decode(_:)` over the text's UTF-8 (appending one byte at a time: an array literal per
+    /// group cost an allocation each).
+    private static func decode(utf8 text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard text.count % 4 != 1 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(text.count * 3 / 4)
@@ -49,7 +56,7 @@ public enum Base64URL {
         while i + 4 <= text.count {
             guard let a = value(i), let b = value(i + 1), let c = value(i + 2), let d = value(i + 3) else { return nil }
             let v = a << 18 | b << 12 | c << 6 | d
-            out += [UInt8(v >> 16), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+            out.append(UInt8(v >> 16)); out.append(UInt8(v >> 8 & 0xFF)); out.append(UInt8(v & 0xFF))
             i += 4
         }
         switch text.count - i {

@@ -19,6 +19,10 @@ final class RemotePuller: PullSource {
     /// The largest page accepted (a node's sealed name and records take about 900 bytes).
     static let pageBytes = 32 << 20
 
+    /// The listing's next page, fetched and opened on another thread while the caller plans and
+    /// applies this one (the server's time and this device's then overlap). At most one page ahead.
+    private let prefetched = PageAhead()
+
     init(api: ServerAPI, codec: RemoteCodec, retry: RetryPolicy, say: @escaping (String) -> Void) {
         self.api = api; self.codec = codec; self.retry = retry; self.say = say
     }
@@ -29,12 +33,14 @@ final class RemotePuller: PullSource {
     }
 
     func startCursor() throws -> Int64 {
+        finish()
         let r = try get("/v1/changes/start", doing: "read the change feed")
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
         return try ServerAPI.decode(CursorResponse.self, r).cursor
     }
 
     func changes(after cursor: Int64) throws -> ChangesPage? {
+        finish()
         let r = try get("/v1/changes?cursor=\(cursor)&limit=\(Self.changesPage)", doing: "read the change feed")
         if r.status == 410 { return nil }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
@@ -53,6 +59,19 @@ final class RemotePuller: PullSource {
     }
 
     func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+        let ahead = prefetched.take()
+        let page: Result<(nodes: [RemoteNode], next: String?), Error>
+        if let ahead, ahead.token == token { page = ahead.wait() } else { ahead?.discard(); page = Result { try fetchListing(after: token) } }
+        let value = try page.get()
+        if let next = value.next { prefetched.start(token: next) { [self] in try fetchListing(after: next) } }
+        return value
+    }
+
+    /// Waits for a page being fetched ahead, if any: no request of this puller outlives the pull,
+    /// and none runs beside another (the API's connection is used by one thread at a time).
+    func finish() { prefetched.take()?.discard() }
+
+    private func fetchListing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
         let q = "/v1/files?scope=all&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
         let r = try get(q, doing: "list the server's files")
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
@@ -79,6 +98,7 @@ final class RemotePuller: PullSource {
     }
 
     func subtree(of remoteId: String) throws -> [RemoteNode] {
+        finish()
         let r = try get("/v1/files/\(Self.escape(remoteId))", doing: "read a folder")
         if r.status == 404 { return [] }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read a folder") }
@@ -115,4 +135,38 @@ private final class OpenedPage: @unchecked Sendable {
     private let lock = NSLock()
     init(count: Int) { values = Array(repeating: nil, count: count) }
     func set(_ i: Int, _ r: Result<RemoteNode, Error>) { lock.lock(); values[i] = r; lock.unlock() }
+}
+
+/// At most one listing page being fetched on another thread, and its result once there.
+private final class PageAhead: @unchecked Sendable {
+    // SAFETY: `current` is read and written only with `lock` held; a `Fetch`'s result is written
+    // once before its semaphore is signalled and read only after waiting on it.
+    final class Fetch: @unchecked Sendable {
+        let token: String
+        private let done = DispatchSemaphore(value: 0)
+        private var result: Result<(nodes: [RemoteNode], next: String?), Error>?
+        init(token: String) { self.token = token }
+        func complete(_ r: Result<(nodes: [RemoteNode], next: String?), Error>) { result = r; done.signal() }
+        func wait() -> Result<(nodes: [RemoteNode], next: String?), Error> { done.wait(); return result! }
+        /// Waits for it and drops what it fetched.
+        func discard() { _ = wait() }
+    }
+
+    private var current: Fetch?
+    private let lock = NSLock()
+
+    func start(token: String, _ fetch: @escaping () throws -> (nodes: [RemoteNode], next: String?)) {
+        let f = Fetch(token: token)
+        lock.lock(); let old = current; current = f; lock.unlock()
+        old?.discard()
+        nonisolated(unsafe) let work = fetch
+        Thread.detachNewThread { f.complete(Result { try work() }) }
+    }
+
+    func take() -> Fetch? {
+        lock.lock(); defer { lock.unlock() }
+        let f = current
+        current = nil
+        return f
+    }
 }

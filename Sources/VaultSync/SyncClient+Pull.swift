@@ -31,6 +31,7 @@ extension SyncClient {
                 deviceId: api.account.deviceId, deviceName: try Self.deviceName(vault: vault), today: Self.today(),
                 conflictPolicy: policy, newId: { UUID().uuidString.lowercased() }))
             let source = RemotePuller(api: api, codec: vault.remoteCodec, retry: retry, say: say)
+            defer { source.finish() }
             let result: PullResult
             do {
                 result = try PullRunner(planner: planner, maxDelete: maxDelete, force: force).run(source, vault.pullStore())

@@ -163,6 +163,11 @@ extension VaultService {
         .respond(.json(value, status: status, headers: headers))
     }
 
+    /// A listing page, written by `APIJSON.encode(_:)` (the same bytes, without `JSONEncoder`).
+    static func respond(_ list: FileList) -> RequestPlan {
+        .respond(HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(APIJSON.encode(list))))
+    }
+
     static let jsonLimit = 1 << 20
     static let folderMime = "application/vnd.vault.folder"
     static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
