@@ -52,14 +52,14 @@ extension Vault {
     }
 
     /// The server id this device chose for the node entry `e` creates (a folder, or a new file's
-    /// first upload): chosen and stored in the entry now when it has none, so it is on disk
-    /// before the first request that carries it.
-    public func clientId(for e: OutboxEntry) throws -> String {
+    /// first upload): `proposed` (by default a new random id) stored in the entry now when it has
+    /// none, so it is on disk before the first request that carries it.
+    public func clientId(for e: OutboxEntry, proposing proposed: String = RemoteCodec.newId()) throws -> String {
         try db.transaction {
             let current = try db.scalar("SELECT payload FROM outbox WHERE seq = ?", [e.seq])?.string
             var p = Self.decodePayload(current ?? "{}")
             if let id = p.clientId { return id }
-            let id = RemoteCodec.newId()
+            let id = proposed
             p.clientId = id
             try db.run("UPDATE outbox SET payload = ? WHERE seq = ?", [try Self.encodePayload(p), e.seq])
             return id

@@ -35,8 +35,11 @@ extension Vault {
     /// of it wait; all in one transaction. Uploaded content that is the node's current content is
     /// published: its row says cached in that transaction, and its file moves from `staging/` to
     /// `cache/` after the commit (see `Vault+Publish`). `seqs` are the record sequence numbers
-    /// the replay sent (raised on the node in the same transaction).
-    public func completeOutboxEntry(_ e: OutboxEntry, _ completion: OutboxCompletion, seqs: RemoteSeqs? = nil) throws {
+    /// the replay sent or saw (raised on the node in the same transaction); `base` what the server
+    /// now holds of the node, when the answer was to this very request (`PushStep.done`), recorded
+    /// as a pull records it.
+    public func completeOutboxEntry(_ e: OutboxEntry, _ completion: OutboxCompletion, seqs: RemoteSeqs? = nil,
+                                    base: RemoteBase? = nil) throws {
         var publish: String?
         try db.transaction {
             if let seqs { try noteRemoteSeqs(nodeId: e.nodeId, seqs) }
@@ -54,6 +57,7 @@ extension Vault {
                 WHERE id = ?
                 """, [e.nodeId, e.nodeId])
             try dropSpentTombstones()
+            if let base { _ = try applyPlan([.setBase(base)], CachedStatements(db: db)) }
         }
         if let publish { moveStagedToCache(publish) }
     }

@@ -3,24 +3,54 @@ import VaultAPI
 import VaultCore
 import VaultHTTP
 
-/// Each outbox operation against the server (docs/outbox.md, "Replay").
+/// Each outbox entry against the server (docs/outbox.md, "Replay"): `PushRules` decides what
+/// request it becomes and what the answer means; this file sends the request and decodes the
+/// answer.
 extension OutboxReplay {
-    func replay(_ e: OutboxEntry, _ waiting: Waiting) throws -> Outcome {
-        guard let target = try vault.outboxTarget(nodeId: e.nodeId) else {
-            // Neither in the tree nor tombstoned: an entry of a node removed by an older version.
-            if e.op == .delete || e.op == .discardUpload {
-                return try e.op == .delete ? delete(e, nil, waiting) : discardUpload(e, nil)
+    /// What sending one request came to: the server's answer, decoded for the rules, or an end
+    /// the transfer layer reached on its own (a hold, a metered network, unreadable content).
+    enum Sent {
+        case answer(PushAnswer)
+        case ended(Outcome)
+    }
+
+    func replay(_ entry: OutboxEntry, _ waiting: PushWaiting, cursor: Int64?) throws -> Outcome {
+        var e = entry
+        let target = try vault.outboxTarget(nodeId: e.nodeId)
+        if e.op == .discardUpload { return try discardUpload(e, target) }
+        let path = try label(e, target)
+        let rules = PushRules(target: target, remoteFolderId: { [vault] in try vault.remoteFolderId(ofLocal: $0) }, waiting: waiting,
+                              holdFolderDeletes: holdFolderDeletes, deviceId: api.account.deviceId, newId: RemoteCodec.newId,
+                              subtreeHoldsLocal: { [self] in try !vault.nodes(withRemoteIds: try subtree(of: $0)).isEmpty },
+                              label: path, cursor: cursor)
+        var step = try rules.decide(e)
+        var answered: RemoteNode?
+        // A step is at most: an id, a request, its answer, one more request (a replaced move's delete).
+        for _ in 0..<6 {
+            switch step {
+            case .assignId(let id):
+                // On disk before the first request that carries it.
+                e.payload.clientId = try vault.clientId(for: e, proposing: id)
+                step = try rules.decide(e)
+            case .send(let request):
+                switch try send(request, e, target, path) {
+                case .ended(let outcome): return outcome
+                case .answer(let answer):
+                    if case .ok(let n) = answer { answered = n } else if case .stale(let n) = answer { answered = n }
+                    if case .idTaken(let n) = answer { answered = n }
+                    step = try rules.interpret(answer, to: request, for: e)
+                    if case .waits(let why) = step { try noteWaits(e, why) }
+                }
+            case let .done(completion, base, message):
+                // The sequence numbers the answer showed (this request's, or what the server holds now).
+                let seqs = answered.map { RemoteSeqs(record: $0.record?.seq ?? 0, content: $0.content?.seq ?? 0) }
+                return try complete(e, completion, message.map { withSize($0, completion, e) }, seqs: seqs, base: base)
+            case .waits(let why): return .waits(why)
+            case .conflict(let why): return .conflict(why)
+            case .failed(let why): return .failed(why)
             }
-            try vault.completeOutboxEntry(e, .nothing)
-            return .done(nil)
         }
-        switch e.op {
-        case .createFolder: return try createFolder(e, target, waiting)
-        case .upload: return try upload(e, target, waiting)
-        case .move: return try move(e, target, waiting)
-        case .delete: return try delete(e, target, waiting)
-        case .discardUpload: return try discardUpload(e, target)
-        }
+        return .conflict("the server's answers about \(path) do not settle")
     }
 
     /// The vault path of a node in the tree, or its last name once removed.
@@ -29,49 +59,91 @@ extension OutboxReplay {
         return e.payload.name ?? e.nodeId
     }
 
-    func complete(_ e: OutboxEntry, _ c: OutboxCompletion, _ message: String?, seqs: RemoteSeqs? = nil) throws -> Outcome {
+    func complete(_ e: OutboxEntry, _ c: OutboxCompletion, _ message: String?, seqs: RemoteSeqs? = nil,
+                  base: RemoteBase? = nil) throws -> Outcome {
         TestHooks.crashPoint("replay-before-complete")   // the server applied it; the vault has not recorded it
-        try vault.completeOutboxEntry(e, c, seqs: seqs)
+        try vault.completeOutboxEntry(e, c, seqs: seqs, base: base)
+        if case .uploaded = c, let t = try vault.uploadTransfer(requestId: e.requestId), t.state != .done {
+            try vault.updateTransfer(t.id, .state(.done))   // an earlier attempt's upload, recognised
+        }
         return .done(message)
     }
 
-    private func createFolder(_ e: OutboxEntry, _ target: OutboxTarget, _ waiting: Waiting) throws -> Outcome {
-        let path = try label(e, target)
-        if let r = target.remoteId { return try complete(e, .onServer(remoteId: r, version: target.version), nil) }
-        guard let parent = try vault.remoteFolderId(ofLocal: e.payload.parentId ?? target.node?.parentId) else {
-            return .waits("\(path) waits for its folder")
+    /// An upload's message says how much it sent.
+    private func withSize(_ message: String, _ c: OutboxCompletion, _ e: OutboxEntry) -> String {
+        guard case .uploaded = c, let size = e.payload.size else { return message }
+        return "\(message) (\(ByteCount.format(size)))"
+    }
+
+    /// D5: an entry that waits for a name another waiting entry may hold says so where people look.
+    private func noteWaits(_ e: OutboxEntry, _ why: String) throws {
+        try vault.markOutbox(seq: e.seq, .pending, reason: why)
+        if e.op == .upload, let t = try vault.uploadTransfer(requestId: e.requestId) {
+            try vault.updateTransfer(t.id, .state(.queued, error: why))
         }
-        let name = e.payload.name ?? target.node?.name ?? ""
-        // The id first, on disk: a retry after a lost answer asks for the same one.
-        let id = try vault.clientId(for: e)
-        let seqs = RemoteSeqs(record: try vault.remoteSeqs(nodeId: e.nodeId).record + 1)
-        let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: true, seq: seqs.record,
-                                        device: api.account.deviceId, mtime: target.node?.modifiedAt ?? Vault.now)
-        try vault.markOutboxSent(seq: e.seq)
-        let r = try call { try api.json(.post, "/v1/files", body: CreateFileRequest(name: sealed.name, parentId: parent, type: .folder,
-                                                                                   id: id, meta: sealed.meta)) }
+    }
+
+    /// Sends `request` for entry `e`, its records sealed for the server.
+    private func send(_ request: PushRequest, _ e: OutboxEntry, _ target: OutboxTarget?, _ path: String) throws -> Sent {
+        switch request {
+        case let .createFolder(id, parent, name):
+            let seq = try vault.remoteSeqs(nodeId: e.nodeId).record + 1
+            let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: true, seq: seq,
+                                            device: api.account.deviceId, mtime: target?.node?.modifiedAt ?? Vault.now)
+            try vault.markOutboxSent(seq: e.seq)   // R5: a folder whose creation may have reached the server
+            let r = try call { try api.json(.post, "/v1/files", body: CreateFileRequest(name: sealed.name, parentId: parent, type: .folder,
+                                                                                       id: id, meta: sealed.meta)) }
+            return .answer(try answer(r, doing: "create folder \(path)", chosenId: id))
+        case let .move(id, base, parent, name):
+            let seq = try vault.remoteSeqs(nodeId: e.nodeId).record + 1
+            let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: target?.isFolder ?? false, seq: seq,
+                                            device: api.account.deviceId, mtime: target?.node?.modifiedAt ?? Vault.now)
+            let body = UpdateFileRequest(name: sealed.name, parentId: parent, meta: sealed.meta)
+            let r = try call { try api.json(.patch, "/v1/files/\(id)", body: body, headers: [("If-Match", "\"\(base)\"")]) }
+            return .answer(try answer(r, doing: "move \(path)"))
+        case let .delete(id, base, decidedAt):
+            var headers = [("If-Match", "\"\(base)\"")]
+            if let decidedAt { headers.append(("X-Vault-Decided-At", String(decidedAt))) }
+            let r = try call { try api.json(.delete, "/v1/files/\(id)", headers: headers) }
+            guard (200..<300).contains(r.status) else { return .answer(try answer(r, doing: "delete \(path)")) }
+            // Trashed (a 204 carries no node, and the rules need none of it).
+            return .answer(.ok(RemoteNode(id: id, parentId: nil, name: "", isFolder: target?.isFolder ?? false, version: base + 1,
+                                          trashed: true, record: nil, content: nil, storedSize: 0)))
+        case .createFile, .newRevision:
+            return try upload(request, e, target, path)
+        }
+    }
+
+    /// The server's answer to a change, for the rules: the node it carries opened by the codec. A
+    /// retryable failure was retried already (`call`); one that still stands, or a server error,
+    /// stops the run (thrown).
+    func answer(_ r: HTTPResponse, doing what: String, chosenId: String? = nil) throws -> PushAnswer {
+        let code = ServerAPI.apiError(r)?.code
         switch r.status {
-        case 201:
-            let f = try ServerAPI.decode(FileResource.self, r)
-            return try complete(e, .onServer(remoteId: f.id, version: f.version), "created folder \(path)", seqs: seqs)
-        case 409 where ServerAPI.apiError(r)?.code == "id_taken":
-            // D6: sent by an earlier run that died before recording the answer. Ours only if its
-            // record opens under our key and says what we sent.
-            guard let f = try fetchFile(id), let node = try? codec.open(f.sealed), node.isFolder, node.parentId == parent,
-                  Array(node.name.utf8) == Array(name.utf8), !node.trashed else {
-                return .failed("the server holds another node under the id chosen for folder \(path)")
+        case 200, 201:
+            return .ok(try codec.open(ServerAPI.decode(FileResource.self, r).sealed))
+        case 412 where code == "subtree_changed":
+            return .subtreeChanged
+        case 412:
+            // The node as it is now; one whose records do not open under this vault's keys is refused.
+            guard let f = try? APIJSON.decoder().decode(FileResource.self, from: Data(r.body)) else {
+                return .refused("the server refused to \(what) (HTTP 412) without saying what it holds")
             }
-            return try complete(e, .onServer(remoteId: f.id, version: f.version), "created folder \(path)",
-                                seqs: RemoteSeqs(record: node.record?.seq ?? seqs.record))
+            do { return .stale(try codec.open(f.sealed)) } catch {
+                return .refused("the server's answer to \(what) does not open: \((error as? VaultError)?.message ?? "\(error)")")
+            }
+        case 409 where code == "id_taken":
+            guard let id = chosenId, let f = try fetchFile(id) else { return .idTaken(nil) }
+            return .idTaken(try? codec.open(f.sealed))   // not opening under this vault's keys: not ours
+        case 409 where code == "parent_trashed":
+            return .parentGone
         case 409:
-            if waiting.any {   // D5: the name may be held by a change that waits
-                try vault.markOutbox(seq: e.seq, .pending, reason: "waits: the name is still taken on the server")
-                return .waits(path)
-            }
-            return .conflict("the server refused to create folder \(path): \(ServerAPI.apiError(r)?.message ?? "name taken")")
+            return .nameTaken
+        case 404:
+            return .notFound
         default:
-            if let refused = Self.refusal(r, doing: "create folder \(path)") { return refused }
-            throw ServerAPI.statusError(r, doing: "create folder \(path)")
+            if (400..<500).contains(r.status) && r.status != 401 { return .refused(ServerAPI.statusError(r, doing: what).message) }
+            throw ServerAPI.statusError(r, doing: what)
         }
     }
 
@@ -83,92 +155,6 @@ extension OutboxReplay {
         case 404: return nil
         default: throw ServerAPI.statusError(r, doing: "read file \(id) on the server")
         }
-    }
-
-    private func move(_ e: OutboxEntry, _ target: OutboxTarget, _ waiting: Waiting) throws -> Outcome {
-        let path = try label(e, target)
-        guard let remote = target.remoteId ?? e.payload.remoteId else {
-            return .failed("cannot move \(path): it is not on the server (run `vault doctor`)")
-        }
-        guard let parent = try vault.remoteFolderId(ofLocal: e.payload.parentId) else {
-            return .waits("\(path) waits for its destination folder")
-        }
-        let name = e.payload.name ?? target.node?.name ?? ""
-        let seqs = RemoteSeqs(record: try vault.remoteSeqs(nodeId: e.nodeId).record + 1)
-        let sealed = try codec.sealNode(nodeId: remote, name: name, parentId: parent, isFolder: target.isFolder, seq: seqs.record,
-                                        device: api.account.deviceId, mtime: target.node?.modifiedAt ?? Vault.now)
-        let body = UpdateFileRequest(name: sealed.name, parentId: parent, meta: sealed.meta)
-        let done = e.payload.reseal == true ? "resealed \(path)" : "moved \(path)"
-        let r = try call { try api.json(.patch, "/v1/files/\(remote)", body: body, headers: [("If-Match", "\"\(target.version)\"")]) }
-        switch r.status {
-        case 200:
-            let f = try ServerAPI.decode(FileResource.self, r)
-            return try complete(e, .onServer(remoteId: f.id, version: f.version), done, seqs: seqs)
-        case 412:
-            // An earlier run moved it and died before recording that: the server already agrees
-            // (its record, opened under our key, names this place and this name).
-            if let f = Self.current(r), !f.trashed, let node = try? codec.open(f.sealed), node.parentId == parent,
-               Array(node.name.utf8) == Array(name.utf8),
-               e.payload.reseal != true || node.record.map({ $0.seq >= seqs.record }) == true {
-                return try complete(e, .onServer(remoteId: f.id, version: f.version), done,
-                                    seqs: RemoteSeqs(record: node.record?.seq ?? 0))
-            }
-            return .conflict("cannot move \(path) on the server (HTTP 412): it changed there since")
-        case 409 where waiting.any:   // D5
-            return .waits(path)
-        case 404, 409:
-            return .conflict("cannot move \(path) on the server (HTTP \(r.status)): \(ServerAPI.apiError(r)?.message ?? "")")
-        default:
-            if let refused = Self.refusal(r, doing: "move \(path)") { return refused }
-            throw ServerAPI.statusError(r, doing: "move \(path)")
-        }
-    }
-
-    private func delete(_ e: OutboxEntry, _ target: OutboxTarget?, _ waiting: Waiting) throws -> Outcome {
-        let name = try label(e, target)
-        guard let remote = target?.remoteId ?? e.payload.remoteId else {
-            return try complete(e, .nothing, nil)   // it never reached the server
-        }
-        // D3: an entry that waits still needs this folder on the server.
-        if waiting.placedIn.contains(e.nodeId) { return .waits("\(name) waits: a change inside it waits") }
-        // D4: something that waits may leave the server's folder holding what must survive it.
-        if waiting.any && target?.isFolder == true {
-            if waiting.placingRemovedNode { return .waits("\(name) waits: a change under it waits") }
-            if let keep = try vault.nodes(withRemoteIds: try subtree(of: remote)).first {
-                return .waits("\(name) waits: it still holds \(try vault.path(of: keep)) on the server")
-            }
-        }
-        var version = target?.version ?? e.baseVersion ?? 0
-        // A folder's delete names the cursor it was decided on: refused if anything below the
-        // folder changed on the server after it (412 `subtree_changed`).
-        let decidedAt = PushRules.decidedAt(isFolder: target?.isFolder ?? false, lastPull: try vault.changesCursor())
-        for _ in 0..<2 {
-            var headers = [("If-Match", "\"\(version)\"")]
-            if let decidedAt { headers.append(("X-Vault-Decided-At", String(decidedAt))) }
-            let r = try call { try api.json(.delete, "/v1/files/\(remote)", headers: headers) }
-            switch r.status {
-            case 200, 204, 404:
-                return try complete(e, .nothing, "deleted \(name)")
-            case 412 where ServerAPI.apiError(r)?.code == "subtree_changed":
-                // The next pull brings what changed in it and settles the delete (docs/sync.md).
-                return .conflict("cannot delete \(name) on the server: something in it changed there since this device's last pull")
-            case 412 where Self.current(r)?.trashed == true:
-                return try complete(e, .nothing, "deleted \(name)")   // by an earlier run that died before recording it
-            case 412:
-                // A delete that replaced a move (rule R2): an earlier run may have applied that move.
-                if e.payload.replacesMove == true, let cur = Self.current(r),
-                   let opened = try? codec.open(cur.sealed), Array(opened.name.utf8) == Array((e.payload.name ?? "").utf8),
-                   let dest = try vault.remoteFolderId(ofLocal: e.payload.parentId), cur.parentId == dest, cur.version != version {
-                    version = cur.version
-                    continue
-                }
-                return .conflict("cannot delete \(name) on the server: it changed there since")
-            default:
-                if let refused = Self.refusal(r, doing: "delete \(name)") { return refused }
-                throw ServerAPI.statusError(r, doing: "delete \(name)")
-            }
-        }
-        return .conflict("cannot delete \(name) on the server: it changed there since")
     }
 
     /// Rule R1–R3's `discard_upload`: a file removed while its upload session was open.

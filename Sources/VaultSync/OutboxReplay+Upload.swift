@@ -7,53 +7,45 @@ import VaultHTTP
 /// sealed bytes as they are, a content record, and for a new file its chosen id, name token and
 /// node record.
 extension OutboxReplay {
-    func upload(_ e: OutboxEntry, _ target: OutboxTarget, _ waiting: Waiting) throws -> Outcome {
-        // A removed file's uploads were dropped or became `discard_upload` (rule R1–R3).
-        guard let node = target.node else { return try complete(e, .nothing, nil) }
-        let path = try vault.path(of: node)
-        guard let blobId = e.payload.blobId, let sha = e.payload.sha256 else {
-            return .failed("the outbox upload entry of \(path) has no content (run `vault doctor`)")
+    /// Sends an upload request (`createFile` or `newRevision`, as `PushRules` decided) through the
+    /// resumable upload protocol. A large upload on a metered network, unreadable staged content,
+    /// or a hold from `vault transfers` ends it here; every answer of the server goes to the rules.
+    func upload(_ request: PushRequest, _ e: OutboxEntry, _ target: OutboxTarget?, _ path: String) throws -> Sent {
+        let place: (fileId: String?, parent: String?, name: String, baseVersion: Int64?, clientId: String?, blobId: String)
+        switch request {
+        case let .createFile(id, parent, name, blob): place = (nil, parent, name, nil, id, blob)
+        case let .newRevision(file, base, blob): place = (file, nil, "", base, nil, blob)
+        default: throw VaultError(.internalError, "not an upload: \(request)")
         }
-        let fileId = target.remoteId ?? e.payload.remoteId
-        var parent: String?
-        if fileId == nil {
-            guard let p = try vault.remoteFolderId(ofLocal: e.payload.parentId ?? node.parentId) else {
-                return .waits("\(path) waits for its folder")
-            }
-            parent = p
+        // A removed file's uploads were dropped or became `discard_upload` (rules R1–R3; PushRules
+        // completes them without a request).
+        guard let node = target?.node, let sha = e.payload.sha256 else {
+            return .ended(.failed("the outbox upload entry of \(path) has no content (run `vault doctor`)"))
         }
         let job: UploadJob
         do {
-            job = try uploadJob(e, node: node, path: path, blobId: blobId, plaintextSHA256: sha, fileId: fileId, parent: parent,
-                                baseVersion: fileId == nil ? nil : target.version)
+            job = try uploadJob(e, node: node, path: path, blobId: place.blobId, plaintextSHA256: sha, fileId: place.fileId,
+                                parent: place.parent, name: place.name, clientId: place.clientId, baseVersion: place.baseVersion)
         } catch let err as VaultError where err.kind == .integrity || err.kind == .notFound {
-            return .failed("the staged content is unreadable: \(err.message)")
+            return .ended(.failed("the staged content is unreadable: \(err.message)"))
         }
         if let limit = holdLargeFrom, UInt64(max(0, job.size)) >= limit {
-            let record = try TransferRecord.upload(in: vault, nodeId: node.id, requestId: e.requestId, blobId: blobId, total: job.size)
+            let record = try TransferRecord.upload(in: vault, nodeId: node.id, requestId: e.requestId, blobId: place.blobId, total: job.size)
             record.set(.waitingForUnmetered, error: nil)
-            return .waitingForUnmetered("waiting for an unmetered network: \(path) (\(ByteCount.format(UInt64(job.size))))")
+            return .ended(.waitingForUnmetered("waiting for an unmetered network: \(path) (\(ByteCount.format(UInt64(job.size))))"))
         }
         let uploader = ResumableUpload(api: api, vault: vault, retry: retry, concurrency: concurrency, say: say)
         uploader.onProgress = onProgress
         switch try uploader.run(job) {
         case .uploaded(let file):
-            return try complete(e, .uploaded(remoteId: file.id, version: file.version, blobId: blobId),
-                                "uploaded \(path) (\(ByteCount.format(UInt64(max(0, job.plaintextSize)))))", seqs: job.seqs)
-        case let .conflict(why, nameTaken):
-            if nameTaken, let id = job.clientId, let adopted = try adoptUpload(e, job, id: id, path: path) { return adopted }
-            if nameTaken && waiting.any {   // D5
-                if let t = try vault.uploadTransfer(requestId: e.requestId) {
-                    try vault.updateTransfer(t.id, .state(.queued, error: "waits: the name is still taken on the server"))
-                }
-                return .waits(path)
-            }
-            return .conflict(why)
+            return .answer(.ok(try codec.open(file.sealed)))
+        case .refused(let r):
+            return .answer(try answer(r, doing: "upload \(path)", chosenId: place.clientId))
         case .failed(let why):
-            return .failed(why)
+            return .ended(.failed(why))
         case .held(let state):
             try Self.settleHolds(vault: vault, api: api)
-            return .held(state == .cancelled ? "cancelled the upload of \(path)" : "paused the upload of \(path)")
+            return .ended(.held(state == .cancelled ? "cancelled the upload of \(path)" : "paused the upload of \(path)"))
         }
     }
 
@@ -62,43 +54,28 @@ extension OutboxReplay {
     /// the next content seq; for a new file also the id chosen (stored in the entry first), its
     /// name token under the folder, and its node record.
     private func uploadJob(_ e: OutboxEntry, node: Node, path: String, blobId: String, plaintextSHA256: String, fileId: String?,
-                           parent: String?, baseVersion: Int64?) throws -> UploadJob {
+                           parent: String?, name: String, clientId: String?, baseVersion: Int64?) throws -> UploadJob {
         let sealed = try vault.openSealedBytes(blobId)
         if let recorded = try vault.blobRecord(blobId)?.sealedSize, recorded != sealed.size {
             throw VaultError(.integrity, "content blob \(blobId) is \(sealed.size) bytes on disk where \(recorded) were written", hint: "run `vault doctor`")
         }
         let length = policy.padding.uploadLength(sealedSize: sealed.size)
         let known = try vault.remoteSeqs(nodeId: node.id)
-        let remoteId = try fileId ?? vault.clientId(for: e)
+        guard let remoteId = fileId ?? clientId else { throw VaultError(.internalError, "an upload of \(path) with no server id") }
         let plaintextSize = Int64(e.payload.size ?? node.size)
-        var seqs = RemoteSeqs(record: known.record, content: known.content + 1)
         let content = ContentRecord(blob: blobId, device: api.account.deviceId, mime: e.payload.mimeType ?? node.mimeType ?? "application/octet-stream",
-                                    mtime: node.modifiedAt, sealedSize: Int64(sealed.size), seq: seqs.content,
+                                    mtime: node.modifiedAt, sealedSize: Int64(sealed.size), seq: known.content + 1,
                                     sha256: plaintextSHA256.lowercased(), size: plaintextSize)
         var job = UploadJob(nodeId: node.id, path: path, requestId: e.requestId, blobId: blobId, size: Int64(length),
                             sealedSize: Int64(sealed.size), plaintextSize: plaintextSize,
                             sha256: try vault.uploadSHA256(ofBlob: blobId, length: length),
                             name: "", parentRemoteId: parent, fileId: fileId, baseVersion: baseVersion,
-                            contentMeta: try codec.sealContent(content, nodeId: remoteId), seqs: seqs)
+                            contentMeta: try codec.sealContent(content, nodeId: remoteId))
         if fileId == nil, let parent {
-            seqs.record += 1
-            let n = try codec.sealNode(nodeId: remoteId, name: e.payload.name ?? node.name, parentId: parent, isFolder: false,
-                                       seq: seqs.record, device: api.account.deviceId, mtime: node.modifiedAt)
-            job.name = n.name; job.meta = n.meta; job.clientId = remoteId; job.seqs = seqs
+            let n = try codec.sealNode(nodeId: remoteId, name: name, parentId: parent, isFolder: false,
+                                       seq: known.record + 1, device: api.account.deviceId, mtime: node.modifiedAt)
+            job.name = n.name; job.meta = n.meta; job.clientId = remoteId
         }
         return job
-    }
-
-    /// A new file's session refused with `id_taken`: an earlier run made the file and died before
-    /// recording it. Adopted when its records open under our key and name this content.
-    private func adoptUpload(_ e: OutboxEntry, _ job: UploadJob, id: String, path: String) throws -> Outcome? {
-        guard let f = try fetchFile(id) else { return nil }
-        guard let node = try? codec.open(f.sealed), !node.isFolder, node.parentId == job.parentRemoteId,
-              let content = node.content, content.blob == job.blobId else {
-            return .failed("the server holds another node under the id chosen for \(path)")
-        }
-        return try complete(e, .uploaded(remoteId: f.id, version: f.version, blobId: job.blobId),
-                            "uploaded \(path) (\(ByteCount.format(UInt64(max(0, job.plaintextSize)))))",
-                            seqs: RemoteSeqs(record: node.record?.seq ?? 0, content: content.seq))
     }
 }

@@ -8,6 +8,10 @@ import VaultPrimitives
 /// deletes with `If-Match` — mapping local ids to server ids, and completes each entry in the
 /// vault (`Vault.completeOutboxEntry`) once the server applied it.
 ///
+/// What each entry sends and what each answer means are decided by `PushRules` (the rules the
+/// simulation runs too); this class does the I/O: HTTP through `ServerAPI`, the sealed records
+/// through the codec, uploads through `ResumableUpload`, and the vault's typed operations.
+///
 /// One entry never blocks the rest: an entry that cannot be replayed now (a conflict, a failure
 /// of its own, a hold, a metered network) waits, and so do the entries that depend on it
 /// (docs/outbox.md, rules D1–D6); every other entry goes on. Only a failure no entry can get past
@@ -33,26 +37,6 @@ final class OutboxReplay {
         codec = vault.remoteCodec
     }
 
-    /// What did not replay in this run, for the dependency rules.
-    struct Waiting {
-        /// D1: nodes with an entry that waits (their later entries wait too).
-        var nodes = Set<String>()
-        /// D3: folders a waiting entry places something in (their delete waits).
-        var placedIn = Set<String>()
-        /// D4/D5: whether any entry waits (the server's tree may differ from the outbox's view).
-        var any = false
-        /// D4: whether the creation or a move of a node removed locally waits (it was to end up
-        /// inside a folder whose delete follows).
-        var placingRemovedNode = false
-
-        mutating func add(_ e: OutboxEntry, removed: Bool) {
-            nodes.insert(e.nodeId)
-            if e.op.placesInParent, let p = e.payload.parentId { placedIn.insert(p) }
-            any = true
-            if removed && e.op.placesInParent { placingRemovedNode = true }
-        }
-    }
-
     /// How one entry's replay ended.
     enum Outcome {
         case done(String?)
@@ -71,7 +55,8 @@ final class OutboxReplay {
         try vault.repairBlobAreas()
         try Self.settleHolds(vault: vault, api: api)
         defer { try? Self.settleHolds(vault: vault, api: api) }
-        var waiting = Waiting()
+        var waiting = PushWaiting()
+        let cursor = try vault.changesCursor()
         for entry in try vault.outbox() {
             let removed = try vault.node(id: entry.nodeId) == nil
             // Held meanwhile from another command (`vault transfers pause|cancel`)?
@@ -82,13 +67,12 @@ final class OutboxReplay {
                 waiting.add(entry, removed: removed)
                 continue
             }
-            let heldDelete = try holdFolderDeletes && entry.op == .delete && (vault.outboxTarget(nodeId: entry.nodeId)?.isFolder ?? false)
-            if waiting.nodes.contains(entry.nodeId) || heldDelete {
+            if waiting.nodes.contains(entry.nodeId) {   // D1
                 summary.skipped += 1
                 waiting.add(entry, removed: removed)
                 continue
             }
-            let outcome = try replay(entry, waiting)
+            let outcome = try replay(entry, waiting, cursor: cursor)
             if case .done = outcome {} else { waiting.add(entry, removed: removed) }
             switch outcome {
             case .done(let message):

@@ -28,8 +28,6 @@ struct UploadJob {
     var baseVersion: Int64?
     /// The sealed content record of this revision.
     var contentMeta: String
-    /// The record sequence numbers this upload writes (recorded with its completion).
-    var seqs: RemoteSeqs
     /// New files: the id this device chose and the node record.
     var clientId: String?
     var meta: String?
@@ -38,9 +36,10 @@ struct UploadJob {
 /// How an upload ended (errors that stop it are thrown as `VaultError`).
 enum UploadOutcome {
     case uploaded(FileResource)
-    /// The server holds a newer version (412) or the name is taken (409, `nameTaken`): nothing
-    /// was overwritten.
-    case conflict(String, nameTaken: Bool)
+    /// The server refused the change (412: it holds a newer version; 409: the id or the name is
+    /// taken, or the folder is trashed): nothing was overwritten. Its answer, for the push rules
+    /// to judge (`OutboxReplay.answer`).
+    case refused(HTTPResponse)
     /// The user paused or cancelled it meanwhile (`paused` / `cancelled`); nothing more was sent.
     /// The caller settles it (`OutboxReplay.settleHolds`): its transfer row and the server session.
     case held(OutboxState)
@@ -82,7 +81,7 @@ final class ResumableUpload {
 
     private enum Step {
         case done(FileResource)
-        case conflict(String, nameTaken: Bool)
+        case refused(HTTPResponse)
         /// Try again at once (a fresh session, or re-read the status); not a failure.
         case again
         /// The user asked to stop (see `TransferRecord.holdRequested`).
@@ -113,9 +112,9 @@ final class ResumableUpload {
                     record.progress(job.size, force: true)
                     record.set(.done)
                     return .uploaded(file)
-                case let .conflict(why, nameTaken):
-                    record.set(.conflict, error: why)
-                    return .conflict(why, nameTaken: nameTaken)
+                case .refused(let r):
+                    record.set(.conflict, error: Self.refusalReason(r, job))
+                    return .refused(r)
                 case .again:
                     quickRepeats += 1
                     if quickRepeats > 5 { throw RetryableFailure(reason: "the server keeps losing the upload session", retryAfter: nil) }
@@ -218,7 +217,7 @@ final class ResumableUpload {
             record.setSession(uploadId: nil, url: nil)
             return .again
         case 412:
-            return .conflict(Self.conflictReason(r, job), nameTaken: false)
+            return .refused(r)
         case 422:
             throw EntryFailure(reason: "the server computed a different SHA-256 for \(job.path) than the staged content's; nothing was published (run `vault doctor --verify`)")
         default:
@@ -274,11 +273,9 @@ final class ResumableUpload {
         let r = try transport { try api.json(.post, "/v1/upload?uploadType=resumable", body: body) }
         switch r.status {
         case 200, 201: return (try ServerAPI.decode(UploadSessionResponse.self, r), r.status == 201, nil)
-        case 412: return (nil, false, .conflict(Self.conflictReason(r, job), nameTaken: false))
-        case 409 where ServerAPI.apiError(r)?.code == "id_taken":
-            return (nil, false, .conflict("the id chosen for \(job.path) is taken on the server", nameTaken: true))
+        case 412: return (nil, false, .refused(r))
         case 409 where ServerAPI.apiError(r)?.code != "chunk_in_progress":
-            return (nil, false, .conflict("the server refused: \(ServerAPI.apiError(r)?.message ?? "name taken")", nameTaken: true))
+            return (nil, false, .refused(r))
         default:
             try failure(r, doing: "start the upload of \(job.path)")
             return (nil, false, nil)
@@ -318,7 +315,9 @@ final class ResumableUpload {
         throw ServerAPI.statusError(r, doing: what)
     }
 
-    static func conflictReason(_ r: HTTPResponse, _ job: UploadJob) -> String {
+    /// Why the server refused the upload, for `vault transfers`.
+    static func refusalReason(_ r: HTTPResponse, _ job: UploadJob) -> String {
+        guard r.status == 412 else { return "the server refused: \(ServerAPI.apiError(r)?.message ?? "HTTP \(r.status)")" }
         let current = (try? APIJSON.decoder().decode(FileResource.self, from: Data(r.body)))?.version
         return "the server has a newer version\(current.map { " (\($0))" } ?? "") of \(job.path) than this change was based on\(job.baseVersion.map { " (\($0))" } ?? "")"
     }

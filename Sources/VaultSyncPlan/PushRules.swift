@@ -101,6 +101,9 @@ public struct PushRules {
     /// that. A file has nothing below it: its `If-Match` covers it all.
     public static func decidedAt(isFolder: Bool, lastPull cursor: Int64?) -> Int64? { isFolder ? cursor : nil }
 
+    /// Names compare byte for byte (not by Unicode equivalence): the server keeps them as sent.
+    static func same(_ a: String, _ b: String) -> Bool { Array(a.utf8) == Array(b.utf8) }
+
     /// The first step for entry `e`.
     public func decide(_ e: OutboxEntry) throws -> PushStep {
         let node = target?.node
@@ -110,7 +113,7 @@ public struct PushRules {
             if e.op == .createFolder, let t = target, let r = t.remoteId {
                 return .done(.onServer(remoteId: r, version: t.version), base: nil, message: nil)
             }
-            if e.op == .upload, let file = target?.remoteId {
+            if e.op == .upload, let file = target?.remoteId ?? e.payload.remoteId {
                 guard let blob = e.payload.blobId else { return .failed("the upload entry of \(label) has no content") }
                 return .send(.newRevision(fileId: file, baseVersion: target?.version ?? 0, blobId: blob))
             }
@@ -123,7 +126,8 @@ public struct PushRules {
         case .move:
             guard let remote = target?.remoteId ?? e.payload.remoteId else { return .failed("cannot move \(label): it is not on the server") }
             guard let parent = try remoteFolderId(e.payload.parentId) else { return .waits("\(label) waits for its destination folder") }
-            return .send(.move(fileId: remote, baseVersion: target?.version ?? e.baseVersion ?? 0, parent: parent, name: e.payload.name ?? ""))
+            return .send(.move(fileId: remote, baseVersion: target?.version ?? e.baseVersion ?? 0, parent: parent,
+                               name: e.payload.name ?? node?.name ?? ""))
         case .delete:
             guard let remote = target?.remoteId ?? e.payload.remoteId else { return .done(.nothing, base: nil, message: nil) }
             if waiting.placedIn.contains(e.nodeId) { return .waits("\(label) waits: a change inside it waits") }
@@ -141,19 +145,33 @@ public struct PushRules {
     }
 
     /// What `answer` to `request` (made for entry `e`) means.
+    ///
+    /// An answer that shows an earlier attempt of this entry applied (its answer lost: the device
+    /// or the network died in between) records no newer version than the one the entry was based
+    /// on (0 for a node it creates), and no base: what others changed since is the next pull's,
+    /// never claimed as seen (a pull skips a version at or below the recorded one). Later entries
+    /// of the node that find it changed go to conflict, and replay after that pull.
     public func interpret(_ answer: PushAnswer, to request: PushRequest, for e: OutboxEntry) throws -> PushStep {
         switch (request, answer) {
         case (.createFolder, .ok(let f)), (.move, .ok(let f)):
-            let what = if case .createFolder = request { "created folder" } else { "moved" }
+            let what = if case .createFolder = request { "created folder" } else if e.payload.reseal == true { "resealed" } else { "moved" }
             return .done(.onServer(remoteId: f.id, version: f.version), base: RemoteBase(f), message: "\(what) \(label)")
         case (.createFile(_, _, _, let blob), .ok(let f)), (.newRevision(_, _, let blob), .ok(let f)):
+            // The version this upload made: 1 for a new file, one more than its base for a new
+            // revision. An upload session an earlier attempt completed answers with the node as it
+            // is now (the retry finds the session by its request id): anything later is others'.
+            let (based, made): (Int64, Int64) = if case .newRevision(_, let base, _) = request { (base, base + 1) } else { (0, 1) }
+            guard f.version == made else {
+                return .done(.uploaded(remoteId: f.id, version: based, blobId: blob), base: nil, message: "uploaded \(label)")
+            }
             return .done(.uploaded(remoteId: f.id, version: f.version, blobId: blob), base: RemoteBase(f), message: "uploaded \(label)")
         case (.createFolder, .idTaken(let f)), (.createFile, .idTaken(let f)):
             // Sent by an earlier attempt whose answer was lost: the node with that id (128 random
-            // bits this device chose, its records sealed by this vault's keys) is ours, whatever
-            // others did to it since. That is not this device's to claim: it records no version
-            // (the next pull brings the node as it is, and later entries replay against that).
-            guard let f else { return .failed("the server holds another node with the id chosen for \(label)") }
+            // bits this device chose, its records sealed by this vault's keys) is ours, wherever
+            // others moved it since and whatever they did to it. It records version 0, the version
+            // a creation is based on (see above).
+            let folder = if case .createFolder = request { true } else { false }
+            guard let f, f.isFolder == folder else { return .failed("the server holds another node with the id chosen for \(label)") }
             if case .createFile(_, _, _, let blob) = request {
                 return .done(.uploaded(remoteId: f.id, version: 0, blobId: blob), base: nil, message: "uploaded \(label)")
             }
@@ -168,10 +186,12 @@ public struct PushRules {
             }
             return .conflict("\(label) changed on the server since")
         case (.move(_, let base, let parent, let name), .stale(let cur)):
-            if cur.name == name && cur.parentId == parent && !cur.trashed {
-                // An earlier attempt moved it: the server already agrees (the version stays the one
-                // it was based on: what changed since is the next pull's).
-                return .done(.onServer(remoteId: cur.id, version: base), base: nil, message: "moved \(label)")
+            // An earlier attempt moved it: the server already agrees. A reseal goes to where the
+            // node already is: only this device's record one version on shows it applied.
+            let applied = e.payload.reseal == true ? cur.version == base + 1 && cur.record?.device == deviceId : true
+            if Self.same(cur.name, name) && cur.parentId == parent && !cur.trashed && applied {
+                return .done(.onServer(remoteId: cur.id, version: base), base: nil,
+                             message: "\(e.payload.reseal == true ? "resealed" : "moved") \(label)")
             }
             return .conflict("cannot move \(label): it changed on the server since")
         case (.delete, .ok), (.delete, .notFound):
@@ -183,9 +203,11 @@ public struct PushRules {
             return .conflict("cannot delete \(label): something in it changed on the server since this device's last pull")
         case (.delete(let id, let base, let decidedAt), .stale(let cur)):
             if cur.trashed { return .done(.nothing, base: nil, message: "deleted \(label)") }
-            // The move this delete replaced was applied by an earlier attempt (and nothing else
-            // since: one version more, this device's record): delete against that version.
-            if e.payload.replacesMove == true, cur.name == e.payload.name, try cur.parentId == remoteFolderId(e.payload.parentId),
+            // The move this delete replaced was applied by an earlier attempt, and nothing else
+            // since (one version more, this device's record): delete against that version. Any
+            // other version holds changes this device has not seen (new content wins over a
+            // delete, docs/sync.md): a conflict, settled by the next pull.
+            if e.payload.replacesMove == true, Self.same(cur.name, e.payload.name ?? ""), try cur.parentId == remoteFolderId(e.payload.parentId),
                cur.version == base + 1, cur.record?.device == deviceId {
                 return .send(.delete(fileId: id, baseVersion: cur.version, decidedAt: decidedAt))
             }

@@ -20,7 +20,7 @@ extension TwoWaySyncTests {
         let push = try a.run(["transfers", "resume"] + a.pw)
         XCTAssertEqual(push.status, 0, push.stderr)
         XCTAssertTrue(push.out.contains("1 conflict(s)"), push.out + push.stderr)
-        XCTAssertTrue(push.stderr.contains("something in it changed there since"), push.stderr)
+        XCTAssertTrue(push.stderr.contains("something in it changed on the server since"), push.stderr)
         XCTAssertEqual(try serverNodes().count, 3, "nothing trashed on the server: /F, a.txt, new.txt")
 
         // A's next sync pulls B's file: the new content in the folder wins over the delete.
