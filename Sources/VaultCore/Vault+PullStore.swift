@@ -26,26 +26,57 @@ final class CachedStatements {
 /// metadata database, so a large vault is never loaded whole.
 final class SQLLocalView: LocalView {
     let statements: CachedStatements
+    /// During a listing into an empty vault, what it wrote: lookups of anything else are answered
+    /// without the database (nil: every lookup queries).
+    var written: WrittenKeys?
 
     init(db: SQLDatabase) { statements = CachedStatements(db: db) }
 
     private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try statements.rows(sql, params) }
 
+    /// True when `key` cannot be in the database (a listing into an empty vault never wrote it).
+    private func absent(_ kind: WrittenKeys.Kind, _ key: String, _ second: String = "") -> Bool {
+        guard let written else { return false }
+        return !written.mayContain(kind, key, second)
+    }
+
+    /// Notes a node a listing into an empty vault wrote (inserted, or updated to these keys).
+    func noteWritten(_ n: Node) {
+        guard written != nil else { return }
+        written?.insert(.nodeId, n.id)
+        if let r = n.remoteId { written?.insert(.remoteId, r) }
+        if let p = n.parentId { written?.insert(.child, p, n.name); written?.insert(.parent, p) }
+    }
+
+    /// Notes a base a listing into an empty vault wrote.
+    func noteWritten(_ b: RemoteBase) {
+        guard written != nil else { return }
+        written?.insert(.base, b.remoteId)
+        if let p = b.parentId { written?.insert(.baseParent, p) }
+    }
+
+    /// True when a node with this id may exist (false: it certainly does not).
+    func mayHaveNode(id: String) -> Bool { !absent(.nodeId, id) }
+
     func node(id: String) throws -> Node? {
-        try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
+        if absent(.nodeId, id) { return nil }
+        return try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
     }
 
     func node(remoteId: String) throws -> Node? {
         if remoteId == Node.rootId { return try node(id: Node.rootId) }
+        if absent(.remoteId, remoteId) { return nil }
         return try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:))
     }
 
     func child(of parentId: String, named name: String) throws -> Node? {
-        try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
+        if absent(.child, parentId, name) { return nil }
+        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
     }
 
     func children(of parentId: String) throws -> [Node] {
-        try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+        if absent(.parent, parentId) { return [] }
+        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
     }
 
     static let baseColumns = "remote_id, parent_id, name, type, version, record_seq, content_seq, content"
@@ -67,11 +98,13 @@ final class SQLLocalView: LocalView {
 
 
     func base(remoteId: String) throws -> RemoteBase? {
-        try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        if absent(.base, remoteId) { return nil }
+        return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
     }
 
     func baseChildren(of remoteId: String) throws -> [RemoteBase] {
-        try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
+        if absent(.baseParent, remoteId) { return [] }
+        return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
     }
 
     func nodeCount() throws -> Int { try rows("SELECT count(*) FROM nodes", []).first?[0].int ?? 0 }
@@ -101,7 +134,7 @@ public final class VaultPullStore: PullStore {
     public func apply(_ actions: [PlanAction], cursor: Int64?) throws {
         var doomed: [String] = []
         func write() throws {
-            doomed = try vault.applyPlan(actions, view.statements)
+            doomed = try vault.applyPlan(actions, view)
             if let cursor {
                 try vault.db.run("DELETE FROM sync_state WHERE key = ?", [SyncStateKey.changesCursor.rawValue])
                 try vault.db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [SyncStateKey.changesCursor.rawValue, String(cursor)])
@@ -120,10 +153,20 @@ public final class VaultPullStore: PullStore {
         // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
         try vault.db.execute("PRAGMA cache_size = -8192")
         listing = true
+        // A new device's first pull: nothing but the root, no bases. Its lookups (almost all of
+        // nodes the listing has not written) are answered from what it wrote.
+        let nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+        let bases = try vault.db.scalar("SELECT count(*) FROM remote_base")?.int ?? 0
+        if nodes == 1 && bases == 0, try vault.db.scalar("SELECT count(*) FROM nodes WHERE id = ?", [Node.rootId])?.int == 1 {
+            var written = WrittenKeys()
+            written.insert(.nodeId, Node.rootId)
+            view.written = written
+        }
     }
 
     public func endListing(commit: Bool) throws {
         listing = false
+        view.written = nil
         defer { try? vault.db.execute("PRAGMA cache_size = -2000") }
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
@@ -168,11 +211,12 @@ extension Vault {
     /// owner, removed nodes go (children first) with their blobs, revisions and transfers, nodes
     /// are written (parents first), then bases, outbox entries and tombstones. Returns the blobs
     /// whose files to delete once committed.
-    func applyPlan(_ actions: [PlanAction], _ sql: CachedStatements) throws -> [String] {
+    func applyPlan(_ actions: [PlanAction], _ view: SQLLocalView) throws -> [String] {
+        let sql = view.statements
         var doomed: [String] = []
         var exists = Set<String>()
         for case .put(let n) in actions {
-            guard let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            guard view.mayHaveNode(id: n.id), let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
             exists.insert(n.id)
             if old[0].string != n.parentId || old[1].string != n.name {
                 try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
@@ -187,6 +231,7 @@ extension Vault {
             try sql.run("DELETE FROM nodes WHERE id = ?", [id])
         }
         for case .put(let n) in actions {
+            view.noteWritten(n)
             if exists.contains(n.id) {
                 try sql.run("""
                     UPDATE nodes SET remote_id = ?, parent_id = ?, name = ?, type = ?, size = ?, version = ?, modified_at = ?, mime_type = ?,
@@ -199,6 +244,7 @@ extension Vault {
         for a in actions {
             switch a {
             case .setBase(let b):
+                view.noteWritten(b)
                 try sql.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
                            [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
                             try b.content.map(SQLLocalView.contentJSON)])
