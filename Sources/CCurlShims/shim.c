@@ -53,10 +53,6 @@ CURLcode CCurlShims_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     return curl_easy_getinfo(curl, info, value);
 }
 
-CURLcode CCurlShims_getinfo_off_t(CURL *curl, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(curl, info, value);
-}
-
 size_t CCurlShims_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 
 size_t CCurlShims_error_size(void) { return CURL_ERROR_SIZE; }

@@ -12,7 +12,6 @@
 #include <ncursesw/term.h>
 
 /// `COLOR_PAIR(n)`: the attribute bits selecting colour pair `n`.
-static inline attr_t CNcurses_color_pair(short n) { return (attr_t)COLOR_PAIR(n); }
 /// `A_NORMAL`.
 static inline attr_t CNcurses_attr_normal(void) { return (attr_t)A_NORMAL; }
 /// `A_BOLD`.
@@ -22,7 +21,6 @@ static inline attr_t CNcurses_attr_reverse(void) { return (attr_t)A_REVERSE; }
 /// `A_DIM`.
 static inline attr_t CNcurses_attr_dim(void) { return (attr_t)A_DIM; }
 /// `A_UNDERLINE`.
-static inline attr_t CNcurses_attr_underline(void) { return (attr_t)A_UNDERLINE; }
 /// `stdscr` (a variable in this build, a function in reentrant ones).
 static inline WINDOW *CNcurses_stdscr(void) { return stdscr; }
 /// `curscr`, for forcing a full repaint with `clearok`.

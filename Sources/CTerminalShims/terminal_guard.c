@@ -51,7 +51,8 @@ void CTerminalShims_guard_capture_terminfo(void) {
     append_capability("rmcup");
 }
 
-void CTerminalShims_guard_restore(void) {
+/* Restores the saved settings and writes the prepared bytes now. Async-signal-safe. */
+static void guard_restore(void) {
     if (!have_saved) return;
     int saved_errno = errno;
     size_t off = 0;
@@ -69,7 +70,7 @@ void CTerminalShims_guard_restore(void) {
 
 static void on_signal(int sig, siginfo_t *info, void *context) {
     (void)context;
-    CTerminalShims_guard_restore();
+    guard_restore();
     // Die of the same signal: an interrupt with its default action; a fatal signal through the
     // action found before the guard (the Swift runtime's backtracer, or the default core dump).
     struct sigaction next;

@@ -1,8 +1,8 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// What `vault backup export` wrote.

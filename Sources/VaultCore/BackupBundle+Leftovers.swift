@@ -1,8 +1,8 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// A killed `vault backup import` leaves its temp folder beside the target: a complete copy of

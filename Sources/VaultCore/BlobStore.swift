@@ -1,8 +1,8 @@
 import Foundation
 import VaultCrypto
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// Where a sealed blob lives: `cache` (can be downloaded again, may be evicted) or `staging`
@@ -180,7 +180,7 @@ public final class BlobStore {
 
     /// Makes a finished temp blob durable and moves it into `area`: fsync, close, rename, fsync of
     /// the folder (the fsyncs only when `durable`). Closes `fd` in every case.
-    private func publish(fd: Int32, tmp: String, id: String, area: BlobArea, durable: Bool) throws {
+    func publish(fd: Int32, tmp: String, id: String, area: BlobArea, durable: Bool) throws {
         if durable && fsync(fd) != 0 { let e = errno; close(fd); throw POSIX.mapWriteError(e, path: tmp) }
         close(fd)
         if rename(tmp, path(id: id, area: area)) != 0 { throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())") }

@@ -1,7 +1,7 @@
 import Foundation
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// A local folder tree as `vault put -r` imports it, read with `opendir`/`readdir`/`lstat`

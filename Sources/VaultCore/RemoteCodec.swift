@@ -218,7 +218,7 @@ public final class RemoteCodec: @unchecked Sendable {
     /// server does not learn it and a device at this epoch can say who changed the envelope.
     public func sealDeviceLabel(_ name: String) throws -> String {
         let nonce = SecureRandom.bytes(12)
-        let sealed = try AESGCMKey(current.remoteMetaKey).seal(nonce: nonce, plaintext: Array(name.utf8), aad: deviceAAD())
+        let sealed = try metaKey(epoch: current.epoch).seal(nonce: nonce, plaintext: Array(name.utf8), aad: deviceAAD())
         return "\(current.epoch)." + Base64URL.encode(nonce + sealed)
     }
 
@@ -226,8 +226,8 @@ public final class RemoteCodec: @unchecked Sendable {
     /// (absent, of an epoch it does not know, or altered).
     public func openDeviceLabel(_ text: String?) -> String? {
         guard let text, let (epoch, bytes) = try? Self.split(text, what: "device"), bytes.count > 28,
-              let key = try? keys(epoch: epoch).remoteMetaKey,
-              let plain = try? AESGCMKey(key).open(nonce: Array(bytes[..<12]), ciphertextAndTag: Array(bytes[12...]), aad: deviceAAD()),
+              let key = try? metaKey(epoch: epoch),
+              let plain = try? key.open(nonce: Array(bytes[..<12]), ciphertextAndTag: Array(bytes[12...]), aad: deviceAAD()),
               let name = plain.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else { return nil }
         return DisplayText.escaped(name)
     }

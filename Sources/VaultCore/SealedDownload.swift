@@ -33,11 +33,10 @@ public final class SealedDownload {
         self.blobId = record.blob; self.sealedSize = UInt64(record.sealedSize); self.record = record; self.store = store
         path = store.layout.tempDirectory + "/" + record.blob + ".partial"
         let hashing = HasherBox()
-        let make = { () throws -> SealedStreamVerifier in
-            hashing.hasher = PipelinedHasher(bufferSize: 256 << 10)
-            return try SealedStreamVerifier(expectedLength: UInt64(record.sealedSize), expectedVaultId: epochs.current.vaultId,
-                                            expectedBlobId: idBytes, wrapKey: epochs.blobWrapKey(epoch:),
-                                            plaintextSink: { hashing.hasher.update($0) })
+        let make = {
+            try SealedStreamVerifier(expectedLength: UInt64(record.sealedSize), expectedVaultId: epochs.current.vaultId,
+                                     expectedBlobId: idBytes, wrapKey: epochs.blobWrapKey(epoch:),
+                                     plaintextSink: { hashing.hasher.update($0) })
         }
         self.hashing = hashing
         var v: SealedStreamVerifier
@@ -51,7 +50,10 @@ public final class SealedDownload {
         if kept > 0 && kept <= UInt64(record.sealedSize) && (try? Self.reverify(fd: fd, verifier: v, kept: kept, id: record.blob)) != nil {
             resumed = kept
         } else {
-            if kept > 0 { v = try make() }
+            if kept > 0 {   // the reverification fed the hasher: start both again
+                hashing.hasher = PipelinedHasher(bufferSize: 256 << 10)
+                v = try make()
+            }
             _ = ftruncate(fd, 0)
         }
         _ = lseek(fd, off_t(resumed), SEEK_SET)
@@ -105,11 +107,9 @@ public final class SealedDownload {
             throw Self.lie(CryptoError.invalidFormat("its plaintext (\(result.plaintextSize) bytes, SHA-256 \(digest)) is not the record's (\(record.size) bytes, \(record.sha256))"))
         }
         try sink.flush()
-        if fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: path) }
-        close(fd); fd = -1
-        let target = store.path(id: blobId, area: .cache)
-        if rename(path, target) != 0 { throw VaultError(.io, "cannot publish blob \(blobId): \(POSIX.errnoMessage())") }
-        try POSIX.fsyncDirectory(store.directory(.cache))
+        let f = fd
+        fd = -1   // publish closes it
+        try store.publish(fd: f, tmp: path, id: blobId, area: .cache, durable: true)
         return BlobRecord(id: blobId, area: .cache, size: result.plaintextSize, sealedSize: sealedSize, sha256: record.sha256.lowercased(),
                           keyEpoch: verifier.keyEpoch ?? 0)
     }

@@ -1,7 +1,7 @@
 import Foundation
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// A local file opened for reading without ever blocking in `open()`: its type is checked with

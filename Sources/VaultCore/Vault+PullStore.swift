@@ -135,10 +135,7 @@ public final class VaultPullStore: PullStore {
         var doomed: [String] = []
         func write() throws {
             doomed = try vault.applyPlan(actions, view)
-            if let cursor {
-                try vault.db.run("DELETE FROM sync_state WHERE key = ?", [SyncStateKey.changesCursor.rawValue])
-                try vault.db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [SyncStateKey.changesCursor.rawValue, String(cursor)])
-            }
+            if let cursor { try vault.writeSyncState([(.changesCursor, String(cursor))]) }
         }
         if listing { try write() } else {
             try vault.db.transaction { try write() }

@@ -59,22 +59,20 @@ extension Vault {
         var offset: UInt64 = 0
         while offset < file.size {
             let n = try file.read(offset: offset, into: UnsafeMutableRawBufferPointer(rebasing: buf[0..<Int(min(UInt64(buf.count), file.size - offset))]))
+            guard n > 0 else { throw VaultError(.io, "blob \(id) became shorter while it was read") }
             hasher.update(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
             offset += UInt64(n)
         }
-        let sealed = offset
-        if length > sealed {
-            memset(buf.baseAddress!, 0, buf.count)
-            var left = length - sealed
-            while left > 0 {
-                let n = Int(min(UInt64(buf.count), left))
-                hasher.update(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
-                left -= UInt64(n)
-            }
-            return Hex.encode(hasher.finalize())
+        // Padding: zero bytes up to `length` (a padded upload's digest is not recorded).
+        var left = length - offset
+        if left > 0 { memset(buf.baseAddress!, 0, buf.count) }
+        while left > 0 {
+            let n = Int(min(UInt64(buf.count), left))
+            hasher.update(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+            left -= UInt64(n)
         }
         let digest = Hex.encode(hasher.finalize())
-        if !isReadOnly { try db.run("UPDATE blobs SET sealed_sha256 = ? WHERE id = ?", [digest, id]) }
+        if length == offset && !isReadOnly { try db.run("UPDATE blobs SET sealed_sha256 = ? WHERE id = ?", [digest, id]) }
         return digest
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import VaultCrypto
 import VaultSQL
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// Master-key rotation (`vault key rotate`): a new master key, every blob's data key rewrapped,

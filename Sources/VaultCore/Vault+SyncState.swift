@@ -96,11 +96,14 @@ extension Vault {
 
     /// Sets (or, with nil, removes) each value, in one transaction.
     public func setSyncState(_ values: [(SyncStateKey, String?)]) throws {
-        try db.transaction {
-            for (k, v) in values {
-                try db.run("DELETE FROM sync_state WHERE key = ?", [k.rawValue])
-                if let v { try db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [k.rawValue, v]) }
-            }
+        try db.transaction { try writeSyncState(values) }
+    }
+
+    /// `setSyncState` inside a transaction the caller holds (transactions do not nest).
+    func writeSyncState(_ values: [(SyncStateKey, String?)]) throws {
+        for (k, v) in values {
+            try db.run("DELETE FROM sync_state WHERE key = ?", [k.rawValue])
+            if let v { try db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [k.rawValue, v]) }
         }
     }
 

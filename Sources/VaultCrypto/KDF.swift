@@ -28,7 +28,7 @@ public enum KDFParameters: Codable, Equatable, Sendable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let algorithm = try container.decode(String.self, forKey: .algorithm)
         let saltHex = try container.decode(String.self, forKey: .salt)
-        guard let salt = Self.bytes(fromHex: saltHex) else {
+        guard let salt = Hex.decode(saltHex) else {
             throw DecodingError.dataCorruptedError(forKey: .salt, in: container, debugDescription: "salt is not hex")
         }
         switch algorithm {
@@ -61,28 +61,6 @@ public enum KDFParameters: Codable, Equatable, Sendable {
             try container.encode(iterations, forKey: .iterations)
             try container.encode(Hex.encode(salt), forKey: .salt)
         }
-    }
-
-    private static func bytes(fromHex hex: String) -> [UInt8]? {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
     }
 }
 

@@ -1,7 +1,7 @@
 import CSQLCipher
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// A connection to a SQLCipher database file. Not thread-safe: one connection per thread of use.

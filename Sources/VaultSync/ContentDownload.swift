@@ -270,12 +270,7 @@ final class ContentDownload {
     }
 
     /// Runs a request; a retryable transport failure becomes `RetryableFailure`.
-    private func transport(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        do { return try body() } catch let e as HTTPError {
-            if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
-            throw ServerAPI.networkError(e, api.account.serverURL)
-        }
-    }
+    private func transport(_ body: () throws -> HTTPResponse) throws -> HTTPResponse { try api.retryableTransport(body) }
 }
 
 /// The server's content changed during a resumed download (`If-Range` did not match).

@@ -26,6 +26,8 @@ final class EnvelopeSync {
     let vault: Vault
     let policy: EffectivePolicy
     let say: (String) -> Void
+    /// The backoff of every call (read from the environment once).
+    private let retry = RetryPolicy.fromEnvironment()
 
     init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, say: @escaping (String) -> Void) {
         self.api = api; self.vault = vault; self.policy = policy; self.say = say
@@ -160,6 +162,6 @@ final class EnvelopeSync {
     /// A small call, retried with backoff like every metadata call; a server that stays away
     /// is an I/O error (the caller decides whether an offline device goes on).
     private func call(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        try api.retrying(RetryPolicy.fromEnvironment(), say: say, body)
+        try api.retrying(retry, say: say, body)
     }
 }

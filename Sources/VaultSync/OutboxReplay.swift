@@ -155,7 +155,7 @@ final class OutboxReplay {
         var token: String?
         var out: [FileResource] = []
         repeat {
-            let q = "/v1/files?parentId=\(parent)&pageSize=1000" + (token.map { "&pageToken=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? "")
+            let q = "/v1/files?parentId=\(parent)&pageSize=1000" + (token.map { "&pageToken=\(RemotePuller.escape($0))" } ?? "")
             let r = try call { try api.json(.get, q) }
             guard r.status == 200 else { return nil }
             let page = try ServerAPI.decode(FileList.self, r)

@@ -27,21 +27,20 @@ final class RemotePuller: PullSource {
         self.api = api; self.codec = codec; self.retry = retry; self.say = say
     }
 
-    private func get(_ path: String, doing what: String) throws -> HTTPResponse {
-        let r = try api.retrying(retry, say: say) { try api.json(.get, path, collectUpTo: Self.pageBytes) }
-        return r
+    private func get(_ path: String) throws -> HTTPResponse {
+        try api.retrying(retry, say: say) { try api.json(.get, path, collectUpTo: Self.pageBytes) }
     }
 
     func startCursor() throws -> Int64 {
         finish()
-        let r = try get("/v1/changes/start", doing: "read the change feed")
+        let r = try get("/v1/changes/start")
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
         return try ServerAPI.decode(CursorResponse.self, r).cursor
     }
 
     func changes(after cursor: Int64) throws -> ChangesPage? {
         finish()
-        let r = try get("/v1/changes?cursor=\(cursor)&limit=\(Self.changesPage)", doing: "read the change feed")
+        let r = try get("/v1/changes?cursor=\(cursor)&limit=\(Self.changesPage)")
         if r.status == 410 { return nil }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
         let list = try ServerAPI.decode(ChangeList.self, r)
@@ -73,7 +72,7 @@ final class RemotePuller: PullSource {
 
     private func fetchListing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
         let q = "/v1/files?scope=all&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
-        let r = try get(q, doing: "list the server's files")
+        let r = try get(q)
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
         let page = try ServerAPI.decode(FileList.self, r)
         guard !page.files.contains(where: \.trashed) else { throw RemoteCodec.lie("the listing of live files holds a trashed one") }
@@ -99,7 +98,7 @@ final class RemotePuller: PullSource {
 
     func subtree(of remoteId: String) throws -> [RemoteNode] {
         finish()
-        let r = try get("/v1/files/\(Self.escape(remoteId))", doing: "read a folder")
+        let r = try get("/v1/files/\(Self.escape(remoteId))")
         if r.status == 404 { return [] }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read a folder") }
         let top = try codec.open(try ServerAPI.decode(FileResource.self, r).sealed)
@@ -110,7 +109,7 @@ final class RemotePuller: PullSource {
             var token: String?
             repeat {
                 let q = "/v1/files?parentId=\(Self.escape(folder))&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
-                let page = try get(q, doing: "list a folder")
+                let page = try get(q)
                 guard page.status == 200 else { throw ServerAPI.statusError(page, doing: "list a folder") }
                 let list = try ServerAPI.decode(FileList.self, page)
                 for f in list.files {

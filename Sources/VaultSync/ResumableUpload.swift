@@ -305,12 +305,7 @@ final class ResumableUpload {
     }
 
     /// Runs a request; a retryable transport failure becomes `RetryableFailure`.
-    private func transport(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        do { return try body() } catch let e as HTTPError {
-            if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
-            throw ServerAPI.networkError(e, api.account.serverURL)
-        }
-    }
+    private func transport(_ body: () throws -> HTTPResponse) throws -> HTTPResponse { try api.retryableTransport(body) }
 
     /// Throws `RetryableFailure` for a retryable status, `EntryFailure` for a refusal of this
     /// upload (a 4xx other than 401), else a final `VaultError`.

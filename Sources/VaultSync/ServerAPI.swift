@@ -142,6 +142,15 @@ final class ServerAPI {
         }
     }
 
+    /// A transfer request: a retryable network failure becomes `RetryableFailure` (the transfer's
+    /// own backoff retries it), any other one the network error to show.
+    func retryableTransport(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        do { return try body() } catch let e as HTTPError {
+            if RetryPolicy.isRetryable(e) { throw RetryableFailure(reason: e.description, retryAfter: nil) }
+            throw ServerAPI.networkError(e, account.serverURL)
+        }
+    }
+
     /// Runs a transfer; with `failFastWhenUnreachable`, a server that cannot be reached throws
     /// `ServerUnreachable` (other transport failures are rethrown unchanged).
     func transport<T>(_ body: () throws -> T) throws -> T {

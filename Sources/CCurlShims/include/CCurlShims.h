@@ -40,8 +40,6 @@ CURLcode CCurlShims_set_xferinfo_callback(CURL *curl, CCurlShims_xferinfo_cb cb,
 
 /// `curl_easy_getinfo` for `long` results.
 CURLcode CCurlShims_getinfo_long(CURL *curl, CURLINFO info, long *value);
-/// `curl_easy_getinfo` for `curl_off_t` results (the `*_T` infos).
-CURLcode CCurlShims_getinfo_off_t(CURL *curl, CURLINFO info, curl_off_t *value);
 
 /// `CURL_READFUNC_ABORT`: returned from a read callback, aborts with CURLE_ABORTED_BY_CALLBACK.
 size_t CCurlShims_readfunc_abort(void);

@@ -27,5 +27,3 @@ void CTerminalShims_guard_uninstall(void);
 /// guard them again (`hold` = 0).
 void CTerminalShims_guard_hold_interrupts(int hold);
 
-/// Restores the saved settings and writes the prepared bytes now. Async-signal-safe.
-void CTerminalShims_guard_restore(void);

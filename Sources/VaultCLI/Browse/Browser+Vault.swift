@@ -193,7 +193,7 @@ extension Browser {
             try NameRules.validate(name)
             let path = try currentPath(v, entry)
             let parent = (path as NSString).deletingLastPathComponent
-            let target = parent == "/" ? "/" + name : parent + "/" + name
+            let target = NodeResult.join(parent, name)
             // A rename, never a move into a folder that happens to have the new name.
             if (try? v.resolve(target)) != nil {
                 throw VaultError(.alreadyExists, "'\(DisplayText.escaped(name))' already exists in \(DisplayText.escaped(parent))")

@@ -45,7 +45,7 @@ struct FolderSnapshot {
         for t in live where byNode[t.nodeId] == nil { byNode[t.nodeId] = t }   // newest first
         let folderPath = try vault.path(of: folder)
         let entries = try vault.children(of: folder.id).map { n in
-            let path = (folderPath == "/" ? "/" : folderPath + "/") + n.name
+            let path = NodeResult.join(folderPath, n.name)
             let conflicted = summary.conflictPaths.contains { $0 == path || (n.isFolder && $0.hasPrefix(path + "/")) }
             return BrowseEntry(node: n, totals: summary.totals[n.id], outbox: summary.marks[n.id], transfer: byNode[n.id].map {
                 (upload: $0.direction == .upload, running: $0.state == .running, done: $0.bytesDone, total: $0.bytesTotal)

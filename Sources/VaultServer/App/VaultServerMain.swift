@@ -1,8 +1,8 @@
 import Foundation
 import VaultArguments
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// The `vault-server` program: `serve` and `user add`. `main.swift` only calls `run`.

@@ -1,7 +1,7 @@
 import VaultAPI
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// An error answer: HTTP status, a stable code, a sentence, and optional headers or a custom

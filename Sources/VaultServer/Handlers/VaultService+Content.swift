@@ -1,8 +1,8 @@
 import Foundation
 import VaultAPI
+import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
-import VaultPrimitives
 #endif
 
 /// Content downloads (`…/content` of a file or a revision) with `Range`, `If-Range` and ETags.

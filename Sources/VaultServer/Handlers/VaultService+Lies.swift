@@ -25,7 +25,10 @@ extension VaultService {
     }
 
     /// `list` with the `listing` lie applied to each file.
-    func lied(_ list: FileList) -> FileList { FileList(files: list.files.map(lied), nextPageToken: list.nextPageToken) }
+    func lied(_ list: FileList) -> FileList {
+        guard lie != nil else { return list }
+        return FileList(files: list.files.map(lied), nextPageToken: list.nextPageToken)
+    }
 
     /// The bytes a lie serves as the content of file `fileId` whose head is `headRevisionId`, or
     /// nil when no lie is about its content.

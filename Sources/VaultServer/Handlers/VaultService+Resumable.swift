@@ -1,10 +1,10 @@
 import Foundation
 import VaultAPI
 import VaultSQL
-#if canImport(Glibc)
-import Glibc
 import VaultPrimitives
 import VaultDigest
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Resumable uploads: a session per file, fixed-size chunks written in place into one part

@@ -1,8 +1,8 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
 import VaultPrimitives
 import VaultDigest
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The content folder: one file per revision under `content/`, upload parts under `uploads/`,

@@ -1,8 +1,8 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
 import VaultPrimitives
 import VaultDigest
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Streams bytes into a temp file while hashing them; `seal()` fsyncs and hands back the file.
