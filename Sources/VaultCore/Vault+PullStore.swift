@@ -58,6 +58,9 @@ final class SQLLocalView: LocalView {
     /// True when a node with this id may exist (false: it certainly does not).
     func mayHaveNode(id: String) -> Bool { !absent(.nodeId, id) }
 
+    /// True when a base with this remote id may exist (false: it certainly does not).
+    func mayHaveBase(remoteId: String) -> Bool { !absent(.base, remoteId) }
+
     func node(id: String) throws -> Node? {
         if absent(.nodeId, id) { return nil }
         return try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
@@ -227,6 +230,14 @@ extension Vault {
             try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
             try sql.run("DELETE FROM nodes WHERE id = ?", [id])
         }
+        // What the bases of this plan say each node has seen, written with a node inserted here
+        // (no UPDATE after it: see below).
+        var seen: [String: (record: Int64, content: Int64)] = [:]
+        for case .setBase(let b) in actions {
+            let old = seen[b.remoteId] ?? (0, 0)
+            seen[b.remoteId] = (max(old.record, b.recordSeq), max(old.content, b.contentSeq))
+        }
+        var inserted = Set<String>()
         for case .put(let n) in actions {
             view.noteWritten(n)
             if exists.contains(n.id) {
@@ -235,19 +246,31 @@ extension Vault {
                       content_state = ?, local_path = ?, pinned = ?, last_accessed = ?, pending_op = ?, local_version = ?, sha256 = ? WHERE id = ?
                     """, Array(n.bindings.dropFirst()) + [n.id])
             } else {
-                try sql.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
+                let seqs = n.remoteId.flatMap { seen[$0] } ?? (0, 0)
+                try sql.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            n.bindings + [seqs.record, seqs.content])
+                if let r = n.remoteId { inserted.insert(r) }
             }
         }
         for a in actions {
             switch a {
             case .setBase(let b):
+                // A DELETE and a plain INSERT, not INSERT OR REPLACE: inside the pull's transaction
+                // SQLite gives an OR REPLACE (or an UPDATE) a statement journal, into which
+                // SQLCipher encrypts every page the statement touches — most of a first pull's
+                // time. Neither of these needs one (remote_base has no foreign keys or triggers),
+                // and a base a listing into an empty vault never wrote needs no DELETE.
+                if view.mayHaveBase(remoteId: b.remoteId) { try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [b.remoteId]) }
                 view.noteWritten(b)
-                try sql.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
+                try sql.run("INSERT INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
                            [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
                             try b.content.map(SQLLocalView.contentJSON)])
-                // What this device has seen: its next record of the node takes one more.
-                try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
-                           [b.recordSeq, b.contentSeq, b.remoteId])
+                // What this device has seen: its next record of the node takes one more (a node
+                // inserted above already holds it).
+                if !inserted.contains(b.remoteId) {
+                    try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
+                               [b.recordSeq, b.contentSeq, b.remoteId])
+                }
             case .dropBase(let id):
                 try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
             case .dropEntry(let seq):
