@@ -29,6 +29,8 @@ final class SQLLocalView: LocalView {
     /// During a listing into an empty vault, what it wrote: lookups of anything else are answered
     /// without the database (nil: every lookup queries).
     var written: WrittenKeys?
+    /// During a listing, the folders it looked up (nil: every lookup queries).
+    var folders: ListingFolders?
 
     init(db: SQLDatabase) { statements = CachedStatements(db: db) }
 
@@ -62,15 +64,28 @@ final class SQLLocalView: LocalView {
     func mayHaveBase(remoteId: String) -> Bool { !absent(.base, remoteId) }
 
     func node(id: String) throws -> Node? {
+        if let n = folders?.node(id: id) { return n }
         if absent(.nodeId, id) { return nil }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
+        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:)))
     }
 
     func node(remoteId: String) throws -> Node? {
         if remoteId == Node.rootId { return try node(id: Node.rootId) }
+        if let n = folders?.node(remoteId: remoteId) { return n }
         if absent(.remoteId, remoteId) { return nil }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:))
+        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:)))
     }
+
+    private func kept(_ n: Node?) -> Node? {
+        if let n, folders != nil { folders?.keep(n) }
+        return n
+    }
+
+    /// A node is being written or removed (`applyPlan`).
+    func forget(nodeId: String) { folders?.forget(nodeId: nodeId) }
+
+    /// A base is being written or dropped (`applyPlan`).
+    func forget(baseId: String) { folders?.forget(baseId: baseId) }
 
     func child(of parentId: String, named name: String) throws -> Node? {
         if absent(.child, parentId, name) { return nil }
@@ -101,8 +116,11 @@ final class SQLLocalView: LocalView {
 
 
     func base(remoteId: String) throws -> RemoteBase? {
+        if let b = folders?.base(remoteId: remoteId) { return b }
         if absent(.base, remoteId) { return nil }
-        return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        let b = try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        if let b, folders != nil { folders?.keep(b) }
+        return b
     }
 
     func baseChildren(of remoteId: String) throws -> [RemoteBase] {
@@ -153,6 +171,7 @@ public final class VaultPullStore: PullStore {
         // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
         try vault.db.execute("PRAGMA cache_size = -8192")
         listing = true
+        view.folders = ListingFolders()
         // A new device's first pull: nothing but the root, no bases. Its lookups (almost all of
         // nodes the listing has not written) are answered from what it wrote.
         let nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
@@ -167,6 +186,7 @@ public final class VaultPullStore: PullStore {
     public func endListing(commit: Bool) throws {
         listing = false
         view.written = nil
+        view.folders = nil
         defer { try? vault.db.execute("PRAGMA cache_size = -2000") }
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
@@ -218,12 +238,14 @@ extension Vault {
         for case .put(let n) in actions {
             guard view.mayHaveNode(id: n.id), let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
             exists.insert(n.id)
+            view.forget(nodeId: n.id)
             if old[0].string != n.parentId || old[1].string != n.name {
                 try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
             }
         }
         for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
         for case .remove(let id) in actions {
+            view.forget(nodeId: id)
             doomed += try sql.rows("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
             try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
             try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
@@ -239,6 +261,7 @@ extension Vault {
         }
         var inserted = Set<String>()
         for case .put(let n) in actions {
+            view.forget(nodeId: n.id)
             view.noteWritten(n)
             if exists.contains(n.id) {
                 try sql.run("""
@@ -261,6 +284,7 @@ extension Vault {
                 // time. Neither of these needs one (remote_base has no foreign keys or triggers),
                 // and a base a listing into an empty vault never wrote needs no DELETE.
                 if view.mayHaveBase(remoteId: b.remoteId) { try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [b.remoteId]) }
+                view.forget(baseId: b.remoteId)
                 view.noteWritten(b)
                 try sql.run("INSERT INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
                            [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
@@ -272,6 +296,7 @@ extension Vault {
                                [b.recordSeq, b.contentSeq, b.remoteId])
                 }
             case .dropBase(let id):
+                view.forget(baseId: id)
                 try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
             case .dropEntry(let seq):
                 try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])
