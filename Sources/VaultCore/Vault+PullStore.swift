@@ -209,7 +209,7 @@ public final class VaultPullStore: PullStore {
         }
     }
 
-    public func missing(listed: Set<String>) throws -> [String] {
+    public func missing(listed: ListedIds) throws -> [String] {
         // Streamed and checked against the set in memory: copying every listed id into a temporary
         // table (and a NOT IN over it) raised a first pull's peak memory at its end.
         let st = try vault.db.prepare("SELECT id, remote_id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL")
