@@ -21,7 +21,3 @@ int CLinuxShims_die_with_parent(pid_t parent) {
 }
 
 void CLinuxShims_release_free_memory(void) { malloc_trim(0); }
-
-void CLinuxShims_limit_malloc_arenas(int max) {
-    mallopt(M_ARENA_MAX, max);
-}

@@ -12,7 +12,3 @@ int CLinuxShims_die_with_parent(pid_t parent);
 
 /// Returns freed heap memory to the system (`malloc_trim(0)`).
 void CLinuxShims_release_free_memory(void);
-
-/// Caps glibc's malloc arenas at `max` (`mallopt(M_ARENA_MAX, max)`; the default is 8 per core,
-/// one per thread that allocates, each keeping its freed pages resident). Call before threads start.
-void CLinuxShims_limit_malloc_arenas(int max);
