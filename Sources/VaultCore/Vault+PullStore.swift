@@ -1,5 +1,6 @@
 import Foundation
 import VaultSQL
+internal import CLinuxShims
 
 /// Statements prepared once, for a pull's many small queries and writes (preparing each one
 /// every time took most of a large pull's database time).
@@ -158,7 +159,12 @@ public final class VaultPullStore: PullStore {
             doomed = try vault.applyPlan(actions, view)
             if let cursor { try vault.writeSyncState([(.changesCursor, String(cursor))]) }
         }
-        if listing { try write() } else {
+        if listing {
+            try write()
+            // A page's buffers were freed on other threads' malloc arenas (its fetch and opening
+            // run ahead): give their pages back, or each arena keeps its largest page resident.
+            CLinuxShims_release_free_memory()
+        } else {
             try vault.db.transaction { try write() }
             TestHooks.crashPoint("pull-page-applied")
         }
