@@ -197,13 +197,9 @@ public final class VaultPullStore: PullStore {
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
             // Every node below the root, none inside itself (the listing's parents all arrived).
-            let all = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
-            let reachable = try vault.db.scalar("""
-                WITH RECURSIVE t(id) AS (SELECT 'root' UNION ALL SELECT n.id FROM nodes n JOIN t ON n.parent_id = t.id)
-                SELECT count(*) FROM t
-                """)?.int ?? 0
-            guard reachable == all else {
-                throw SyncPlanError("the listing holds \(all - reachable) node(s) whose folder it never shows or that are inside themselves (the server hid or invented a folder)")
+            let off = try vault.nodesOffTree()
+            guard off == 0 else {
+                throw SyncPlanError("the listing holds \(off) node(s) whose folder it never shows or that are inside themselves (the server hid or invented a folder)")
             }
             try vault.db.execute("COMMIT")
         } catch {
