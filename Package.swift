@@ -64,7 +64,9 @@ let package = Package(
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
                                                  "VaultTerminal", "VaultBrowseModel", "VaultAgent"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCLI"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCLI", "CLinuxShims"],
+                          swiftSettings: [.unsafeFlags(["-static-stdlib"])],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"])]),
         .executableTarget(name: "vault-server", dependencies: ["VaultServer"]),
         // The long-lived agent alone (`vault agent` becomes it), so that its idle memory holds no
         // pages of libcurl, libmicrohttpd or ncurses, with the Swift runtime and Foundation linked

@@ -1,5 +1,6 @@
 import Foundation
 import VaultSQL
+internal import CLinuxShims
 
 /// Statements prepared once, for a pull's many small queries and writes (preparing each one
 /// every time took most of a large pull's database time).
@@ -26,26 +27,75 @@ final class CachedStatements {
 /// metadata database, so a large vault is never loaded whole.
 final class SQLLocalView: LocalView {
     let statements: CachedStatements
+    /// During a listing into an empty vault, what it wrote: lookups of anything else are answered
+    /// without the database (nil: every lookup queries).
+    var written: WrittenKeys?
+    /// During a listing, the folders it looked up (nil: every lookup queries).
+    var folders: ListingFolders?
 
     init(db: SQLDatabase) { statements = CachedStatements(db: db) }
 
     private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try statements.rows(sql, params) }
 
+    /// True when `key` cannot be in the database (a listing into an empty vault never wrote it).
+    private func absent(_ kind: WrittenKeys.Kind, _ key: String, _ second: String = "") -> Bool {
+        guard let written else { return false }
+        return !written.mayContain(kind, key, second)
+    }
+
+    /// Notes a node a listing into an empty vault wrote (inserted, or updated to these keys).
+    func noteWritten(_ n: Node) {
+        guard written != nil else { return }
+        written?.insert(.nodeId, n.id)
+        if let r = n.remoteId { written?.insert(.remoteId, r) }
+        if let p = n.parentId { written?.insert(.child, p, n.name); written?.insert(.parent, p) }
+    }
+
+    /// Notes a base a listing into an empty vault wrote.
+    func noteWritten(_ b: RemoteBase) {
+        guard written != nil else { return }
+        written?.insert(.base, b.remoteId)
+        if let p = b.parentId { written?.insert(.baseParent, p) }
+    }
+
+    /// True when a node with this id may exist (false: it certainly does not).
+    func mayHaveNode(id: String) -> Bool { !absent(.nodeId, id) }
+
+    /// True when a base with this remote id may exist (false: it certainly does not).
+    func mayHaveBase(remoteId: String) -> Bool { !absent(.base, remoteId) }
+
     func node(id: String) throws -> Node? {
-        try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:))
+        if let n = folders?.node(id: id) { return n }
+        if absent(.nodeId, id) { return nil }
+        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:)))
     }
 
     func node(remoteId: String) throws -> Node? {
         if remoteId == Node.rootId { return try node(id: Node.rootId) }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:))
+        if let n = folders?.node(remoteId: remoteId) { return n }
+        if absent(.remoteId, remoteId) { return nil }
+        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:)))
     }
 
+    private func kept(_ n: Node?) -> Node? {
+        if let n, folders != nil { folders?.keep(n) }
+        return n
+    }
+
+    /// A node is being written or removed (`applyPlan`).
+    func forget(nodeId: String) { folders?.forget(nodeId: nodeId) }
+
+    /// A base is being written or dropped (`applyPlan`).
+    func forget(baseId: String) { folders?.forget(baseId: baseId) }
+
     func child(of parentId: String, named name: String) throws -> Node? {
-        try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
+        if absent(.child, parentId, name) { return nil }
+        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
     }
 
     func children(of parentId: String) throws -> [Node] {
-        try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+        if absent(.parent, parentId) { return [] }
+        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
     }
 
     static let baseColumns = "remote_id, parent_id, name, type, version, record_seq, content_seq, content"
@@ -67,11 +117,16 @@ final class SQLLocalView: LocalView {
 
 
     func base(remoteId: String) throws -> RemoteBase? {
-        try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        if let b = folders?.base(remoteId: remoteId) { return b }
+        if absent(.base, remoteId) { return nil }
+        let b = try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        if let b, folders != nil { folders?.keep(b) }
+        return b
     }
 
     func baseChildren(of remoteId: String) throws -> [RemoteBase] {
-        try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
+        if absent(.baseParent, remoteId) { return [] }
+        return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
     }
 
     func nodeCount() throws -> Int { try rows("SELECT count(*) FROM nodes", []).first?[0].int ?? 0 }
@@ -101,10 +156,15 @@ public final class VaultPullStore: PullStore {
     public func apply(_ actions: [PlanAction], cursor: Int64?) throws {
         var doomed: [String] = []
         func write() throws {
-            doomed = try vault.applyPlan(actions, view.statements)
+            doomed = try vault.applyPlan(actions, view)
             if let cursor { try vault.writeSyncState([(.changesCursor, String(cursor))]) }
         }
-        if listing { try write() } else {
+        if listing {
+            try write()
+            // A page's buffers were freed on other threads' malloc arenas (its fetch and opening
+            // run ahead): give their pages back, or each arena keeps its largest page resident.
+            CLinuxShims_release_free_memory()
+        } else {
             try vault.db.transaction { try write() }
             TestHooks.crashPoint("pull-page-applied")
         }
@@ -117,21 +177,29 @@ public final class VaultPullStore: PullStore {
         // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
         try vault.db.execute("PRAGMA cache_size = -8192")
         listing = true
+        view.folders = ListingFolders()
+        // A new device's first pull: nothing but the root, no bases. Its lookups (almost all of
+        // nodes the listing has not written) are answered from what it wrote.
+        let nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+        let bases = try vault.db.scalar("SELECT count(*) FROM remote_base")?.int ?? 0
+        if nodes == 1 && bases == 0, try vault.db.scalar("SELECT count(*) FROM nodes WHERE id = ?", [Node.rootId])?.int == 1 {
+            var written = WrittenKeys()
+            written.insert(.nodeId, Node.rootId)
+            view.written = written
+        }
     }
 
     public func endListing(commit: Bool) throws {
         listing = false
+        view.written = nil
+        view.folders = nil
         defer { try? vault.db.execute("PRAGMA cache_size = -2000") }
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
             // Every node below the root, none inside itself (the listing's parents all arrived).
-            let all = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
-            let reachable = try vault.db.scalar("""
-                WITH RECURSIVE t(id) AS (SELECT 'root' UNION ALL SELECT n.id FROM nodes n JOIN t ON n.parent_id = t.id)
-                SELECT count(*) FROM t
-                """)?.int ?? 0
-            guard reachable == all else {
-                throw SyncPlanError("the listing holds \(all - reachable) node(s) whose folder it never shows or that are inside themselves (the server hid or invented a folder)")
+            let off = try vault.nodesOffTree()
+            guard off == 0 else {
+                throw SyncPlanError("the listing holds \(off) node(s) whose folder it never shows or that are inside themselves (the server hid or invented a folder)")
             }
             try vault.db.execute("COMMIT")
         } catch {
@@ -143,7 +211,7 @@ public final class VaultPullStore: PullStore {
         }
     }
 
-    public func missing(listed: Set<String>) throws -> [String] {
+    public func missing(listed: ListedIds) throws -> [String] {
         // Streamed and checked against the set in memory: copying every listed id into a temporary
         // table (and a NOT IN over it) raised a first pull's peak memory at its end.
         let st = try vault.db.prepare("SELECT id, remote_id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL")
@@ -165,44 +233,72 @@ extension Vault {
     /// owner, removed nodes go (children first) with their blobs, revisions and transfers, nodes
     /// are written (parents first), then bases, outbox entries and tombstones. Returns the blobs
     /// whose files to delete once committed.
-    func applyPlan(_ actions: [PlanAction], _ sql: CachedStatements) throws -> [String] {
+    func applyPlan(_ actions: [PlanAction], _ view: SQLLocalView) throws -> [String] {
+        let sql = view.statements
         var doomed: [String] = []
         var exists = Set<String>()
         for case .put(let n) in actions {
-            guard let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            guard view.mayHaveNode(id: n.id), let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
             exists.insert(n.id)
+            view.forget(nodeId: n.id)
             if old[0].string != n.parentId || old[1].string != n.name {
                 try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
             }
         }
         for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
         for case .remove(let id) in actions {
+            view.forget(nodeId: id)
             doomed += try sql.rows("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
             try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
             try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
             try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
             try sql.run("DELETE FROM nodes WHERE id = ?", [id])
         }
+        // What the bases of this plan say each node has seen, written with a node inserted here
+        // (no UPDATE after it: see below).
+        var seen: [String: (record: Int64, content: Int64)] = [:]
+        for case .setBase(let b) in actions {
+            let old = seen[b.remoteId] ?? (0, 0)
+            seen[b.remoteId] = (max(old.record, b.recordSeq), max(old.content, b.contentSeq))
+        }
+        var inserted = Set<String>()
         for case .put(let n) in actions {
+            view.forget(nodeId: n.id)
+            view.noteWritten(n)
             if exists.contains(n.id) {
                 try sql.run("""
                     UPDATE nodes SET remote_id = ?, parent_id = ?, name = ?, type = ?, size = ?, version = ?, modified_at = ?, mime_type = ?,
                       content_state = ?, local_path = ?, pinned = ?, last_accessed = ?, pending_op = ?, local_version = ?, sha256 = ? WHERE id = ?
                     """, Array(n.bindings.dropFirst()) + [n.id])
             } else {
-                try sql.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
+                let seqs = n.remoteId.flatMap { seen[$0] } ?? (0, 0)
+                try sql.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            n.bindings + [seqs.record, seqs.content])
+                if let r = n.remoteId { inserted.insert(r) }
             }
         }
         for a in actions {
             switch a {
             case .setBase(let b):
-                try sql.run("INSERT OR REPLACE INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
+                // A DELETE and a plain INSERT, not INSERT OR REPLACE: inside the pull's transaction
+                // SQLite gives an OR REPLACE (or an UPDATE) a statement journal, into which
+                // SQLCipher encrypts every page the statement touches — most of a first pull's
+                // time. Neither of these needs one (remote_base has no foreign keys or triggers),
+                // and a base a listing into an empty vault never wrote needs no DELETE.
+                if view.mayHaveBase(remoteId: b.remoteId) { try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [b.remoteId]) }
+                view.forget(baseId: b.remoteId)
+                view.noteWritten(b)
+                try sql.run("INSERT INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
                            [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
                             try b.content.map(SQLLocalView.contentJSON)])
-                // What this device has seen: its next record of the node takes one more.
-                try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
-                           [b.recordSeq, b.contentSeq, b.remoteId])
+                // What this device has seen: its next record of the node takes one more (a node
+                // inserted above already holds it).
+                if !inserted.contains(b.remoteId) {
+                    try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
+                               [b.recordSeq, b.contentSeq, b.remoteId])
+                }
             case .dropBase(let id):
+                view.forget(baseId: id)
                 try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
             case .dropEntry(let seq):
                 try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])

@@ -147,7 +147,7 @@ final class SimStore: PullStore {
         saved = nil
     }
 
-    func missing(listed: Set<String>) throws -> [String] {
+    func missing(listed: ListedIds) throws -> [String] {
         device.all().filter { $0.1.remoteId.map { !listed.contains($0) } ?? false }.map(\.1.id)
     }
 }

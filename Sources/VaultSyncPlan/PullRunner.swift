@@ -34,7 +34,7 @@ public protocol PullStore {
     /// inside itself), or rolled back.
     func endListing(commit: Bool) throws
     /// Local ids of nodes with a remote id that is not in `listed`.
-    func missing(listed: Set<String>) throws -> [String]
+    func missing(listed: ListedIds) throws -> [String]
 }
 
 /// What a pull did.
@@ -209,7 +209,7 @@ public struct PullRunner {
         try store.beginListing()
         var committed = false
         defer { if !committed { try? store.endListing(commit: false) } }
-        var listed = Set<String>()
+        var listed = ListedIds()
         var token: String?
         var size = 0
         repeat {

@@ -26,7 +26,7 @@ public struct SyncPlanner {
     /// After a full listing: local nodes with a remote id the listing did not hold are gone from
     /// the server (trashed, or below a trashed folder), and are handled as remote deletes; so are
     /// nodes removed here whose entries still wait (nothing is left for them to do).
-    public func sweep(missing localIds: [String], listed: Set<String>, state: inout PlanState) throws -> PageOutcome {
+    public func sweep(missing localIds: [String], listed: ListedIds, state: inout PlanState) throws -> PageOutcome {
         let run = PlanRun(settings: settings, state: state, mode: .listing)
         for t in run.state.tombstones.values.sorted(by: { $0.nodeId < $1.nodeId }) {
             guard let rid = t.remoteId, !listed.contains(rid) else { continue }
