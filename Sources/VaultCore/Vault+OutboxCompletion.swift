@@ -57,7 +57,7 @@ extension Vault {
                 WHERE id = ?
                 """, [e.nodeId, e.nodeId])
             try dropSpentTombstones()
-            if let base { _ = try applyPlan([.setBase(base)], CachedStatements(db: db)) }
+            if let base { _ = try applyPlan([.setBase(base)], SQLLocalView(db: db)) }
         }
         if let publish { moveStagedToCache(publish) }
     }
