@@ -137,6 +137,8 @@ final class SQLLocalView: LocalView {
 public final class VaultPullStore: PullStore {
     let vault: Vault
     private var listing = false
+    /// A listing into an empty vault runs without foreign-key checks (see `beginListing`).
+    private var uncheckedKeys = false
     private lazy var view = SQLLocalView(db: vault.db)
 
     init(vault: Vault) { self.vault = vault }
@@ -172,28 +174,51 @@ public final class VaultPullStore: PullStore {
     }
 
     public func beginListing() throws {
+        // A new device's first pull: nothing but the root, no bases. Its lookups (almost all of
+        // nodes the listing has not written) are answered from what it wrote, and its foreign keys
+        // are not checked row by row: a node often comes before its folder (the listing is in id
+        // order), and SQLite then looked for that node's children at each insert, a random read
+        // of an index per node. The tree check at the commit (`nodesOffTree`: every parent a
+        // folder leading to the root) covers what they would (a listing writes nothing else that
+        // refers to a node). `foreign_keys` cannot change inside a transaction: set before it,
+        // and the vault checked again inside (it holds the vault lock, so nothing wrote between).
+        var fresh = try isEmptyVault()
+        if fresh { try vault.db.execute("PRAGMA foreign_keys = OFF") }
         try vault.db.execute("BEGIN IMMEDIATE")
+        if fresh, try !isEmptyVault() {
+            try vault.db.execute("ROLLBACK")
+            try vault.db.execute("PRAGMA foreign_keys = ON")
+            try vault.db.execute("BEGIN IMMEDIATE")
+            fresh = false
+        }
+        uncheckedKeys = fresh
         try vault.db.execute("PRAGMA defer_foreign_keys = ON")
         // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
         try vault.db.execute("PRAGMA cache_size = -8192")
         listing = true
         view.folders = ListingFolders()
-        // A new device's first pull: nothing but the root, no bases. Its lookups (almost all of
-        // nodes the listing has not written) are answered from what it wrote.
-        let nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
-        let bases = try vault.db.scalar("SELECT count(*) FROM remote_base")?.int ?? 0
-        if nodes == 1 && bases == 0, try vault.db.scalar("SELECT count(*) FROM nodes WHERE id = ?", [Node.rootId])?.int == 1 {
+        if fresh {
             var written = WrittenKeys()
             written.insert(.nodeId, Node.rootId)
             view.written = written
         }
     }
 
+    /// Nothing but the root node, and no bases.
+    private func isEmptyVault() throws -> Bool {
+        let nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+        let bases = try vault.db.scalar("SELECT count(*) FROM remote_base")?.int ?? 0
+        return try nodes == 1 && bases == 0 && vault.db.scalar("SELECT count(*) FROM nodes WHERE id = ?", [Node.rootId])?.int == 1
+    }
+
     public func endListing(commit: Bool) throws {
         listing = false
         view.written = nil
         view.folders = nil
-        defer { try? vault.db.execute("PRAGMA cache_size = -2000") }
+        defer {
+            try? vault.db.execute("PRAGMA cache_size = -2000")
+            if uncheckedKeys { try? vault.db.execute("PRAGMA foreign_keys = ON"); uncheckedKeys = false }
+        }
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
             // Every node below the root, none inside itself (the listing's parents all arrived).

@@ -40,4 +40,27 @@ final class TrashTests: XCTestCase {
         XCTAssertEqual((try u.send("GET", "/v1/files?scope=all").json["files"] as! [[String: Any]]).map { $0["id"] as! String }.sorted(),
                        [id("a"), id("b"), id("c"), id("d")])
     }
+    /// The server keeps which folders are live between listing pages while the account's change
+    /// feed stands still (FolderLiveness): a trash or a restore between two listings (or two pages
+    /// of one) is seen by the next page, never the remembered state.
+    func testAListingFollowsATrashOrRestoreBetweenItsPages() throws {
+        let s = try ServerProcess()
+        let u = try APIUser(s, "alice")
+        XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "d", "type": "folder", "id": id("a")]).status, 201)
+        XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "f", "id": id("b"), "parentId": id("a")]).status, 201)
+        XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "g", "id": id("c"), "parentId": id("a")]).status, 201)
+        func page(after token: String?) throws -> (ids: [String], next: String?) {
+            let r = try u.send("GET", "/v1/files?scope=all&pageSize=2" + (token.map { "&pageToken=\($0)" } ?? ""))
+            return ((r.json["files"] as! [[String: Any]]).map { $0["id"] as! String }, r.json["nextPageToken"] as? String)
+        }
+        let first = try page(after: nil)
+        XCTAssertEqual(first.ids, [id("a"), id("b")], "d is live: its file listed")
+        XCTAssertEqual(try u.send("DELETE", "/v1/files/\(id("a"))", headers: ["If-Match": "1"]).status, 200)
+        XCTAssertEqual(try page(after: first.next).ids, [], "trashed between the pages: its other file is left out")
+        XCTAssertEqual(try page(after: nil).ids, [], "and a new listing shows nothing of it")
+        XCTAssertEqual(try u.json("PATCH", "/v1/files/\(id("a"))", ["trashed": false], headers: ["If-Match": "2"]).status, 200)
+        let again = try page(after: nil)
+        XCTAssertEqual(again.ids, [id("a"), id("b")])
+        XCTAssertEqual(try page(after: again.next).ids, [id("c")], "restored: listed again")
+    }
 }

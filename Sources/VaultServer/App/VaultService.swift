@@ -21,6 +21,8 @@ final class VaultService: @unchecked Sendable {
     let uploadLocks = Locked([String: UploadProgress]())
     /// Chunks being received right now, `uploadId#index` (see `ChunkClaims`).
     let chunkClaims: ChunkClaims
+    /// Live folders per account between listing pages (see `FolderLiveness`).
+    let liveness = FolderLiveness()
 
     init(config: ServerConfig, clock: @escaping @Sendable () -> Double = MonotonicClock.now) throws {
         self.config = config

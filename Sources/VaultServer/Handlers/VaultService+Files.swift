@@ -55,14 +55,18 @@ extension VaultService {
             let rows = try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
                                     [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
             let page = Array(rows.prefix(pageSize))
-            var live: [String: Bool] = ["root": true]
+            let cursor = try db.latestCursor(owner: ctx.userId)
+            var live = liveness.known(owner: ctx.userId, cursor: cursor)
+            live["root"] = true
             func isLive(_ folder: String) throws -> Bool {
                 if let known = live[folder] { return known }
                 let v = try !db.inTrash(owner: ctx.userId, folder)
                 live[folder] = v
                 return v
             }
-            return (rows, try page.filter { try isLive($0.parentId ?? "root") })
+            let shown = try page.filter { try isLive($0.parentId ?? "root") }
+            liveness.remember(owner: ctx.userId, cursor: cursor, live)
+            return (rows, shown)
         }
         let next = scanned.count > pageSize ? scanned[pageSize - 1].id : nil
         return Self.respond(lied(FileList(files: files, nextPageToken: next.map { Base64URL.encode(Array($0.utf8)) })))
