@@ -174,10 +174,18 @@ extension OutboxReplay {
                 return try complete(e, .nothing, nil)
             }
             if target?.remoteId != nil || e.payload.remoteId != nil {
-                // A new version of a file on the server: its delete (a later entry) must match it.
-                return try complete(e, .onServer(remoteId: file.id, version: file.version), nil)
+                // A new version of a file on the server: its delete (a later entry) must match it,
+                // the version this upload made (one more than this device last recorded). A later
+                // one holds another device's change: the base is recorded, so the delete finds the
+                // file changed (a conflict) instead of removing what it has not seen.
+                let base = target?.version ?? 0
+                return try complete(e, .onServer(remoteId: file.id, version: file.version == base + 1 ? file.version : base), nil)
             }
-            let d = try call { try api.json(.delete, "/v1/files/\(file.id)", headers: [("If-Match", "\"\(file.version)\"")]) }
+            // The upload made version 1 of a new file. A later version holds another device's
+            // change, which this delete has not seen and must not remove (new content wins over a
+            // delete, docs/sync.md): a conflict, settled by the next pull (the file comes back).
+            guard file.version == 1 else { return .conflict("cannot delete \(name) on the server: it changed there since") }
+            let d = try call { try api.json(.delete, "/v1/files/\(file.id)", headers: [("If-Match", "\"1\"")]) }
             switch d.status {
             case 200, 204, 404: return try complete(e, .nothing, "deleted \(name)")
             case 412 where Self.current(d)?.trashed == true: return try complete(e, .nothing, "deleted \(name)")

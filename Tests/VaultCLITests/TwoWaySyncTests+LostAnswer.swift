@@ -79,3 +79,45 @@ extension TwoWaySyncTests {
         XCTAssertTrue(conflicts.contains { $0["kind"] as? String == "delete-vs-edit" }, "\(conflicts)")
     }
 }
+
+extension TwoWaySyncTests {
+    /// A new file whose upload the server completed (answer lost), removed here before the next
+    /// sync (its entry becomes `discard_upload`), and edited by another device in between: the
+    /// discard deletes only the version the upload made, never the other device's edit (new
+    /// content wins over a delete); the file comes back here with that edit.
+    func testADiscardedUploadDoesNotRemoveAnotherDevicesLaterEdit() throws {
+        try put(a, "/n.txt", "made on a")
+        try syncKilledBeforeRecording(a)   // uploaded, not recorded
+        try a.ok(["rm", "/n.txt"] + a.pw)
+        try sync(b)
+        try put(b, "/n.txt", "from b", replace: true)
+        try sync(b)
+        let r = try a.run(["sync"] + a.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        try sync(b)
+        XCTAssertEqual(try tree(a), try tree(b))
+        XCTAssertEqual(try cat(b, "/n.txt"), "from b", "B's edit survives A's discard")
+        XCTAssertEqual(try cat(a, "/n.txt"), "from b")
+    }
+
+    /// The same for a new version of a file both devices have: the delete that follows the
+    /// discard is sent against the version the upload made, so it finds another device's later
+    /// edit (a conflict) and leaves it.
+    func testADiscardedNewVersionDoesNotRemoveAnotherDevicesLaterEdit() throws {
+        try put(a, "/n.txt", "v1")
+        try sync(a)
+        try sync(b)
+        try put(a, "/n.txt", "v2 from a", replace: true)
+        try syncKilledBeforeRecording(a)   // the new version uploaded, not recorded
+        try a.ok(["rm", "/n.txt"] + a.pw)
+        try sync(b)
+        try put(b, "/n.txt", "v3 from b", replace: true)
+        try sync(b)
+        let r = try a.run(["sync"] + a.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        try sync(b)
+        XCTAssertEqual(try tree(a), try tree(b))
+        XCTAssertEqual(try cat(b, "/n.txt"), "v3 from b", "B's edit survives A's discard and delete")
+        XCTAssertEqual(try cat(a, "/n.txt"), "v3 from b")
+    }
+}
