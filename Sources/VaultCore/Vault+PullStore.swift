@@ -78,7 +78,7 @@ final class SQLLocalView: LocalView {
     }
 
     private func kept(_ n: Node?) -> Node? {
-        if let n, folders != nil { folders?.keep(n) }
+        if let n { folders?.keep(n) }
         return n
     }
 
@@ -120,7 +120,7 @@ final class SQLLocalView: LocalView {
         if let b = folders?.base(remoteId: remoteId) { return b }
         if absent(.base, remoteId) { return nil }
         let b = try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
-        if let b, folders != nil { folders?.keep(b) }
+        if let b { folders?.keep(b) }
         return b
     }
 
@@ -137,8 +137,6 @@ final class SQLLocalView: LocalView {
 public final class VaultPullStore: PullStore {
     let vault: Vault
     private var listing = false
-    /// A listing into an empty vault runs without foreign-key checks (see `beginListing`).
-    private var uncheckedKeys = false
     private lazy var view = SQLLocalView(db: vault.db)
 
     init(vault: Vault) { self.vault = vault }
@@ -191,7 +189,6 @@ public final class VaultPullStore: PullStore {
             try vault.db.execute("BEGIN IMMEDIATE")
             fresh = false
         }
-        uncheckedKeys = fresh
         try vault.db.execute("PRAGMA defer_foreign_keys = ON")
         // A whole tree in one transaction: pages kept in memory, not spilled (8 MiB).
         try vault.db.execute("PRAGMA cache_size = -8192")
@@ -204,20 +201,23 @@ public final class VaultPullStore: PullStore {
         }
     }
 
-    /// Nothing but the root node, and no bases.
+    /// Nothing but the root node, and no bases (one look at each table, not a count of a large one).
     private func isEmptyVault() throws -> Bool {
-        let nodes = try vault.db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
-        let bases = try vault.db.scalar("SELECT count(*) FROM remote_base")?.int ?? 0
-        return try nodes == 1 && bases == 0 && vault.db.scalar("SELECT count(*) FROM nodes WHERE id = ?", [Node.rootId])?.int == 1
+        try vault.db.scalar("""
+            SELECT EXISTS(SELECT 1 FROM nodes WHERE id = ?) AND NOT EXISTS(SELECT 1 FROM nodes WHERE id != ?)
+              AND NOT EXISTS(SELECT 1 FROM remote_base)
+            """, [Node.rootId, Node.rootId])?.int == 1
     }
 
     public func endListing(commit: Bool) throws {
+        // A listing into an empty vault (what `written` is kept for) ran without foreign-key checks.
+        let uncheckedKeys = view.written != nil
         listing = false
         view.written = nil
         view.folders = nil
         defer {
             try? vault.db.execute("PRAGMA cache_size = -2000")
-            if uncheckedKeys { try? vault.db.execute("PRAGMA foreign_keys = ON"); uncheckedKeys = false }
+            if uncheckedKeys { try? vault.db.execute("PRAGMA foreign_keys = ON") }
         }
         guard commit else { try? vault.db.execute("ROLLBACK"); return }
         do {
@@ -265,7 +265,6 @@ extension Vault {
         for case .put(let n) in actions {
             guard view.mayHaveNode(id: n.id), let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
             exists.insert(n.id)
-            view.forget(nodeId: n.id)
             if old[0].string != n.parentId || old[1].string != n.name {
                 try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
             }

@@ -87,17 +87,7 @@ extension TwoWaySyncTests {
     /// content wins over a delete); the file comes back here with that edit.
     func testADiscardedUploadDoesNotRemoveAnotherDevicesLaterEdit() throws {
         try put(a, "/n.txt", "made on a")
-        try syncKilledBeforeRecording(a)   // uploaded, not recorded
-        try a.ok(["rm", "/n.txt"] + a.pw)
-        try sync(b)
-        try put(b, "/n.txt", "from b", replace: true)
-        try sync(b)
-        let r = try a.run(["sync"] + a.pw)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        try sync(b)
-        XCTAssertEqual(try tree(a), try tree(b))
-        XCTAssertEqual(try cat(b, "/n.txt"), "from b", "B's edit survives A's discard")
-        XCTAssertEqual(try cat(a, "/n.txt"), "from b")
+        try discardUnrecordedUploadAfterAnEditOnB(edit: "from b", "B's edit survives A's discard")
     }
 
     /// The same for a new version of a file both devices have: the delete that follows the
@@ -108,16 +98,23 @@ extension TwoWaySyncTests {
         try sync(a)
         try sync(b)
         try put(a, "/n.txt", "v2 from a", replace: true)
-        try syncKilledBeforeRecording(a)   // the new version uploaded, not recorded
+        try discardUnrecordedUploadAfterAnEditOnB(edit: "v3 from b", "B's edit survives A's discard and delete")
+    }
+
+    /// A's pending upload of /n.txt is sent and not recorded (killed), A removes the file, B
+    /// writes `edit` into it; then A syncs: B's edit is what both end up with.
+    private func discardUnrecordedUploadAfterAnEditOnB(edit: String, _ message: String,
+                                                       file: StaticString = #filePath, line: UInt = #line) throws {
+        try syncKilledBeforeRecording(a, file: file, line: line)
         try a.ok(["rm", "/n.txt"] + a.pw)
         try sync(b)
-        try put(b, "/n.txt", "v3 from b", replace: true)
+        try put(b, "/n.txt", edit, replace: true)
         try sync(b)
         let r = try a.run(["sync"] + a.pw)
-        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
         try sync(b)
-        XCTAssertEqual(try tree(a), try tree(b))
-        XCTAssertEqual(try cat(b, "/n.txt"), "v3 from b", "B's edit survives A's discard and delete")
-        XCTAssertEqual(try cat(a, "/n.txt"), "v3 from b")
+        XCTAssertEqual(try tree(a), try tree(b), file: file, line: line)
+        XCTAssertEqual(try cat(b, "/n.txt"), edit, message, file: file, line: line)
+        XCTAssertEqual(try cat(a, "/n.txt"), edit, file: file, line: line)
     }
 }

@@ -3,8 +3,7 @@
 /// to a file records a change, so an unchanged latest cursor means unchanged folders. A listing of
 /// 1,000-node pages asked the database again, page after page, for the ancestors of the same
 /// folders (about 100,000 queries for a 100,000-node account, half the server's time).
-final class FolderLiveness: @unchecked Sendable {
-    // SAFETY: `accounts` is only touched under `lock` (Locked).
+final class FolderLiveness: Sendable {
     private let accounts = Locked([String: (cursor: Int64, live: [String: Bool])]())
     /// Folders remembered per account, and accounts at once (beyond either, the oldest go).
     static let folderLimit = 100_000, accountLimit = 64
