@@ -134,6 +134,19 @@ enum MetadataSchema {
         ALTER TABLE revisions ADD COLUMN content TEXT;
         ALTER TABLE revisions ADD COLUMN is_head INTEGER NOT NULL DEFAULT 0;
         """,
+        // 5: the sequence-number floor (SECURITY.md "Node record"): per server node, the highest
+        // node-record and content-record sequence numbers this device sealed, and those it saw
+        // for a node whose row or base has gone since (removed here or on the server). It
+        // outlives the node leaving this device's tree, so a record sealed after the node comes
+        // back (a move replayed from a tombstone, a folder a delete-vs-edit brought back, a
+        // restore) never takes a number another device has seen already.
+        """
+        CREATE TABLE seq_floor(
+          remote_id TEXT PRIMARY KEY,
+          record_seq INTEGER NOT NULL DEFAULT 0,
+          content_seq INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// True when `db` has the newest schema (nothing to migrate).

@@ -276,6 +276,7 @@ extension Vault {
             try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
             try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
             try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
+            try retireSeqs(remoteId: try sql.rows("SELECT remote_id FROM nodes WHERE id = ?", [id]).first?[0].string, nodeId: id)
             try sql.run("DELETE FROM nodes WHERE id = ?", [id])
         }
         // What the bases of this plan say each node has seen, written with a node inserted here
@@ -323,6 +324,7 @@ extension Vault {
                 }
             case .dropBase(let id):
                 view.forget(baseId: id)
+                try retireSeqs(remoteId: id, nodeId: nil)
                 try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
             case .dropEntry(let seq):
                 try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])

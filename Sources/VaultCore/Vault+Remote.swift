@@ -30,6 +30,52 @@ extension Vault {
                    [seqs.record, seqs.content, nodeId])
     }
 
+    /// The sequence numbers the next records of server node `remoteId` (local node `nodeId`, when
+    /// it is still in the tree) take: one more than the highest this device sealed or saw for it,
+    /// wherever that is kept (the node, its base, or the floor that outlives both), so a record
+    /// never goes below one another device has seen, whatever left and re-entered the tree
+    /// between. They are claimed here, in the floor, before anything is sent: a record sealed and
+    /// lost on the way is never followed by another of the same number.
+    public func claimSeqs(remoteId: String, nodeId: String?) throws -> RemoteSeqs {
+        try db.transaction {
+            let high = try highestSeqs(remoteId: remoteId, nodeId: nodeId)
+            let next = RemoteSeqs(record: high.record + 1, content: high.content + 1)
+            try raiseSeqFloor(remoteId: remoteId, to: next)
+            return next
+        }
+    }
+
+    /// The highest sequence numbers known for `remoteId` (and local node `nodeId`): sealed here
+    /// or seen, on the node, its base, or the floor.
+    func highestSeqs(remoteId: String, nodeId: String?) throws -> RemoteSeqs {
+        let r = try db.queryOne("""
+            SELECT max(coalesce(n.r, 0), coalesce(l.r, 0), coalesce(b.r, 0), coalesce(f.r, 0)),
+                   max(coalesce(n.c, 0), coalesce(l.c, 0), coalesce(b.c, 0), coalesce(f.c, 0))
+            FROM (SELECT 1) LEFT JOIN (SELECT max(record_seq) r, max(content_seq) c FROM nodes WHERE remote_id = ?1) n
+              LEFT JOIN (SELECT record_seq r, content_seq c FROM nodes WHERE id = ?2) l
+              LEFT JOIN (SELECT record_seq r, content_seq c FROM remote_base WHERE remote_id = ?1) b
+              LEFT JOIN (SELECT record_seq r, content_seq c FROM seq_floor WHERE remote_id = ?1) f
+            """, [remoteId, nodeId])
+        return RemoteSeqs(record: r?[0].int64 ?? 0, content: r?[1].int64 ?? 0)
+    }
+
+    /// Raises the floor of `remoteId` to `seqs` (never lowers it).
+    func raiseSeqFloor(remoteId: String, to seqs: RemoteSeqs) throws {
+        guard seqs.record > 0 || seqs.content > 0 else { return }
+        try db.run("""
+            INSERT OR REPLACE INTO seq_floor(remote_id, record_seq, content_seq)
+            SELECT ?1, max(?2, coalesce((SELECT record_seq FROM seq_floor WHERE remote_id = ?1), 0)),
+                       max(?3, coalesce((SELECT content_seq FROM seq_floor WHERE remote_id = ?1), 0))
+            """, [remoteId, seqs.record, seqs.content])
+    }
+
+    /// Keeps what node `nodeId` and the base of `remoteId` say this device has seen in the floor,
+    /// before the node's row or the base goes (the node leaves this device's tree).
+    func retireSeqs(remoteId: String?, nodeId: String?) throws {
+        guard let remoteId else { return }
+        try raiseSeqFloor(remoteId: remoteId, to: try highestSeqs(remoteId: remoteId, nodeId: nodeId))
+    }
+
     /// The stored row of blob `id`, if any.
     public func blobRecord(_ id: String) throws -> BlobRecord? {
         try db.queryOne("SELECT id, area, size, sealed_size, sha256, key_epoch, sealed_sha256 FROM blobs WHERE id = ?", [id]).map {

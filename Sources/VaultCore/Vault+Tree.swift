@@ -234,7 +234,10 @@ extension Vault {
             }
             try compactOutbox(removing: all)
             // Children first, for the parent reference.
-            for x in all.reversed() { try db.run("DELETE FROM nodes WHERE id = ?", [x.id]) }
+            for x in all.reversed() {
+                try retireSeqs(remoteId: x.remoteId, nodeId: x.id)
+                try db.run("DELETE FROM nodes WHERE id = ?", [x.id])
+            }
             try db.run("DELETE FROM transfers WHERE node_id NOT IN (SELECT id FROM nodes)")
             return all
         }

@@ -41,7 +41,7 @@ extension SimDevice {
                 case .send(let request):
                     switch request { case .createFile, .newRevision: sent.insert(e.requestId); default: break }
                     let answer: PushAnswer
-                    do { answer = try sim.network.send(request, from: self) } catch {
+                    do { answer = try sim.network.send(request, seqs: claimSeqs(for: request), from: self) } catch {
                         sim.trace("\(name) push \(e.seq) \(request) -> fault"); throw error
                     }
                     step = try rules.interpret(answer, to: request, for: e)
@@ -89,6 +89,29 @@ extension SimDevice {
         }
     }
 
+    /// The sequence numbers the records of `request` take, as a vault claims them
+    /// (`Vault.claimSeqs`): one more than the highest this device sealed or saw for the node, in
+    /// its base or in the floor that outlives the base.
+    func claimSeqs(for request: PushRequest) -> SimSeqs {
+        let id: String
+        switch request {
+        case let .createFolder(i, _, _), let .createFile(i, _, _, _), let .newRevision(i, _, _), let .move(i, _, _, _), let .delete(i, _, _): id = i
+        }
+        let base = try? state.base(remoteId: id)
+        let floor = seqFloor[id]
+        let next = SimSeqs(record: max(base?.recordSeq ?? 0, floor?.record ?? 0) + 1,
+                           content: max(base?.contentSeq ?? 0, floor?.content ?? 0) + 1)
+        seqFloor[id] = next
+        return next
+    }
+
+    /// A base about to go: what it saw stays in the floor (`Vault.retireSeqs`).
+    func retire(_ remoteId: String) {
+        guard let b = try? state.base(remoteId: remoteId) else { return }
+        let floor = seqFloor[remoteId] ?? SimSeqs(record: 0, content: 0)
+        seqFloor[remoteId] = SimSeqs(record: max(floor.record, b.recordSeq), content: max(floor.content, b.contentSeq))
+    }
+
     func see(_ base: RemoteBase, _ sim: Simulation) {
         if let c = base.content, let t = sim.server.blobs[c.blob] ?? blobs[c.blob] { seen[base.remoteId, default: []].insert(t) }
     }
@@ -131,6 +154,7 @@ final class SimStore: PullStore {
 
     func apply(_ actions: [PlanAction], cursor: Int64?) throws {
         if saved == nil { try sim.network.maybeCrash() }
+        for case .dropBase(let id) in actions { device.retire(id) }
         try device.state.apply(actions)
         for a in actions { sim.trace("\(device.name) apply \(a)") }
         for case .setBase(let b) in actions { device.see(b, sim) }

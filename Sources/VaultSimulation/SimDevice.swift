@@ -20,6 +20,9 @@ public final class SimDevice {
     var seen: [String: Set<UInt64>] = [:]
     /// Content tokens this device wrote, by the local node it wrote them to.
     var written: [String: Set<UInt64>] = [:]
+    /// The highest sequence numbers this device sealed, or saw in a base since dropped, by remote
+    /// id (the vault's `seq_floor`).
+    var seqFloor: [String: SimSeqs] = [:]
     private var counter = 0
 
     init(index: Int) {

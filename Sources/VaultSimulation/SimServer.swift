@@ -7,7 +7,10 @@ import VaultSyncPlan
 /// cursor is 410), every revision kept, and the flat listing of live nodes by id.
 ///
 /// Names and records are kept decoded: the codec is tested on its own; the simulation is about
-/// what the planner and the push decide.
+/// what the planner and the push decide. The sequence numbers are the ones the device sealed
+/// (`SimSeqs`), stored as they came, as the real server stores the sealed records: a device that
+/// seals one lower than another device has seen makes that device's pull refuse it as a rollback,
+/// as the real codec does.
 public final class SimServer {
     struct File {
         var id: String
@@ -95,18 +98,19 @@ public final class SimServer {
                              seq: seq, sha256: SimContent.sha(token), size: Int64(token % 97))
     }
 
-    /// Applies one request from `device`; `token` gives the content a blob holds.
-    func handle(_ request: PushRequest, device: String, token: (String) -> UInt64) -> PushAnswer {
+    /// Applies one request from `device`, whose records carry `seqs`; `token` gives the content a
+    /// blob holds.
+    func handle(_ request: PushRequest, device: String, seqs: SimSeqs, token: (String) -> UInt64) -> PushAnswer {
         switch request {
         case let .createFolder(id, parent, name), let .createFile(id, parent, name, _):
             if let f = files[id] { return .idTaken(remote(f)) }
             guard liveFolder(parent) else { return .parentGone }
             guard nameFree(name, in: parent) else { return .nameTaken }
-            var f = File(id: id, parent: parent, name: name, isFolder: true, version: 1, trashed: false, recordSeq: 1,
+            var f = File(id: id, parent: parent, name: name, isFolder: true, version: 1, trashed: false, recordSeq: seqs.record,
                          recordDevice: device, content: nil, revisions: [])
             if case let .createFile(_, _, _, blob) = request {
                 f.isFolder = false
-                f.content = newContent(blob: blob, token: token(blob), device: device, seq: 1)
+                f.content = newContent(blob: blob, token: token(blob), device: device, seq: seqs.content)
                 f.revisions = [f.content!]
             }
             changed(f)
@@ -116,7 +120,7 @@ public final class SimServer {
             guard f.version == base else { return .stale(remote(f)) }
             guard !f.trashed else { return .stale(remote(f)) }
             guard !underTrash(id) else { return .parentGone }
-            f.content = newContent(blob: blob, token: token(blob), device: device, seq: (f.content?.seq ?? 0) + 1)
+            f.content = newContent(blob: blob, token: token(blob), device: device, seq: seqs.content)
             f.revisions.append(f.content!)
             f.version += 1
             changed(f)
@@ -129,7 +133,7 @@ public final class SimServer {
             var up: String? = parent
             while let u = up { if u == id { return .refused("a folder cannot move into itself") }; up = files[u]?.parent }
             guard f.trashed || nameFree(name, in: parent, excluding: id) else { return .nameTaken }
-            f.parent = parent; f.name = name; f.version += 1; f.recordSeq += 1; f.recordDevice = device
+            f.parent = parent; f.name = name; f.version += 1; f.recordSeq = seqs.record; f.recordDevice = device
             changed(f)
             return .ok(remote(f))
         case let .delete(id, base, decidedAt):
@@ -195,6 +199,12 @@ public final class SimServer {
         }
         return out
     }
+}
+
+/// The sequence numbers a device sealed into a request's node and content records.
+struct SimSeqs {
+    var record: Int64
+    var content: Int64
 }
 
 /// A node of a tree as the simulation compares it.

@@ -45,6 +45,18 @@ public final class Simulation {
         devices = (0..<deviceCount).map { SimDevice(index: $0) }
     }
 
+    /// A simulation for a scripted scenario: `deviceCount` devices keeping both sides of a
+    /// conflict, a network without faults.
+    init(deviceCount: Int) {
+        seed = 0
+        rng = SimRandom(seed: 0)
+        server = SimServer(keepChanges: 1000, pageSize: 100)
+        network = SimNetwork(faultRate: 0)
+        policies = Array(repeating: .keepBoth, count: deviceCount)
+        network.server = server
+        devices = (0..<deviceCount).map { SimDevice(index: $0) }
+    }
+
     func policy(_ d: SimDevice) -> ConflictPolicy { policies[d.index] }
 
     /// Every push request and plan action, when verbose.
@@ -221,19 +233,19 @@ final class SimNetwork {
     let faultRate: Double
     var faultsOn = true
     var now = 0
-    var inFlight: [(due: Int, device: SimDevice, request: PushRequest)] = []
+    var inFlight: [(due: Int, device: SimDevice, request: PushRequest, seqs: SimSeqs)] = []
 
     init(faultRate: Double) { self.faultRate = faultRate }
 
     var faulty: Bool { faultsOn && faultRate > 0 && rng.chance(faultRate) }
 
-    func send(_ request: PushRequest, from d: SimDevice) throws -> PushAnswer {
-        let apply = { self.server.handle(request, device: d.deviceId, token: { d.blobs[$0] ?? 0 }) }
+    func send(_ request: PushRequest, seqs: SimSeqs, from d: SimDevice) throws -> PushAnswer {
+        let apply = { self.server.handle(request, device: d.deviceId, seqs: seqs, token: { d.blobs[$0] ?? 0 }) }
         guard faulty else { return apply() }
         switch rng.next() % 4 {
         case 0: throw SimFault()
         case 1: _ = apply(); throw SimFault()
-        case 2: inFlight.append((now + 1 + Int(rng.next() % 6), d, request)); throw SimFault()
+        case 2: inFlight.append((now + 1 + Int(rng.next() % 6), d, request, seqs)); throw SimFault()
         default: _ = apply(); return apply()
         }
     }
@@ -247,12 +259,12 @@ final class SimNetwork {
         now += 1
         let due = inFlight.filter { $0.due <= now }
         inFlight.removeAll { $0.due <= now }
-        for (_, d, r) in due { _ = server.handle(r, device: d.deviceId, token: { d.blobs[$0] ?? 0 }) }
+        for (_, d, r, seqs) in due { _ = server.handle(r, device: d.deviceId, seqs: seqs, token: { d.blobs[$0] ?? 0 }) }
     }
 
     /// Everything still in flight arrives.
     func flush() {
-        for (_, d, r) in inFlight { _ = server.handle(r, device: d.deviceId, token: { d.blobs[$0] ?? 0 }) }
+        for (_, d, r, seqs) in inFlight { _ = server.handle(r, device: d.deviceId, seqs: seqs, token: { d.blobs[$0] ?? 0 }) }
         inFlight = []
     }
 }

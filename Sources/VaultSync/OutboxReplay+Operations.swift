@@ -87,7 +87,7 @@ extension OutboxReplay {
     private func send(_ request: PushRequest, _ e: OutboxEntry, _ target: OutboxTarget?, _ path: String) throws -> Sent {
         switch request {
         case let .createFolder(id, parent, name):
-            let seq = try vault.remoteSeqs(nodeId: e.nodeId).record + 1
+            let seq = try vault.claimSeqs(remoteId: id, nodeId: e.nodeId).record
             let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: true, seq: seq,
                                             device: api.account.deviceId, mtime: target?.node?.modifiedAt ?? Vault.now)
             try vault.markOutboxSent(seq: e.seq)   // R5: a folder whose creation may have reached the server
@@ -95,7 +95,7 @@ extension OutboxReplay {
                                                                                        id: id, meta: sealed.meta)) }
             return .answer(try answer(r, doing: "create folder \(path)", chosenId: id))
         case let .move(id, base, parent, name):
-            let seq = try vault.remoteSeqs(nodeId: e.nodeId).record + 1
+            let seq = try vault.claimSeqs(remoteId: id, nodeId: e.nodeId).record
             let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: target?.isFolder ?? false, seq: seq,
                                             device: api.account.deviceId, mtime: target?.node?.modifiedAt ?? Vault.now)
             let body = UpdateFileRequest(name: sealed.name, parentId: parent, meta: sealed.meta)
