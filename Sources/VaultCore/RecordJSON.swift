@@ -148,6 +148,16 @@ enum RecordJSON {
         return i == n
     }
 
+    /// An optional string member: `.some(nil)` when absent, `.some(s)` for a string, nil (not the
+    /// fast path's to decide) for any other value, `null` included.
+    static func optionalString(_ v: Value?) -> String?? {
+        switch v {
+        case nil: return .some(nil)
+        case .string(let s)?: return .some(s)
+        default: return nil
+        }
+    }
+
     /// Collects the members named `keys` (each at most once; others ignored); nil on a duplicate
     /// or anything `members` refuses.
     static func fields(_ b: UnsafeRawBufferPointer, _ keys: [String]) -> [Value?]? {
@@ -173,12 +183,13 @@ private extension Optional where Wrapped == RecordJSON.Value {
 }
 
 extension NodeRecord: FastRecordDecodable {
-    static let keys = ["device", "mtime", "name", "parent", "seq", "type", "v"]
+    static let keys = ["device", "mtime", "name", "parent", "seq", "type", "v", "deviceName"]
 
     static func fastDecode(_ b: UnsafeRawBufferPointer) -> NodeRecord? {
         guard let f = RecordJSON.fields(b, keys), let device = f[0].string, let mtime = f[1].int, let name = f[2].string,
-              let parent = f[3].string, let seq = f[4].int, let type = f[5].string, let v = f[6].int else { return nil }
-        var r = NodeRecord(device: device, mtime: mtime, name: name, parent: parent, seq: seq, isFolder: false)
+              let parent = f[3].string, let seq = f[4].int, let type = f[5].string, let v = f[6].int,
+              let deviceName = RecordJSON.optionalString(f[7]) else { return nil }
+        var r = NodeRecord(device: device, deviceName: deviceName, mtime: mtime, name: name, parent: parent, seq: seq, isFolder: false)
         r.type = type
         r.v = Int(v)
         return r
@@ -186,13 +197,14 @@ extension NodeRecord: FastRecordDecodable {
 }
 
 extension ContentRecord: FastRecordDecodable {
-    static let keys = ["blob", "device", "mime", "mtime", "sealedSize", "seq", "sha256", "size", "v"]
+    static let keys = ["blob", "device", "mime", "mtime", "sealedSize", "seq", "sha256", "size", "v", "deviceName"]
 
     static func fastDecode(_ b: UnsafeRawBufferPointer) -> ContentRecord? {
         guard let f = RecordJSON.fields(b, keys), let blob = f[0].string, let device = f[1].string, let mime = f[2].string,
               let mtime = f[3].int, let sealedSize = f[4].int, let seq = f[5].int, let sha256 = f[6].string,
-              let size = f[7].int, let v = f[8].int else { return nil }
-        var r = ContentRecord(blob: blob, device: device, mime: mime, mtime: mtime, sealedSize: sealedSize, seq: seq, sha256: sha256, size: size)
+              let size = f[7].int, let v = f[8].int, let deviceName = RecordJSON.optionalString(f[9]) else { return nil }
+        var r = ContentRecord(blob: blob, device: device, deviceName: deviceName, mime: mime, mtime: mtime, sealedSize: sealedSize, seq: seq,
+                              sha256: sha256, size: size)
         r.v = Int(v)
         return r
     }
@@ -224,7 +236,8 @@ extension ContentRecord: FastRecordDecodable {
             key(k)
             out.append(contentsOf: String(v).utf8)
         }
-        guard string("blob", c.blob), string("device", c.device), string("mime", c.mime) else { return nil }
+        guard string("blob", c.blob), string("device", c.device), c.deviceName.map({ string("deviceName", $0) }) ?? true,
+              string("mime", c.mime) else { return nil }
         int("mtime", c.mtime); int("sealedSize", c.sealedSize); int("seq", c.seq)
         guard string("sha256", c.sha256) else { return nil }
         int("size", c.size); int("v", Int64(c.v))

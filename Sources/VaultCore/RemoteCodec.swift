@@ -204,9 +204,10 @@ public final class RemoteCodec: @unchecked Sendable {
     /// its name token under that folder, and its node record with sequence number `seq` (the name's
     /// bytes as stored, not normalised).
     public func sealNode(nodeId: String, name: String, parentId: String, isFolder: Bool, seq: Int64,
-                         device: String, mtime: Int64) throws -> SealedNode {
+                         device: String, deviceName: String?, mtime: Int64) throws -> SealedNode {
         SealedNode(name: try nameToken(name, parentId: parentId),
-                   meta: try sealNode(NodeRecord(device: device, mtime: mtime, name: name, parent: parentId, seq: seq, isFolder: isFolder),
+                   meta: try sealNode(NodeRecord(device: device, deviceName: deviceName, mtime: mtime, name: name, parent: parentId, seq: seq,
+                                                 isFolder: isFolder),
                                       nodeId: nodeId))
     }
 

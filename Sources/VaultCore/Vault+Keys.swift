@@ -11,7 +11,7 @@ extension Vault {
         var file = file
         if bumpGeneration {
             file.body.generation = (file.body.generation ?? 0) + 1
-            file.body.device = try remoteCodec.sealDeviceLabel(Self.deviceLabel)
+            file.body.device = try remoteCodec.sealDeviceLabel(deviceLabel)
         }
         try POSIX.writeAtomically(try file.serialized(macKey: macKey), to: layout.keyslotFile)
         keyslots = file
@@ -27,9 +27,16 @@ extension Vault {
         }
     }
 
-    /// This device's name in envelopes it changes (`KeyslotFile.Body.device`, sealed): the host
-    /// name, printable ASCII only, at most 64 bytes.
-    public static var deviceLabel: String {
+    /// This device's name in envelopes it changes (`KeyslotFile.Body.device`, sealed): the name
+    /// chosen with `vault config set device-name` (as conflict copies and records carry it), else
+    /// the host name.
+    public var deviceLabel: String {
+        if let chosen = try? setting(.deviceName), DeviceName.isValid(chosen) { return chosen }
+        return Self.hostLabel
+    }
+
+    /// The host name, printable ASCII only, at most 64 bytes.
+    static var hostLabel: String {
         var buf = [CChar](repeating: 0, count: 256)
         let name = gethostname(&buf, buf.count) == 0 ? String(cString: buf) : ""
         let ascii = String(name.unicodeScalars.map { (32...126).contains($0.value) && $0 != "\"" && $0 != "\\" ? Character($0) : "?" }.prefix(64))

@@ -24,9 +24,10 @@ public struct RevisionInfo: Sendable, Codable, Equatable {
     }
 
     /// Who wrote it, as listings say: `this device` (`thisDevice`: this device's id),
-    /// `here, not uploaded`, or `device 1a2b3c4d` (the first 8 characters of its id).
+    /// `here, not uploaded`, the name the writing device sealed into the content record, or
+    /// `device 1a2b3c4d` (the first 8 characters of its id) for a device that never said one.
     public func deviceLabel(thisDevice: String?) -> String {
-        device == thisDevice ? "this device" : device == "local" ? "here, not uploaded" : "device " + String(device.prefix(8))
+        device == thisDevice ? "this device" : device == "local" ? "here, not uploaded" : DeviceName.label(id: device, name: content?.deviceName)
     }
 }
 

@@ -71,7 +71,7 @@ extension Vault {
                                                  newKeys: try KeyHierarchy(masterKey: newMaster, vaultId: keys.vaultId, epoch: newEpoch),
                                                  vaultId: vaultId)
         let stats = try runRotation(.init(epoch: newEpoch, nonce: "", wrappedNewMaster: "", slots: newSlots, historyEntry: entry,
-                                          device: try remoteCodec.sealDeviceLabel(Self.deviceLabel)), newMaster: newMaster)
+                                          device: try remoteCodec.sealDeviceLabel(deviceLabel)), newMaster: newMaster)
         return RotationResult(epoch: newEpoch, recoveryKeys: recovery, rewrappedBlobs: stats.rewrapped,
                               droppedSlots: dropped, damagedBlobs: stats.damaged)
     }

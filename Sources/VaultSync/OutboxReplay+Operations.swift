@@ -89,7 +89,7 @@ extension OutboxReplay {
         case let .createFolder(id, parent, name):
             let seq = try vault.claimSeqs(remoteId: id, nodeId: e.nodeId).record
             let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: true, seq: seq,
-                                            device: api.account.deviceId, mtime: target?.node?.modifiedAt ?? Vault.now)
+                                            device: api.account.deviceId, deviceName: deviceName, mtime: target?.node?.modifiedAt ?? Vault.now)
             try vault.markOutboxSent(seq: e.seq)   // R5: a folder whose creation may have reached the server
             let r = try call { try api.json(.post, "/v1/files", body: CreateFileRequest(name: sealed.name, parentId: parent, type: .folder,
                                                                                        id: id, meta: sealed.meta)) }
@@ -97,7 +97,7 @@ extension OutboxReplay {
         case let .move(id, base, parent, name):
             let seq = try vault.claimSeqs(remoteId: id, nodeId: e.nodeId).record
             let sealed = try codec.sealNode(nodeId: id, name: name, parentId: parent, isFolder: target?.isFolder ?? false, seq: seq,
-                                            device: api.account.deviceId, mtime: target?.node?.modifiedAt ?? Vault.now)
+                                            device: api.account.deviceId, deviceName: deviceName, mtime: target?.node?.modifiedAt ?? Vault.now)
             let body = UpdateFileRequest(name: sealed.name, parentId: parent, meta: sealed.meta)
             let r = try call { try api.json(.patch, "/v1/files/\(id)", body: body, headers: [("If-Match", "\"\(base)\"")]) }
             return .answer(try answer(r, doing: "move \(path)"))

@@ -63,7 +63,7 @@ extension OutboxReplay {
         guard let remoteId = fileId ?? clientId else { throw VaultError(.internalError, "an upload of \(path) with no server id") }
         let next = try vault.claimSeqs(remoteId: remoteId, nodeId: node.id)
         let plaintextSize = Int64(e.payload.size ?? node.size)
-        let content = ContentRecord(blob: blobId, device: api.account.deviceId, mime: e.payload.mimeType ?? node.mimeType ?? "application/octet-stream",
+        let content = ContentRecord(blob: blobId, device: api.account.deviceId, deviceName: deviceName, mime: e.payload.mimeType ?? node.mimeType ?? "application/octet-stream",
                                     mtime: node.modifiedAt, sealedSize: Int64(sealed.size), seq: next.content,
                                     sha256: plaintextSHA256.lowercased(), size: plaintextSize)
         var job = UploadJob(nodeId: node.id, path: path, requestId: e.requestId, blobId: blobId, size: Int64(length),
@@ -73,7 +73,7 @@ extension OutboxReplay {
                             contentMeta: try codec.sealContent(content, nodeId: remoteId))
         if fileId == nil, let parent {
             let n = try codec.sealNode(nodeId: remoteId, name: name, parentId: parent, isFolder: false,
-                                       seq: next.record, device: api.account.deviceId, mtime: node.modifiedAt)
+                                       seq: next.record, device: api.account.deviceId, deviceName: deviceName, mtime: node.modifiedAt)
             job.name = n.name; job.meta = n.meta; job.clientId = remoteId
         }
         return job

@@ -26,6 +26,8 @@ final class OutboxReplay {
     let policy: EffectivePolicy
     /// Seals every name, record and content record this replay sends (SECURITY.md "End to end").
     let codec: RemoteCodec
+    /// This device's name, sealed into every record it writes (`DeviceName`).
+    let deviceName: String?
     var onProgress: ((TransferProgress) -> Void)?
     /// Set when large uploads must wait: the network is metered and they were not allowed.
     var holdLargeFrom: UInt64?
@@ -35,6 +37,7 @@ final class OutboxReplay {
     init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, retry: RetryPolicy, concurrency: Int, say: @escaping (String) -> Void) {
         self.api = api; self.vault = vault; self.policy = policy; self.retry = retry; self.concurrency = concurrency; self.say = say
         codec = vault.remoteCodec
+        deviceName = try? SyncClient.deviceName(vault: vault)
     }
 
     /// How one entry's replay ended.

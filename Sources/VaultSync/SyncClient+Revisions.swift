@@ -58,7 +58,7 @@ extension SyncClient {
             throw VaultError(.notFound, "\(try vault.path(of: node)) has no revision \(revision)", hint: "see `vault revisions \(try vault.path(of: node))`")
         }
         let seq = max(try vault.claimSeqs(remoteId: rid, nodeId: node.id).content, (list.compactMap(\.content?.seq).max() ?? 0) + 1)
-        let fresh = ContentRecord(blob: record.blob, device: api.account.deviceId, mime: record.mime, mtime: Int64(Date().timeIntervalSince1970),
+        let fresh = ContentRecord(blob: record.blob, device: api.account.deviceId, deviceName: try Self.deviceName(vault: vault), mime: record.mime, mtime: Int64(Date().timeIntervalSince1970),
                                   sealedSize: record.sealedSize, seq: seq, sha256: record.sha256, size: record.size)
         let body = RestoreRequest(contentMeta: try vault.remoteCodec.sealContent(fresh, nodeId: rid))
         let r = try api.retrying(retry, say: say) {

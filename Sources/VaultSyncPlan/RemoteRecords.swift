@@ -23,6 +23,9 @@ public struct SealedRemoteEntry: Sendable, Equatable {
 /// The node record (`meta`): what a name token cannot say, bound to the node's id.
 public struct NodeRecord: Codable, Sendable, Equatable {
     public var device: String
+    /// The writing device's chosen name (`DeviceName`), sealed with the record; absent from the
+    /// records of devices that never said one.
+    public var deviceName: String?
     public var mtime: Int64
     public var name: String
     public var parent: String
@@ -30,8 +33,8 @@ public struct NodeRecord: Codable, Sendable, Equatable {
     public var type: String
     public var v: Int
 
-    public init(device: String, mtime: Int64, name: String, parent: String, seq: Int64, isFolder: Bool) {
-        self.device = device; self.mtime = mtime; self.name = name; self.parent = parent; self.seq = seq
+    public init(device: String, deviceName: String? = nil, mtime: Int64, name: String, parent: String, seq: Int64, isFolder: Bool) {
+        self.device = device; self.deviceName = deviceName; self.mtime = mtime; self.name = name; self.parent = parent; self.seq = seq
         self.type = isFolder ? "folder" : "file"; self.v = 1
     }
 
@@ -43,6 +46,9 @@ public struct ContentRecord: Codable, Sendable, Equatable {
     /// The sealed blob's id (32 hex).
     public var blob: String
     public var device: String
+    /// The writing device's chosen name (`DeviceName`), sealed with the record; absent from the
+    /// records of devices that never said one.
+    public var deviceName: String?
     public var mime: String
     public var mtime: Int64
     /// Bytes of the sealed blob; the server's copy may be longer (padding).
@@ -54,8 +60,9 @@ public struct ContentRecord: Codable, Sendable, Equatable {
     public var size: Int64
     public var v: Int
 
-    public init(blob: String, device: String, mime: String, mtime: Int64, sealedSize: Int64, seq: Int64, sha256: String, size: Int64) {
-        self.blob = blob; self.device = device; self.mime = mime; self.mtime = mtime; self.sealedSize = sealedSize
+    public init(blob: String, device: String, deviceName: String? = nil, mime: String, mtime: Int64, sealedSize: Int64, seq: Int64,
+                sha256: String, size: Int64) {
+        self.blob = blob; self.device = device; self.deviceName = deviceName; self.mime = mime; self.mtime = mtime; self.sealedSize = sealedSize
         self.seq = seq; self.sha256 = sha256; self.size = size; self.v = 1
     }
 }

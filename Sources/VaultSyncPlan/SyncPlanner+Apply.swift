@@ -91,7 +91,7 @@ extension PlanRun {
             if moves.isEmpty {
                 if differs { try place(&x, parent: p, name: r.name, remote: r) }
             } else if changed.placement && differs {
-                try say(.moveMove, x, "renamed or moved here and on another device: this device's placement is kept")
+                try say(.moveMove, x, "renamed or moved here and on \(writer(of: r, content: false)): this device's placement is kept")
             }
         }
 
@@ -127,6 +127,13 @@ extension PlanRun {
         }
     }
 
+    /// How a message names the device that wrote `r`'s node record (`content`: its content
+    /// record): the name it sealed there, else "another device".
+    func writer(of r: RemoteNode, content: Bool) -> String {
+        let name = content ? r.content?.deviceName : r.record?.deviceName
+        return name.flatMap { DeviceName.isValid($0) ? $0 : nil } ?? "another device"
+    }
+
     /// Edit versus edit, by the conflict policy.
     func editVersusEdit(_ l: Node, _ r: RemoteNode, _ c: ContentRecord, uploads: [OutboxEntry]) throws {
         var x = l
@@ -140,7 +147,7 @@ extension PlanRun {
             }
             state.put(x)
             resolveConflicts(of: x.id)
-            try say(.editEdit, x, "changed here and on another device: this device's version becomes the current one; the other stays a revision")
+            try say(.editEdit, x, "changed here and on \(writer(of: r, content: true)): this device's version becomes the current one; the other stays a revision")
         case .keepBoth:
             // The server's version keeps the name; this device's content becomes a new file.
             let copyName = try conflictName(x.name, in: x.parentId ?? Node.rootId)
@@ -163,7 +170,7 @@ extension PlanRun {
             x.pendingOp = state.entries(of: x.id).isEmpty ? nil : x.pendingOp
             state.put(x)
             resolveConflicts(of: x.id)
-            try say(.editEdit, copy, "\(x.name) changed here and on another device: the other version keeps the name, this device's is kept as \(copyName)")
+            try say(.editEdit, copy, "\(x.name) changed here and on \(writer(of: r, content: true)): the other version keeps the name, this device's is kept as \(copyName)")
         }
     }
 }

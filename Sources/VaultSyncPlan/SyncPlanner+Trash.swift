@@ -206,7 +206,7 @@ extension PlanRun {
             state.dropSpentTombstones()
             try create(r, parent: p)
             if let n = try state.node(remoteId: r.id) {
-                try say(.deleteEdit, n, "deleted here but changed on another device: the change wins, and the file is back")
+                try say(.deleteEdit, n, "deleted here but changed on \(writer(of: r, content: true)): the change wins, and the file is back")
             }
             return
         }

@@ -75,7 +75,7 @@ extension ServerHarness {
     func patchSealed(_ id: String, name: String, parentId: String, isFolder: Bool = false, seq: Int64 = 1000,
                      version: Int) throws -> Answer {
         let sealed = try decoder!.codec().sealNode(nodeId: id, name: name, parentId: parentId, isFolder: isFolder, seq: seq,
-                                                   device: "another-device", mtime: 1_700_000_000)
+                                                   device: "another-device", deviceName: nil, mtime: 1_700_000_000)
         let body = try JSONSerialization.data(withJSONObject: ["name": sealed.name, "parentId": parentId, "meta": sealed.meta])
         return try curl("PATCH", "/v1/files/\(id)", json: String(decoding: body, as: UTF8.self), headers: ["If-Match": "\"\(version)\""])
     }

@@ -28,8 +28,9 @@ final class RecordJSONTests: XCTestCase {
         func text() -> String { (0..<Int(next() % 12)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined() }
         func int() -> Int64 { switch next() % 4 { case 0: 0; case 1: Int64.max; case 2: Int64.min; default: Int64(bitPattern: next()) } }
         for i in 0..<2000 {
-            let n = NodeRecord(device: text(), mtime: int(), name: text(), parent: text(), seq: int(), isFolder: next() % 2 == 0)
-            let c = ContentRecord(blob: text(), device: text(), mime: text(), mtime: int(), sealedSize: int(), seq: int(), sha256: text(), size: int())
+            let n = NodeRecord(device: text(), deviceName: next() % 2 == 0 ? nil : text(), mtime: int(), name: text(), parent: text(), seq: int(), isFolder: next() % 2 == 0)
+            let c = ContentRecord(blob: text(), device: text(), deviceName: next() % 2 == 0 ? nil : text(), mime: text(), mtime: int(),
+                                  sealedSize: int(), seq: int(), sha256: text(), size: int())
             for (value, kind) in [(try encoder.encode(n), "node"), (try encoder.encode(c), "content")] {
                 let s = String(decoding: value, as: UTF8.self)
                 assertAgrees(s, as: NodeRecord.self)
@@ -61,6 +62,8 @@ final class RecordJSONTests: XCTestCase {
             "{\(base.replacingOccurrences(of: "\"name\":\"n\"", with: "\"name\":\"a\tb\""))}",
             "{\(base.replacingOccurrences(of: "\"name\":\"n\"", with: "\"name\":7"))}",
             "{\(base.replacingOccurrences(of: "\"name\"", with: "\"n\\u0061me\""))}",
+            "{\(base),\"deviceName\":\"laptop\"}", "{\(base),\"deviceName\":null}", "{\(base),\"deviceName\":7}",
+            "{\(base),\"deviceName\":\"a\",\"deviceName\":\"b\"}",
             "{\(base)", "{\(base)}}", "{\(base),}", "[{\(base)}]", "", "{}", "null", "{\(base)} x",
         ]
         for c in cases { assertAgrees(c, as: NodeRecord.self) }
@@ -83,7 +86,8 @@ final class StoredContentJSONTests: XCTestCase {
         func int() -> Int64 { switch next() % 4 { case 0: 0; case 1: Int64.max; case 2: Int64.min; default: Int64(bitPattern: next()) } }
         var direct = 0
         for i in 0..<3000 {
-            let c = ContentRecord(blob: text(), device: text(), mime: text(), mtime: int(), sealedSize: int(), seq: int(), sha256: text(), size: int())
+            let c = ContentRecord(blob: text(), device: text(), deviceName: next() % 2 == 0 ? nil : text(), mime: text(), mtime: int(),
+                                  sealedSize: int(), seq: int(), sha256: text(), size: int())
             let expected = String(decoding: try encoder.encode(c), as: UTF8.self)
             XCTAssertEqual(try SQLLocalView.contentJSON(c), expected, "iteration \(i) (seed 0xc0de)")
             if ContentRecord.storedJSON(c) != nil { direct += 1 }

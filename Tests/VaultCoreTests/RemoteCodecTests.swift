@@ -114,13 +114,14 @@ final class RemoteCodecTests: VaultTestCase {
     func testSealedNodeFieldsOpenAndSayWhatWasSealed() throws {
         let id = RemoteCodec.newId(), folder = RemoteCodec.newId()
         let sealed = try codec.sealNode(nodeId: id, name: "e\u{301}té.txt", parentId: folder, isFolder: false, seq: 7,
-                                        device: device, mtime: 42)
+                                        device: device, deviceName: "laptop", mtime: 42)
         let c = content()
         let e = SealedRemoteEntry(id: id, parentId: folder, name: sealed.name, isFolder: false, size: c.sealedSize, version: 3,
                                   trashed: false, meta: sealed.meta, contentMeta: try codec.sealContent(c, nodeId: id))
         let n = try codec.open(e)
         XCTAssertEqual(Array(n.name.utf8), Array("e\u{301}té.txt".utf8), "sealed as given (names are not normalised)")
         XCTAssertEqual(n.record?.seq, 7); XCTAssertEqual(n.record?.parent, folder); XCTAssertEqual(n.content, c)
+        XCTAssertEqual(n.record?.deviceName, "laptop", "the device name travels sealed in the record")
         XCTAssertEqual(sealed.name, try codec.nameToken("e\u{301}té.txt", parentId: folder))
         var x = e; x.parentId = "root"; assertLie(x, "the same fields under another folder")
     }

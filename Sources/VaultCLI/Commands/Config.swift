@@ -39,8 +39,7 @@ struct ConfigCommand: ParsableCommand {
             switch self {
             case .conflicts: return ConflictPolicy(rawValue: value) != nil
             case .deviceName:
-                return NameRules.problem(with: value, maxBytes: 256) == nil && value.count <= 64
-                    && !value.unicodeScalars.contains { $0.value < 32 || $0.value == 127 }
+                return NameRules.problem(with: value, maxBytes: 256) == nil && DeviceName.isValid(value)
             }
         }
 
