@@ -147,6 +147,16 @@ enum MetadataSchema {
           content_seq INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
         """,
+        // 6: the quarantine (docs/sync.md "Refused nodes"): server nodes a pull refused because
+        // their record is missing or does not authenticate, with why and when last seen, until a
+        // valid record of the node or a full listing without it clears them.
+        """
+        CREATE TABLE quarantine(
+          remote_id TEXT PRIMARY KEY,
+          reason TEXT NOT NULL,
+          seen_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// True when `db` has the newest schema (nothing to migrate).

@@ -149,6 +149,23 @@ public final class RemoteCodec: @unchecked Sendable {
     /// one the token holds in that folder; a file's content record is bound to the id and the
     /// server stores at least the sealed size.
     public func open(_ e: SealedRemoteEntry) throws -> RemoteNode {
+        do { return try openEntry(e) } catch let u as Unauthenticated { throw u.error }
+    }
+
+    /// Opens one node as `open(_:)` does, except that a node whose own record is missing or does
+    /// not authenticate (no device of this vault wrote it) is refused, not thrown, so a pull can
+    /// apply the rest. A lie about an authentic node (its place, name, type or content) still
+    /// throws: the rest of the tree may depend on it.
+    public func openOrRefuse(_ e: SealedRemoteEntry) throws -> OpenedEntry {
+        do { return .node(try openEntry(e)) } catch let u as Unauthenticated {
+            return .refused(RefusedNode(id: e.id, reason: u.error.message))
+        }
+    }
+
+    /// A node's own record is missing or does not open under this vault's keys (`openOrRefuse`).
+    private struct Unauthenticated: Error { let error: VaultError }
+
+    private func openEntry(_ e: SealedRemoteEntry) throws -> RemoteNode {
         guard Self.isValidId(e.id) else { throw Self.lie("the server listed a node with an invalid id") }
         if e.id == Self.rootId {
             return RemoteNode(id: e.id, parentId: nil, name: "", isFolder: true, version: e.version, trashed: false,
@@ -156,11 +173,12 @@ public final class RemoteCodec: @unchecked Sendable {
         }
         guard let parent = e.parentId, Self.isValidId(parent) else { throw Self.lie("node \(e.id) has no valid parent") }
         guard let meta = e.meta else {
-            throw VaultError(.integrity, "node \(e.id) on the server is not end-to-end encrypted",
-                             hint: "this account holds files synced in plaintext by an older vault (see SECURITY.md \"End to end\": migration)")
+            throw Unauthenticated(error: VaultError(.integrity, "node \(e.id) on the server is not end-to-end encrypted",
+                                                    hint: "this account holds files synced in plaintext by an older vault (see SECURITY.md \"End to end\": migration)"))
         }
-        let record = try openNode(meta, nodeId: e.id)
-        guard record.v == 1 else { throw Self.lie("node \(e.id) has a record of an unknown version") }
+        let record: NodeRecord
+        do { record = try openNode(meta, nodeId: e.id) } catch let v as VaultError where v.kind == .integrity { throw Unauthenticated(error: v) }
+        guard record.v == 1 else { throw Unauthenticated(error: Self.lie("node \(e.id) has a record of an unknown version")) }
         guard record.parent == parent else { throw Self.lie("node \(e.id) is listed in another folder than the one it was put in") }
         guard record.isFolder == e.isFolder else { throw Self.lie("node \(e.id) is listed with another type") }
         // Byte for byte: Swift's `==` would take two Unicode spellings of a name for one.

@@ -236,6 +236,13 @@ public final class VaultPullStore: PullStore {
         }
     }
 
+    public func quarantined() throws -> Set<String> { try vault.quarantinedIds() }
+
+    public func quarantine(_ refused: [RefusedNode], clearing: Set<String>) throws {
+        if listing { return try vault.quarantine(refused, clearing: clearing) }
+        try vault.db.transaction { try vault.quarantine(refused, clearing: clearing) }
+    }
+
     public func missing(listed: ListedIds) throws -> [String] {
         // Streamed and checked against the set in memory: copying every listed id into a temporary
         // table (and a NOT IN over it) raised a first pull's peak memory at its end.

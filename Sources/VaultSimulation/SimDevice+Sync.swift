@@ -128,11 +128,11 @@ struct SimSource: PullSource {
         sim.trace("\(device.name) changes after \(cursor): " + (page.map { p in p.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")\($0.trashed ? " trashed" : "") v\($0.version)" }.joined(separator: ", ") + " next \(p.nextCursor)" } ?? "410"))
         return page
     }
-    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+    func listing(after token: String?) throws -> ListingPage {
         try sim.network.read()
         let page = sim.server.listing(after: token)
         sim.trace("\(device.name) listing: " + page.nodes.map { "\($0.id.suffix(4)) in \($0.parentId?.suffix(4) ?? "-")" }.joined(separator: ", "))
-        return page
+        return ListingPage(nodes: page.nodes, next: page.next)
     }
     func subtree(of remoteId: String) throws -> [RemoteNode] { try sim.network.read(); return sim.server.subtree(of: remoteId) }
 }
@@ -170,6 +170,10 @@ final class SimStore: PullStore {
         if !commit, let (s, c) = saved { device.state = s; device.cursor = c }
         saved = nil
     }
+
+    /// The simulated server seals every node it holds: nothing is ever refused.
+    func quarantined() throws -> Set<String> { [] }
+    func quarantine(_ refused: [RefusedNode], clearing: Set<String>) throws {}
 
     func missing(listed: ListedIds) throws -> [String] {
         device.all().filter { $0.1.remoteId.map { !listed.contains($0) } ?? false }.map(\.1.id)

@@ -5,8 +5,9 @@ import VaultHTTP
 import VaultPrimitives
 
 /// The server as a pull reads it (`PullSource`): the change feed, the flat listing and folder
-/// subtrees, every node opened by the codec (`RemoteCodec.open`) before the planner sees it. A
-/// node that does not open, or that contradicts itself, is an integrity error: nothing of the
+/// subtrees, every node opened by the codec (`RemoteCodec.openOrRefuse`) before the planner sees
+/// it. A node whose own record is missing or does not authenticate is refused (handed on as such,
+/// never as a node); any other node that contradicts itself is an integrity error: nothing of the
 /// pull is applied.
 final class RemotePuller: PullSource {
     let api: ServerAPI
@@ -54,12 +55,13 @@ final class RemotePuller: PullSource {
             guard f.id == c.fileId else { throw RemoteCodec.lie("a change of \(c.fileId) describes another node") }
             files.append(f)
         }
-        return ChangesPage(nodes: try open(files), nextCursor: list.nextCursor, hasMore: list.hasMore)
+        let opened = try open(files)
+        return ChangesPage(nodes: opened.nodes, nextCursor: list.nextCursor, hasMore: list.hasMore, refused: opened.refused)
     }
 
-    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+    func listing(after token: String?) throws -> ListingPage {
         let ahead = prefetched.take()
-        let page: Result<(nodes: [RemoteNode], next: String?), Error>
+        let page: Result<ListingPage, Error>
         if let ahead, ahead.token == token { page = ahead.wait() } else { ahead?.discard(); page = Result { try fetchListing(after: token) } }
         let value = try page.get()
         if let next = value.next { prefetched.start(token: next) { [self] in try fetchListing(after: next) } }
@@ -70,30 +72,55 @@ final class RemotePuller: PullSource {
     /// and none runs beside another (the API's connection is used by one thread at a time).
     func finish() { prefetched.take()?.discard() }
 
-    private func fetchListing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+    private func fetchListing(after token: String?) throws -> ListingPage {
         let q = "/v1/files?scope=all&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
         let r = try get(q)
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
         let page = try ServerAPI.decode(FileList.self, r)
         guard !page.files.contains(where: \.trashed) else { throw RemoteCodec.lie("the listing of live files holds a trashed one") }
-        return (try open(page.files), page.nextPageToken)
+        let opened = try open(page.files)
+        return ListingPage(nodes: opened.nodes, next: page.nextPageToken, refused: opened.refused)
     }
 
     /// Opens every entry of a page through the codec, on every core (a large pull's opening of
-    /// names and records is most of its work), in the page's order; the first failure throws.
-    func open(_ files: [FileResource]) throws -> [RemoteNode] {
+    /// names and records is most of its work), in the page's order: the nodes, and those refused
+    /// (`RemoteCodec.openOrRefuse`); any other failure throws. A node the page names twice counts
+    /// as its last entry says.
+    func open(_ files: [FileResource]) throws -> (nodes: [RemoteNode], refused: [RefusedNode]) {
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, files.count / 64))
-        if lanes == 1 { return try files.map { try codec.open($0.sealed) } }
-        let results = OpenedPage(count: files.count)
-        let opener = codec
-        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
-            var i = lane
-            while i < files.count {
-                results.set(i, Result { try opener.open(files[i].sealed) })
-                i += lanes
+        let entries: [OpenedEntry]
+        if lanes == 1 {
+            entries = try files.map { try codec.openOrRefuse($0.sealed) }
+        } else {
+            let results = OpenedPage(count: files.count)
+            let opener = codec
+            DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                var i = lane
+                while i < files.count {
+                    results.set(i, Result { try opener.openOrRefuse(files[i].sealed) })
+                    i += lanes
+                }
+            }
+            entries = try results.values.map { try $0!.get() }
+        }
+        var nodes: [RemoteNode] = []
+        nodes.reserveCapacity(entries.count)
+        var refused: [RefusedNode] = []
+        for e in entries {
+            switch e {
+            case .node(let n): nodes.append(n)
+            case .refused(let r): refused.append(r)
             }
         }
-        return try results.values.map { try $0!.get() }
+        guard !refused.isEmpty else { return (nodes, []) }
+        // A node both refused and opened in one page: its last entry decides.
+        var last: [String: Int] = [:]
+        for (i, f) in files.enumerated() { last[f.id] = i }
+        var at: [String: Int] = [:]
+        for (i, e) in entries.enumerated() { if case .refused(let r) = e { at[r.id] = i } }
+        let refusedLast = refused.filter { at[$0.id] == last[$0.id] }
+        let refusedIds = Set(refusedLast.map(\.id))
+        return (nodes.filter { !refusedIds.contains($0.id) }, refusedLast)
     }
 
     func subtree(of remoteId: String) throws -> [RemoteNode] {
@@ -101,8 +128,9 @@ final class RemotePuller: PullSource {
         let r = try get("/v1/files/\(Self.escape(remoteId))")
         if r.status == 404 { return [] }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read a folder") }
-        let top = try codec.open(try ServerAPI.decode(FileResource.self, r).sealed)
-        guard !top.trashed, top.isFolder else { return [] }
+        // A node refused here is not followed (the feed or the listing that names it refuses it).
+        guard case .node(let top) = try codec.openOrRefuse(try ServerAPI.decode(FileResource.self, r).sealed),
+              !top.trashed, top.isFolder else { return [] }
         var out = [top]
         var queue = [top.id]
         while let folder = queue.popLast() {
@@ -113,7 +141,7 @@ final class RemotePuller: PullSource {
                 guard page.status == 200 else { throw ServerAPI.statusError(page, doing: "list a folder") }
                 let list = try ServerAPI.decode(FileList.self, page)
                 for f in list.files {
-                    let n = try codec.open(f.sealed)
+                    guard case .node(let n) = try codec.openOrRefuse(f.sealed) else { continue }
                     guard n.parentId == folder else { throw RemoteCodec.lie("a folder's listing holds a node of another folder") }
                     out.append(n)
                     if n.isFolder { queue.append(n.id) }
@@ -130,10 +158,10 @@ final class RemotePuller: PullSource {
 /// The opened entries of a page, written by several threads at distinct indexes.
 private final class OpenedPage: @unchecked Sendable {
     // SAFETY: each index is written by one thread only, and read after `concurrentPerform` returns.
-    var values: [Result<RemoteNode, Error>?]
+    var values: [Result<OpenedEntry, Error>?]
     private let lock = NSLock()
     init(count: Int) { values = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ r: Result<RemoteNode, Error>) { lock.lock(); values[i] = r; lock.unlock() }
+    func set(_ i: Int, _ r: Result<OpenedEntry, Error>) { lock.lock(); values[i] = r; lock.unlock() }
 }
 
 /// At most one listing page being fetched on another thread, and its result once there.
@@ -143,10 +171,10 @@ private final class PageAhead: @unchecked Sendable {
     final class Fetch: @unchecked Sendable {
         let token: String
         private let done = DispatchSemaphore(value: 0)
-        private var result: Result<(nodes: [RemoteNode], next: String?), Error>?
+        private var result: Result<ListingPage, Error>?
         init(token: String) { self.token = token }
-        func complete(_ r: Result<(nodes: [RemoteNode], next: String?), Error>) { result = r; done.signal() }
-        func wait() -> Result<(nodes: [RemoteNode], next: String?), Error> { done.wait(); return result! }
+        func complete(_ r: Result<ListingPage, Error>) { result = r; done.signal() }
+        func wait() -> Result<ListingPage, Error> { done.wait(); return result! }
         /// Waits for it and drops what it fetched.
         func discard() { _ = wait() }
     }
@@ -154,7 +182,7 @@ private final class PageAhead: @unchecked Sendable {
     private var current: Fetch?
     private let lock = NSLock()
 
-    func start(token: String, _ fetch: @escaping () throws -> (nodes: [RemoteNode], next: String?)) {
+    func start(token: String, _ fetch: @escaping () throws -> ListingPage) {
         let f = Fetch(token: token)
         lock.lock(); let old = current; current = f; lock.unlock()
         old?.discard()

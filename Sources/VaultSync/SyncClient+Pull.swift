@@ -20,7 +20,9 @@ extension SyncClient {
     /// from the stored cursor (the full listing the first time and after a 410), every node opened
     /// by the codec and planned before anything is applied, then each page applied in its own
     /// transaction with its cursor. What both sides changed is settled by the rules and kept for
-    /// `vault conflicts`.
+    /// `vault conflicts`. A node that does not authenticate is refused and quarantined, the rest
+    /// applied: the summary's `refused` lists the quarantine (the caller reports it, `vault sync`
+    /// exits 6).
     /// - Throws: `.integrity` (exit 6) when the server's data fails its checks or rolls a node back
     ///   (nothing applied); `.conflict` when the pull would remove more than `maxDelete` nodes (or
     ///   half of a tree of more than 20) without `force` (nothing applied).
@@ -44,6 +46,7 @@ extension SyncClient {
             try vault.recordConflicts(result.messages)
             var s = PullSummary()
             s.applied = result.applied; s.removed = result.removed; s.listed = result.listed; s.conflicts = result.messages
+            s.refused = try vault.quarantinedNodes().map { RefusedNode(id: $0.id, reason: $0.reason) }
             for m in result.messages { say("conflict: \(m.path): \(m.text)") }
             return s
         }

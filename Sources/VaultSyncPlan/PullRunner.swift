@@ -3,8 +3,22 @@ public struct ChangesPage: Sendable {
     public var nodes: [RemoteNode]
     public var nextCursor: Int64
     public var hasMore: Bool
-    public init(nodes: [RemoteNode], nextCursor: Int64, hasMore: Bool) {
-        self.nodes = nodes; self.nextCursor = nextCursor; self.hasMore = hasMore
+    /// The page's nodes that do not authenticate (`RefusedNode`): never planned.
+    public var refused: [RefusedNode]
+    public init(nodes: [RemoteNode], nextCursor: Int64, hasMore: Bool, refused: [RefusedNode] = []) {
+        self.nodes = nodes; self.nextCursor = nextCursor; self.hasMore = hasMore; self.refused = refused
+    }
+}
+
+/// One page of the full listing of live nodes, decoded.
+public struct ListingPage: Sendable {
+    public var nodes: [RemoteNode]
+    /// The token of the next page; nil on the last.
+    public var next: String?
+    /// The page's nodes that do not authenticate (`RefusedNode`): never planned.
+    public var refused: [RefusedNode]
+    public init(nodes: [RemoteNode], next: String?, refused: [RefusedNode] = []) {
+        self.nodes = nodes; self.next = next; self.refused = refused
     }
 }
 
@@ -15,7 +29,7 @@ public protocol PullSource {
     /// The changes after `cursor`; nil when the cursor expired (410).
     func changes(after cursor: Int64) throws -> ChangesPage?
     /// A page of the full listing of live nodes, and the token of the next page.
-    func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?)
+    func listing(after token: String?) throws -> ListingPage
     /// Folder `remoteId` and every live node below it.
     func subtree(of remoteId: String) throws -> [RemoteNode]
 }
@@ -35,6 +49,11 @@ public protocol PullStore {
     func endListing(commit: Bool) throws
     /// Local ids of nodes with a remote id that is not in `listed`.
     func missing(listed: ListedIds) throws -> [String]
+    /// The remote ids in the quarantine (nodes refused by an earlier pull, not cleared since).
+    func quarantined() throws -> Set<String>
+    /// Puts `refused` in the quarantine (with the time seen) and takes `clearing` out of it, in one
+    /// transaction (inside a listing's, during one).
+    func quarantine(_ refused: [RefusedNode], clearing: Set<String>) throws
 }
 
 /// What a pull did.
@@ -46,6 +65,8 @@ public struct PullResult: Sendable {
     public var removed = 0
     /// Whether the full listing was used (first pull, or an expired cursor).
     public var listed = false
+    /// Nodes this pull refused (not applied; now in the quarantine).
+    public var refused: [RefusedNode] = []
     public init() {}
 }
 
@@ -59,7 +80,9 @@ public struct DeleteGuardTripped: Error, Sendable {
 /// The pull's control flow (docs/sync.md, "Pull"): the change feed from the stored cursor (or the
 /// full listing the first time and after a 410), every page decoded and planned before anything
 /// is applied (an integrity error or the delete guard stops it with nothing applied), then each
-/// page applied in its own transaction with its cursor.
+/// page applied in its own transaction with its cursor. A node that does not authenticate is
+/// refused and quarantined, the rest applied; a node planned below a refused or quarantined
+/// folder stops the pull (the rest depends on that folder).
 public struct PullRunner {
     public var planner: SyncPlanner
     /// The most local nodes a pull may remove without `force` (`--max-delete`).
@@ -89,11 +112,18 @@ public struct PullRunner {
             guard let next = try source.changes(after: last.nextCursor) else { return try pullListing(source, store) }
             pages.append(next)
         }
-        // Each node is planned in the page of its last change.
+        // Each node is planned in the page of its last change; one whose last change is refused
+        // is not planned.
         var lastPage: [String: Int] = [:]
         for (i, p) in pages.enumerated() { for n in p.nodes { lastPage[n.id] = i } }
+        let refused = Self.lastRefused(pages, lastPage)
+        for r in refused { lastPage[r.id] = nil }
         var final: [String: RemoteNode] = [:]
         for p in pages { for n in p.nodes where lastPage[n.id] != nil { final[n.id] = n } }
+        // A later valid record of a quarantined node clears it.
+        let held = try store.quarantined()
+        let cleared = held.filter { final[$0] != nil }
+        try Self.checkNothingBelow(Set(refused.map(\.id)).union(held.subtracting(cleared)), final.values)
 
         var state = try store.planState()
         // A node that ends up below a folder a later page trashes is planned with that page, and
@@ -163,9 +193,27 @@ public struct PullRunner {
         if guardTrips(removing: result.removed, of: size) {
             throw DeleteGuardTripped(wouldRemove: result.removed, treeSize: size, limit: maxDelete)
         }
+        if !refused.isEmpty || !cleared.isEmpty { try store.quarantine(refused, clearing: cleared) }
+        result.refused = refused
         for (actions, next) in plans { try store.apply(actions, cursor: next) }
         if plans.isEmpty { try store.apply([], cursor: cursor) }
         return result
+    }
+
+    /// The nodes whose last change in `pages` is refused (after their last valid one, if any), by id.
+    static func lastRefused(_ pages: [ChangesPage], _ lastPage: [String: Int]) -> [RefusedNode] {
+        var last: [String: (page: Int, node: RefusedNode)] = [:]
+        for (i, p) in pages.enumerated() { for r in p.refused { last[r.id] = (i, r) } }
+        return last.filter { $0.value.page >= (lastPage[$0.key] ?? -1) }.map(\.value.node).sorted { $0.id < $1.id }
+    }
+
+    /// Stops the pull when a node to apply sits in a folder that was refused: the rest of the tree
+    /// depends on that folder, which this device will not apply.
+    static func checkNothingBelow(_ refused: Set<String>, _ nodes: some Sequence<RemoteNode>) throws {
+        guard !refused.isEmpty else { return }
+        let below = nodes.filter { $0.parentId.map(refused.contains) ?? false }
+        guard let first = below.min(by: { $0.id < $1.id }) else { return }
+        throw SyncPlanError("\(below.count) node(s) are in a folder the server sent without a record this vault can authenticate, such as \(first.id) in \(first.parentId ?? "-") (refused: the rest depends on it)")
     }
 
     /// The page that trashes a folder above node `id` (where a node is: as the fetch leaves it,
@@ -212,8 +260,13 @@ public struct PullRunner {
         var listed = ListedIds()
         var token: String?
         var size = 0
+        var refused: [RefusedNode] = []
+        var parents = Set<String>()
         repeat {
             let page = try source.listing(after: token)
+            // A refused node counts as listed: what this device has of it stays as it is.
+            refused += page.refused
+            for r in page.refused { listed.insert(r.id) }
             token = page.next
             var state = try store.planState()
             if size == 0 { size = try state.view.nodeCount() - 1 }
@@ -225,10 +278,21 @@ public struct PullRunner {
                 return nil
             }
             try store.apply(try state.actions(since: before), cursor: nil)
-            for n in page.nodes { listed.insert(n.id) }
+            for n in page.nodes {
+                listed.insert(n.id)
+                if let p = n.parentId { parents.insert(p) }
+            }
             result.messages += out.messages
             result.applied += page.nodes.count
         } while token != nil
+        // The listing is the whole tree: the quarantine becomes what it refused.
+        let refusedIds = Set(refused.map(\.id))
+        if let p = parents.intersection(refusedIds).min() {
+            throw SyncPlanError("the listing holds node(s) in folder \(p), which the server sent without a record this vault can authenticate (refused: the rest depends on it)")
+        }
+        let held = try store.quarantined()
+        if !refused.isEmpty || !held.isEmpty { try store.quarantine(refused, clearing: held.subtracting(refusedIds)) }
+        result.refused = refused
         var state = try store.planState()
         let before = state
         let out = try planner.sweep(missing: try store.missing(listed: listed), listed: listed, state: &state)

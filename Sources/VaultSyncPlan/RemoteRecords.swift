@@ -88,3 +88,21 @@ public struct RemoteNode: Sendable, Equatable {
         self.trashed = trashed; self.record = record; self.content = content; self.storedSize = storedSize
     }
 }
+
+/// A node the server sent that this vault cannot authenticate: it has no node record, or one that
+/// does not open under the vault's keys (no device of the vault wrote it: a script, a bug, a
+/// compromised server). A pull refuses it, applies the rest, and keeps it in the quarantine that
+/// `vault status` lists (SECURITY.md "End to end", the pull's reader rules).
+public struct RefusedNode: Sendable, Equatable, Codable {
+    /// The server's id of the node (checked: 32 lowercase hex).
+    public var id: String
+    /// Why it was refused.
+    public var reason: String
+    public init(id: String, reason: String) { self.id = id; self.reason = reason }
+}
+
+/// A node of the server as the codec opened it: the node, or its refusal.
+public enum OpenedEntry: Sendable {
+    case node(RemoteNode)
+    case refused(RefusedNode)
+}

@@ -34,5 +34,8 @@ public struct PullSummary: Sendable, Codable {
     public var listed = false
     /// What the pull said about changes made on both sides (also kept for `vault conflicts`).
     public var conflicts: [SyncMessage] = []
+    /// The quarantine after the pull: server nodes refused because they do not authenticate
+    /// (this pull's and earlier ones' not cleared since). Not empty: `vault sync` exits 6.
+    public var refused: [RefusedNode] = []
     public init() {}
 }

@@ -18,9 +18,11 @@ final class PullStoreTests: VaultTestCase {
             if expired { return nil }
             return pages.first { $0.nextCursor > cursor } ?? ChangesPage(nodes: [], nextCursor: cursor, hasMore: false)
         }
-        func listing(after token: String?) throws -> (nodes: [RemoteNode], next: String?) {
+        var listingRefused: [RefusedNode] = []
+        func listing(after token: String?) throws -> ListingPage {
             let i = token.flatMap(Int.init) ?? 0
-            return (listingPages[i], i + 1 < listingPages.count ? String(i + 1) : nil)
+            return ListingPage(nodes: listingPages[i], next: i + 1 < listingPages.count ? String(i + 1) : nil,
+                               refused: i == 0 ? listingRefused : [])
         }
         func subtree(of remoteId: String) throws -> [RemoteNode] { [] }
     }

@@ -177,9 +177,20 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
 
     /// What a sync did, for people or as JSON (whether this command or the agent ran it); `pull`
     /// is nil when nothing was pulled (`--pinned-only`, `transfers resume`: then the push's line
-    /// says "Synced", a two-way sync's "Pushed …, pulled …").
+    /// says "Synced", a two-way sync's "Pushed …, pulled …"). Refused server nodes, once reported,
+    /// make the command exit 6.
     static func report(_ ctx: CommandContext, _ s: PushSummary, pull: PullSummary?, pinnedOnly: Bool = false,
                        downloaded: Int, waitingForUnmetered: Int, meteredSource: String, unmeteredOnly: Bool) throws {
+        try printReport(ctx, s, pull: pull, pinnedOnly: pinnedOnly, downloaded: downloaded, waitingForUnmetered: waitingForUnmetered,
+                        meteredSource: meteredSource, unmeteredOnly: unmeteredOnly)
+        guard let refused = pull?.refused, let first = refused.first else { return }
+        let e = VaultError(.integrity, "\(refused.count) node(s) on the server do not authenticate and were refused (not applied), such as \(first.reason); everything else was synced",
+                           hint: "`vault status` lists them; no device of this vault wrote them (a script, a bug or a compromised server): check the server")
+        throw ctx.out.json ? ReportedFailure(exitCode: e.exitCode) : e   // one JSON document: the report
+    }
+
+    private static func printReport(_ ctx: CommandContext, _ s: PushSummary, pull: PullSummary?, pinnedOnly: Bool,
+                                    downloaded: Int, waitingForUnmetered: Int, meteredSource: String, unmeteredOnly: Bool) throws {
         if ctx.out.json {
             return try ctx.out.emit(Result(push: s, pull: pull, downloaded: downloaded, waitingForUnmetered: waitingForUnmetered))
         }
