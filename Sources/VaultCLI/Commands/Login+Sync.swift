@@ -184,7 +184,7 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         try printReport(ctx, s, pull: pull, pinnedOnly: pinnedOnly, downloaded: downloaded, waitingForUnmetered: waitingForUnmetered,
                         meteredSource: meteredSource, unmeteredOnly: unmeteredOnly)
         guard let refused = pull?.refused, let first = refused.first else { return }
-        let e = VaultError(.integrity, "\(refused.count) node(s) on the server do not authenticate and were refused (not applied), such as \(first.reason); everything else was synced",
+        let e = VaultError(.integrity, "\(refused.count) node(s) on the server do not authenticate and were refused, not applied (the first: \(first.reason)); everything else was synced",
                            hint: "`vault status` lists them; no device of this vault wrote them (a script, a bug or a compromised server): check the server")
         throw ctx.out.json ? ReportedFailure(exitCode: e.exitCode) : e   // one JSON document: the report
     }

@@ -33,6 +33,8 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var syncHealth: SyncHealth?
         /// Conflicts syncs settled, listed by `vault conflicts` (until `vault conflicts --clear`).
         var conflicts: Int?
+        /// Server nodes syncs refused (they do not authenticate), kept until cleared (docs/sync.md).
+        var refused: [QuarantinedNode]?
         var warnings: [String] = []
         var reducedProtection: [String]
         /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
@@ -68,6 +70,7 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
             s.problems = try vault.outboxProblems(limit: 10)
             s.storage = try vault.storageReport()
             s.conflicts = try vault.conflictCount()
+            s.refused = try vault.quarantinedNodes()
             let state = try vault.syncState([.serverURL, .serverUser])
             if let url = state[.serverURL] {
                 let health = try vault.syncHealth()
@@ -112,6 +115,10 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         if let l = s.lastSync { ctx.out.line("sync    \(l)") }
         if let agent = s.agent { AgentCommand.lines(agent).forEach(ctx.out.line) }
         if let c = s.conflicts, c > 0 { ctx.out.line("conflicts \(c) settled by syncs (`vault conflicts` lists them)") }
+        if let refused = s.refused, !refused.isEmpty {
+            ctx.out.line("refused \(refused.count) server node(s) that do not authenticate (not applied; `vault sync` exits 6 until cleared):")
+            for r in refused { ctx.out.line("  \(r.id): \(r.reason) (last seen \(Date(timeIntervalSince1970: TimeInterval(r.seenAt))))") }
+        }
         for w in s.warnings { ctx.out.warn(w) }
     }
 }
