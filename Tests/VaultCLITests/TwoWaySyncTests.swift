@@ -425,6 +425,8 @@ final class TwoWaySyncTests: XCTestCase {
         try expectRefused("under another node's name")
     }
 
+    // A node without an authentic record is quarantined, not a lie about the tree: each sync
+    // exits 6 while it is held, and everything else still applies (TwoWaySyncTests+Quarantine).
     func testAServerThatInjectsANodeIsRefused() throws {
         let (f, _, files) = try liarSetUp()
         // A node of its own (it cannot seal a name or a record for this vault).

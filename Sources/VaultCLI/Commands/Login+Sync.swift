@@ -80,7 +80,7 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "sync", abstract: "sync both ways: push local changes, pull remote ones, download pinned content (--watch: keep syncing on every remote change)",
                              discussion: """
-                             A change made both here and on another device is settled by the conflict rule (`vault config set conflicts`: keep-both or last-writer-wins) and listed by `vault conflicts`; nothing is overwritten without a revision to restore. A pull that would remove more than --max-delete local items stops before it changes anything; --force applies it. On a metered network large transfers wait unless --allow-metered. When a `vault agent` runs, it runs the sync.
+                             A change made both here and on another device is settled by the conflict rule (`vault config set conflicts`: keep-both or last-writer-wins) and listed by `vault conflicts`; nothing is overwritten without a revision to restore. A pull that would remove more than --max-delete local items stops before it changes anything; --force applies it. A server node that no device of the vault wrote (its record is missing or does not authenticate) is refused and listed by `vault status`, the rest applied, and the sync exits 6 while it is held. On a metered network large transfers wait unless --allow-metered. When a `vault agent` runs, it runs the sync.
                              """)
     }
 
