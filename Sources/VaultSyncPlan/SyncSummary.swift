@@ -38,4 +38,16 @@ public struct PullSummary: Sendable, Codable {
     /// (this pull's and earlier ones' not cleared since). Not empty: `vault sync` exits 6.
     public var refused: [RefusedNode] = []
     public init() {}
+
+    enum CodingKeys: String, CodingKey { case applied, removed, listed, conflicts, refused }
+
+    /// Decodes a summary; one from an agent of the version before the quarantine has no `refused`.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        applied = try c.decode(Int.self, forKey: .applied)
+        removed = try c.decode(Int.self, forKey: .removed)
+        listed = try c.decode(Bool.self, forKey: .listed)
+        conflicts = try c.decode([SyncMessage].self, forKey: .conflicts)
+        refused = try c.decodeIfPresent([RefusedNode].self, forKey: .refused) ?? []
+    }
 }
