@@ -28,8 +28,8 @@ struct ContentStore: Sendable {
     func remove(_ files: RemovedUserFiles) throws {
         for rid in files.revisionIds { FileSystem.remove(revisionPath(rid)) }
         for id in files.uploadIds { FileSystem.remove(partPath(id)) }
-        try FileSystem.syncDirectory(contentDir)
-        try FileSystem.syncDirectory(uploadsDir)
+        // A folder no server has started on yet has neither directory.
+        for dir in [contentDir, uploadsDir] where FileSystem.exists(dir) { try FileSystem.syncDirectory(dir) }
     }
 
     func revisionPath(_ revisionId: String) -> String { contentDir + "/" + revisionId }
