@@ -1,5 +1,8 @@
 import Foundation
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultAPI
 @testable import VaultServer
 
@@ -100,6 +103,20 @@ final class UserManagementTests: XCTestCase {
             XCTAssertEqual(r.code, 1, "\(args)")
             XCTAssertTrue(r.stderr.contains("no user nobody"), r.stderr)
         }
+    }
+
+    func testEventStreamsOfARevokedOrRemovedUserAreCutOffByTheNextSweep() throws {
+        let s = try ServerProcess(args: ["--sweep-interval", "1", "--keepalive", "600"])
+        let old = try XCTUnwrap(s.client.openStream(token: try s.token("alice")).fd)
+        let bob = try XCTUnwrap(s.client.openStream(token: try s.token("bob")).fd)
+        defer { close(old); close(bob) }
+        XCTAssertEqual(try user(s, ["sessions", "revoke", "alice"]).code, 0)
+        XCTAssertTrue(HTTPTestClient.closedByServer(old, within: 20), "the revoked token's stream is cut off")
+        let fresh = try XCTUnwrap(s.client.openStream(token: try s.token("alice")).fd)
+        defer { close(fresh) }
+        XCTAssertEqual(try user(s, ["remove", "alice", "--yes"]).code, 0)
+        XCTAssertTrue(HTTPTestClient.closedByServer(fresh, within: 20), "a removed user's stream is cut off")
+        XCTAssertFalse(HTTPTestClient.closedByServer(bob, within: 2), "another user's stream stays")
     }
 
     func testListShowsEveryUserAsLinesOrJSON() throws {

@@ -71,7 +71,7 @@ struct Serve: ParsableCommand {
     @Option(help: "change-feed entries kept per user (default 100000)") var changesKeep: Count?
     @Option(help: "resumable session lifetime in seconds (default 86400)", valueName: "seconds") var uploadTtl: Count?
     @Option(help: "a chunk writer silent this long may be taken over, in seconds (default 10)", valueName: "seconds") var chunkStall: Count?
-    @Option(help: "expiry sweep period in seconds (default 30)", valueName: "seconds") var sweepInterval: Count?
+    @Option(help: "sweep period (expired uploads; event streams of removed users or revoked tokens) in seconds (default 30)", valueName: "seconds") var sweepInterval: Count?
     @Option(help: "SSE keep-alive comment period in seconds (default 15)", valueName: "seconds") var keepalive: Count?
     @Option(help: "open event streams per user, 429 beyond (default 16)") var maxEventStreams: Count?
     @Option(help: "connections at once, all clients (default 1000)") var maxConnections: Count?

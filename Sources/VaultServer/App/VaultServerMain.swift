@@ -65,6 +65,7 @@ public enum VaultServerMain {
             while !service.hub.isStopped {
                 Thread.sleep(forTimeInterval: TimeInterval(service.config.sweepInterval))
                 service.sweepExpiredUploads()
+                service.cutOffRevokedStreams()
             }
         }
         sweeper.start()

@@ -82,8 +82,11 @@ struct UserDirectory: Sendable {
     /// has not had its tokens revoked since (read from the database on every request, so a
     /// `vault-server user …` command takes effect in a running server at once).
     func isCurrent(id: String, generation: Int64) throws -> Bool {
-        try store.withDB { db in try db.tokenGeneration(id: id) } == generation
+        try self.generation(id: id) == generation
     }
+
+    /// The current token generation of user `id`, nil when there is no such user.
+    func generation(id: String) throws -> Int64? { try store.withDB { db in try db.tokenGeneration(id: id) } }
 
     private static func requireUser(_ db: SQLDatabase, _ name: String) throws -> String {
         guard let id = try db.userId(name: name) else {
