@@ -45,7 +45,7 @@ extension Vault {
             else if verify {
                 r.blobsChecked += 1
                 // Every segment (the final one included), then the node's size and SHA-256.
-                do { try readWhole(blobs.open(blobId, area: area), of: n) { _ in } } catch { damage = "\(error)" }
+                do { try readWhole(openBlob(blobId, area: area).handle, of: n) { _ in } } catch { damage = "\(error)" }
             }
             if let damage {
                 if area == .staging && n.remoteId == nil {

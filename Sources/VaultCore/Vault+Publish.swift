@@ -19,10 +19,20 @@ extension Vault {
         return order.first { POSIX.exists(blobs.path(id: id, area: $0)) }
     }
 
-    /// Opens blob `id` for authenticated reads, in whichever area its file is.
-    public func openBlob(_ id: String) throws -> (handle: BlobHandle, area: BlobArea) {
-        let area = try locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
-        return (try blobs.open(id, area: area), area)
+    /// Opens blob `id` for authenticated reads, in whichever area its file is (or in `area`).
+    /// Every reader of local content comes through here: the header must name the key epoch the
+    /// database records for the blob, or a later one up to the current epoch (SECURITY.md
+    /// "Sealed blob format", reading rule 3); a blob without a row must name the current one.
+    public func openBlob(_ id: String, area: BlobArea? = nil) throws -> (handle: BlobHandle, area: BlobArea) {
+        let area = try area ?? locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
+        return (try blobs.open(id, area: area, lowestEpoch: try recordedEpoch(ofBlob: id)), area)
+    }
+
+    /// The key epoch the `blobs` table records for `id` (its header's when it was written,
+    /// downloaded or last rewrapped by a rotation); the current epoch when it has no row.
+    func recordedEpoch(ofBlob id: String) throws -> UInt32 {
+        guard let e = try db.scalar("SELECT key_epoch FROM blobs WHERE id = ?", [id])?.int64 else { return keys.epoch }
+        return UInt32(clamping: e)
     }
 
     /// The second step of a publish, after the commit that recorded `blobId` as cached: moves

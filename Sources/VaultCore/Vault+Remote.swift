@@ -76,9 +76,11 @@ extension Vault {
         }
     }
 
-    /// Opens blob `id`'s sealed bytes for raw reads (an upload sends them as they are).
+    /// Opens blob `id`'s sealed bytes for raw reads (an upload sends them as they are), after
+    /// its header passed the readers' rule (`openBlob`): a copy from before a key rotation is
+    /// never sent as current content.
     public func openSealedBytes(_ id: String) throws -> SealedBytes {
-        let area = try locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
+        let (_, area) = try openBlob(id)
         return try SealedBytes(path: blobs.path(id: id, area: area), id: id)
     }
 

@@ -172,6 +172,23 @@ final class BrowseTests: XCTestCase {
         t.assertTerminalSane(stty)
     }
 
+    /// Issue 18, item 3: a copy of a blob taken before `vault key rotate` and put back is never
+    /// shown: the browser says why, and nothing reaches the pager.
+    func testThePagerRefusesACopyOfABlobFromBeforeAKeyRotation() throws {
+        let h = try vault()
+        let old = try (h.blobFiles("staging") + h.blobFiles("cache")).map { ($0, try Data(contentsOf: $0)) }
+        try h.ok(["key", "rotate"] + h.pw)
+        for (url, bytes) in old { try bytes.write(to: url) }
+        let shown = h.root.appendingPathComponent("shown-by-pager").path
+        let t = try TmuxPane(h, env: ["PAGER": "tee '\(shown)'"], columns: 240)
+        try t.waitFor("top.txt")
+        try t.press("G", "Enter")
+        try t.waitFor("key epoch 1")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: shown), "nothing reached the pager")
+        try t.press("q")
+        XCTAssertEqual(try t.exitStatusAndTerminalSettings().status, 0)
+    }
+
     func testEvictThenOpenDownloadsFirstAndPinDownloadsInTheBackground() throws {
         let h = try vault()
         let server = try ServerHarness(root: h.root)
