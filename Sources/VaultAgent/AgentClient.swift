@@ -106,7 +106,7 @@ public final class AgentClient: SessionAgentLink {
     public func notifyWork() throws { _ = try call(AgentRequest(.work)) }
 
     /// Has the agent run a sync pass now, and waits for its result.
-    public func sync(_ options: WorkOptions) throws -> WorkResult {
+    public func sync(_ options: SyncRequest) throws -> WorkResult {
         var r = AgentRequest(.sync)
         r.sync = options
         guard let w = try call(r, timeout: nil).0.work else { throw VaultError(.io, "the vault agent sent no sync result") }
