@@ -100,7 +100,7 @@ final class AgentUnitTests: XCTestCase {
     func testUnitFileQuotesPathsAndKeepsOnlyTheVaultsVariables() throws {
         let env = ["VAULT_HOME": "/home/a b/100%/v\"x", "XDG_CONFIG_HOME": "/tmp/cfg", "SECRET_THING": "no", "HOME": "/home/a"]
         let unit = SystemdUnit(vaultId: vaultId, layout: VaultLayout(root: env["VAULT_HOME"]!), environment: env, executable: "/opt/vault bin/vault")
-        XCTAssertEqual(unit.path, "/tmp/cfg/systemd/user/vault-agent-\(vaultId.prefix(16)).service")
+        XCTAssertEqual(unit.path, "/tmp/cfg/systemd/user/vault-agent-\(VaultLayout(root: env["VAULT_HOME"]!).localId(vaultId: vaultId)).service")
         XCTAssertTrue(unit.text.contains("ExecStart=\"/opt/vault bin/vault\" agent\n"), unit.text)
         XCTAssertTrue(unit.text.contains("Environment=\"VAULT_HOME=/home/a b/100%%/v\\\"x\"\n"), unit.text)
         XCTAssertTrue(unit.text.contains("Restart=on-failure\n"))
