@@ -17,6 +17,9 @@ extension Vault {
     /// the final one included) and its plaintext checked against its node's size and SHA-256.
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
+        // 0. Downloads whose content is here but whose rows still say unfinished (before 1: a
+        // settled row keeps no partial).
+        for p in try settleFinishedDownloads() { r.repaired.append("\(p): its download had finished; marked done") }
         // 1. Temp files of interrupted writes.
         for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: \(name)") }
         // 2. Blob files where their rows say (a publish interrupted between commit and move).

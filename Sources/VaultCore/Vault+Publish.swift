@@ -88,8 +88,10 @@ extension Vault {
     /// Publishes a downloaded, verified cache blob as the content of `nodeId`, if the node still
     /// waits for it (NOT_DOWNLOADED, or STALE: its older version's blob is then deleted) and still
     /// describes that content (`sha256`). Returns the node, or nil when it changed meanwhile (the
-    /// blob is then deleted).
-    public func publishDownloaded(_ blob: BlobRecord, nodeId: String) throws -> Node? {
+    /// blob is then deleted). The download's `transfer` row, if given, is marked done in the same
+    /// transaction: a kill right after the publish leaves no row "interrupted" behind a file whose
+    /// content is here.
+    public func publishDownloaded(_ blob: BlobRecord, nodeId: String, transfer: Int64? = nil) throws -> Node? {
         var older: String?
         // A blob this device holds already (a revision read here, content restored on the
         // server): the same sealed object (a blob id names one sealing), recorded once.
@@ -106,8 +108,10 @@ extension Vault {
                 try db.run("DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?)", [old, old])
             }
             try db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ?", [blob.id, nodeId])
+            if let transfer { try markDownloadDone(transfer) }
             return true
         }
+        TestHooks.crashPoint("download-after-publish")
         guard published else {
             if !held { blobs.delete(blob.id, area: blob.area) }
             return nil

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -138,11 +139,15 @@ extension CLIHarness {
         try XCTUnwrap((try ok(["status", "--json"]).json as? [String: Any])?["vaultId"] as? String)
     }
 
-    /// `secret-tool lookup vault <id>`: the keyring item's secret, or nil when there is none.
+    /// This local copy's id (`VaultLayout.localId`): what names its keyring item and its agent.
+    func localId(_ id: String) -> String { VaultLayout(root: env["VAULT_HOME"] ?? home.path).localId(vaultId: id) }
+
+    /// `secret-tool lookup vault <id> copy <local id>`: this local copy's keyring item's secret,
+    /// or nil when there is none.
     func keyringItem(_ id: String) throws -> String? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
-        p.arguments = ["lookup", "vault", id]
+        p.arguments = ["lookup", "xdg:schema", "org.vault.LocalSession", "vault", id, "copy", localId(id)]
         p.environment = env
         let out = Pipe()
         p.standardOutput = out
@@ -158,7 +163,7 @@ extension CLIHarness {
     func storeKeyringItem(_ id: String, _ secret: String) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
-        p.arguments = ["store", "--label=stolen", "--collection=session", "xdg:schema", "org.vault.Session", "vault", id]
+        p.arguments = ["store", "--label=stolen", "--collection=session", "xdg:schema", "org.vault.LocalSession", "vault", id, "copy", localId(id)]
         p.environment = env
         let input = Pipe()
         p.standardInput = input

@@ -226,4 +226,60 @@ final class DownloadFaultTests: XCTestCase {
         XCTAssertTrue(try h.ok(["doctor", "--verify"] + h.pw).out.contains("Checked"))
         XCTAssertEqual(try partials(), [])
     }
+
+    // MARK: - A download killed after its publish
+
+    /// The download rows of `path`, as `vault transfers --json` shows them.
+    func downloadStates(_ path: String) throws -> [String] {
+        try transfers().filter { $0["direction"] as? String == "download" && $0["path"] as? String == path }
+            .compactMap { $0["state"] as? String }
+    }
+
+    /// A download killed (SIGKILL) right after its content is published: the file is LOCAL and
+    /// its transfer is done (one transaction), not "interrupted" for ever.
+    func testADownloadKilledRightAfterItsPublishIsDone() throws {
+        try start()
+        let data = try remoteOnlyFile("k.bin", bytes: 3000)
+        let killed = try h.run(["cat", "/k.bin"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-after-publish"])
+        XCTAssertEqual(killed.status, 9, killed.stderr)
+        XCTAssertEqual(try node("/k.bin")["contentState"] as? String, "LOCAL")
+        XCTAssertEqual(try downloadStates("/k.bin"), ["done"])
+        XCTAssertFalse(try h.ok(["transfers"] + h.pw).out.contains("interrupted"))
+        XCTAssertEqual(try h.ok(["cat", "/k.bin"] + h.pw).stdout, data)
+    }
+
+    /// A download row left unfinished behind a file whose content is here (a kill between the
+    /// publish and the row, as vaults written before they were one transaction have it; made here
+    /// by killing a download half-way, then putting the same bytes as the file's new version):
+    /// `vault transfers resume` and `vault doctor` each settle it as done (and doctor removes the
+    /// partial it kept).
+    func testAnUnfinishedDownloadOfAFileWhoseContentIsHereIsSettledByResumeAndDoctor() throws {
+        try start()
+        /// `name` downloaded half-way (killed), then the same bytes put as its new version.
+        func stuck(_ name: String) throws -> String {
+            let data = try remoteOnlyFile(name, bytes: 6 << 20)
+            let killed = try h.run(["cat", "/" + name] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-midway"])
+            XCTAssertEqual(killed.status, 9, killed.stderr)
+            let local = try h.localFile(name, data)
+            try h.ok(["put", "--replace", local, "/" + name] + h.pw)
+            XCTAssertEqual(try node("/" + name)["contentState"] as? String, "LOCAL")
+            XCTAssertEqual(try downloadStates("/" + name), ["interrupted"], "the row the old way: stuck")
+            XCTAssertEqual(try partials().count, 1)
+            return local
+        }
+
+        _ = try stuck("a.bin")
+        try h.ok(["transfers", "resume"] + h.pw)
+        XCTAssertEqual(try downloadStates("/a.bin"), ["done"])
+        try h.ok(["doctor"] + h.pw)
+        XCTAssertEqual(try partials(), [], "the settled download's partial is gone")
+
+        let b = try stuck("b.bin")
+        let doctor = try h.ok(["doctor"] + h.pw)
+        XCTAssertTrue(doctor.out.contains("/b.bin: its download had finished; marked done"), doctor.out)
+        XCTAssertEqual(try downloadStates("/b.bin"), ["done"])
+        XCTAssertEqual(try partials(), [], "the settled download's partial is gone")
+        XCTAssertFalse(try h.ok(["transfers"] + h.pw).out.contains("interrupted"))
+        XCTAssertEqual(try h.ok(["cat", "/b.bin"] + h.pw).stdout, try Data(contentsOf: URL(fileURLWithPath: b)))
+    }
 }
