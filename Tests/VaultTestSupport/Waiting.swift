@@ -28,3 +28,18 @@ public func eventually(within timeout: TimeInterval = 30, _ condition: () throws
 public func waitUntil(_ what: String, timeout: TimeInterval = 30, _ condition: () throws -> Bool) throws {
     guard try eventually(within: timeout, condition) else { throw WaitTimedOut(what: what, timeout: timeout) }
 }
+
+/// A server's readiness signal: reads its standard output up to the first line break (or its
+/// end) and returns the port of its "listening on 127.0.0.1:PORT" line, nil if it printed none,
+/// with what it printed. Blocks until the line comes (a server that hangs leaves its test's
+/// overall bound to catch it).
+public func listeningPort(from output: FileHandle) -> (port: UInt16?, line: String) {
+    var line = ""
+    while !line.contains("\n") {
+        let d = output.availableData
+        if d.isEmpty { break }
+        line += String(decoding: d, as: UTF8.self)
+    }
+    guard let r = line.range(of: "listening on 127.0.0.1:") else { return (nil, line) }
+    return (UInt16(line[r.upperBound...].prefix { $0.isNumber }), line)
+}
