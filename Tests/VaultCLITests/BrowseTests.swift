@@ -479,14 +479,14 @@ final class BrowseTests: XCTestCase {
         while Date() < until {
             try typing.press(down ? "j" : "k")
             down.toggle()
-            usleep(400_000)
+            usleep(400_000)   // a typist's pace: the time passing while keys are pressed is the point, no event to wait for
         }
         let open = try typing.screen()
         XCTAssertFalse(open.contains("The vault is locked."), open)
         // Nobody types: the browser's refreshes are not use, and the session ends on time.
         try typing.waitFor("The vault is locked.")
         let s = try typing.waitFor("the reason, kept") { $0.contains("idle timeout") }
-        usleep(2_500_000)   // two more checks find it locked: the reason stays
+        usleep(2_500_000)   // two more checks find it locked: the reason stays (the browser's checks show nothing new, no event to wait for)
         XCTAssertTrue(try typing.screen().contains("idle timeout"), s)
         XCTAssertEqual(try h.run(["ls"]).status, 3, "locked for every command")
     }

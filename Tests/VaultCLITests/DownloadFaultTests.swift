@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -64,15 +65,16 @@ final class DownloadFaultTests: XCTestCase {
     /// Waits (up to 15 s) for the server's log line that says how many of the extra bytes a
     /// lying content body handed to the connection before it ended.
     func extraBytesHandedOut() throws -> Int {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
+        var handedOut: Int?
+        _ = eventually(within: 15) {
             for line in server.log.split(separator: "\n") where line.contains("a content body ended after") {
                 guard let r = line.range(of: "ended after ") else { continue }
-                if let n = Int(line[r.upperBound...].prefix { $0.isNumber }) { return n }
+                if let n = Int(line[r.upperBound...].prefix { $0.isNumber }) { handedOut = n; return true }
             }
-            usleep(50_000)
+            return false
         }
-        throw TransferTestError("the server never logged the end of the lying content body")
+        guard let n = handedOut else { throw TransferTestError("the server never logged the end of the lying content body") }
+        return n
     }
 
     // MARK: - A server that sends more than the file's size
@@ -179,8 +181,7 @@ final class DownloadFaultTests: XCTestCase {
         reading.enter()
         let outHandle = out.fileHandleForReading
         DispatchQueue.global().async { stdoutBox.set(outHandle.readDataToEndOfFile()); reading.leave() }
-        let deadline = Date().addingTimeInterval(20)
-        while (try? partials())?.isEmpty ?? true, p.isRunning, Date() < deadline { usleep(5_000) }
+        _ = eventually(within: 20) { !((try? partials())?.isEmpty ?? true) || !p.isRunning }
         XCTAssertTrue(p.isRunning, "vault cat ended before the disk could be filled")
         let filler = mnt.appendingPathComponent("filler")
         XCTAssertEqual(try runTool("/usr/bin/fallocate", ["-l", String(free() - (4 << 20)), filler.path]), 0)

@@ -54,7 +54,8 @@ final class VaultService: @unchecked Sendable {
             throw APIError.unauthorized()
         }
         let token = String(h.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        guard let claim = signer.verify(token), try users.isCurrent(id: claim.userId, generation: claim.generation) else {
+        let ahead = config.testFaults ? TimeInterval(faults.current.clockAheadSeconds ?? 0) : 0   // the test clock
+        guard let claim = signer.verify(token, now: Date().addingTimeInterval(ahead)), try users.isCurrent(id: claim.userId, generation: claim.generation) else {
             throw APIError.unauthorized("the bearer token is invalid, expired or revoked")
         }
         return claim.userId

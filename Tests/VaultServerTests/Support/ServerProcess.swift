@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -102,18 +103,8 @@ final class ServerProcess: @unchecked Sendable {
         p.standardError = FileHandle(forWritingAtPath: stderrPath)
         try p.run()
         process = p
-        var line = ""
-        let handle = out.fileHandleForReading
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains("\n") && Date() < deadline {
-            let d = handle.availableData
-            if d.isEmpty { break }
-            line += String(decoding: d, as: UTF8.self)
-        }
-        guard let r = line.range(of: "listening on 127.0.0.1:"),
-              let port = UInt16(line[r.upperBound...].prefix { $0.isNumber }) else {
-            throw TestHTTPError(description: "server did not start: \(line) \(log)")
-        }
+        let (listening, line) = listeningPort(from: out.fileHandleForReading)
+        guard let port = listening else { throw TestHTTPError(description: "server did not start: \(line) \(log)") }
         self.port = port
     }
 
