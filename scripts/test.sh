@@ -5,14 +5,29 @@
 # of docs/openapi.yaml against a real vault-server (schemathesis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# How long each part took, printed as it ends and again at the end, so a slow part is visible.
+PART_START=${EPOCHREALTIME//[!0-9]/}
+PART_TIMES=()
+took() {
+  local now=${EPOCHREALTIME//[!0-9]/}
+  local us=$((now - PART_START))
+  local t
+  t=$(printf '%d.%d s' $((us / 1000000)) $((us % 1000000 / 100000)))
+  echo "time: $1: $t"
+  PART_TIMES+=("$1: $t")
+  PART_START=$now
+}
 source scripts/install-deps.sh
+took "dependencies"
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 3
+took "build"
 # SECURITY.md is precise enough for an independent decryptor (Python, no vault code) to read a vault.
 INDEP_LOG=$(mktemp /tmp/vault-indep-log.XXXXXX)
 indep=0
 VAULT_BIN="$(swift build --show-bin-path)/vault" scripts/check-independent-decrypt.sh >"$INDEP_LOG" 2>&1 || indep=$?
 grep -A 12 "^FAIL" "$INDEP_LOG" || true   # every failure in full, with its details
 tail -n 5 "$INDEP_LOG"; rm -f "$INDEP_LOG"
+took "independent decryptor (vault folder)"
 # ...and SECURITY.md "End to end" for what a server stores: real synced vaults, decoded independently.
 INDEP_SERVER_LOG=$(mktemp /tmp/vault-indep-server-log.XXXXXX)
 indep_server=0
@@ -20,15 +35,18 @@ VAULT_BIN="$(swift build --show-bin-path)/vault" VAULT_SERVER_BIN="$(swift build
   scripts/check-independent-decrypt-server.sh >"$INDEP_SERVER_LOG" 2>&1 || indep_server=$?
 grep -A 12 "^FAIL" "$INDEP_SERVER_LOG" || true
 tail -n 3 "$INDEP_SERVER_LOG"; rm -f "$INDEP_SERVER_LOG"
+took "independent decoder (server data)"
 # docs/openapi.yaml and the server behave alike (the route-parity test only compares route lists).
 API_LOG=$(mktemp /tmp/vault-api-log.XXXXXX)
 api=0
 VAULT_SERVER_BIN="$(swift build --show-bin-path)/vault-server" scripts/check-openapi-behaviour.sh >"$API_LOG" 2>&1 || api=$?
 if [ "$api" -ne 0 ]; then cat "$API_LOG"; else tail -n 3 "$API_LOG"; fi   # every failure in full
 rm -f "$API_LOG"
+took "OpenAPI behaviour"
 # The generated shell completions answer as bash would on <Tab>; the zsh and fish ones parse.
 comp=0
 scripts/test-completions.sh || comp=$?
+took "completions"
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -36,10 +54,21 @@ dbus-run-session -- scripts/with-keyring.sh swift test --skip-build 2>&1 \
   | grep --line-buffered -Ev "fd limit|^dbus-daemon|^warning: prohibited flag" | tee "$LOG"
 status=${PIPESTATUS[0]}
 set -e
-# One plain closing line with the XCTest totals.
+took "XCTest run"
+echo "time of each part:"
+printf '  %s\n' "${PART_TIMES[@]}"
+# The 10 slowest test classes, then one plain closing line with the XCTest totals.
 python3 - "$LOG" <<'PY'
 import re, sys
-runs = re.findall(r"Executed (\d+) tests?, with (?:(\d+) tests? skipped and )?(\d+) failures?", open(sys.argv[1]).read())
+log = open(sys.argv[1]).read()
+suites = re.findall(r"Test Suite '([^']+)' (?:passed|failed) at [^\n]*\n\s*Executed (\d+) tests?, with .*? in ([\d.]+) \(", log)
+classes = [(name, int(n), float(t)) for name, n, t in suites
+           if not name.endswith(".xctest") and name not in ("All tests", "Selected tests")]
+if classes:
+    print("slowest test classes:")
+    for name, n, t in sorted(classes, key=lambda c: -c[2])[:10]:
+        print(f"  {t:8.1f} s  {name} ({n} tests)")
+runs = re.findall(r"Executed (\d+) tests?, with (?:(\d+) tests? skipped and )?(\d+) failures?", log)
 if runs:
     n, s, f = (int(x or 0) for x in runs[-1])
     print(f"xctest: {n - s - f} passed, {f} failed, {s} skipped")

@@ -2,7 +2,21 @@
 #include <libsecret/secret.h>
 #include <string.h>
 
+/* One item per local copy of a vault: attributes vault=<vault id>, copy=<local copy id>. */
 static const SecretSchema *vault_schema(void) {
+    static const SecretSchema schema = {
+        "org.vault.LocalSession", SECRET_SCHEMA_NONE,
+        {
+            { "vault", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "copy", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { NULL, 0 },
+        }
+    };
+    return &schema;
+}
+
+/* Before one item per local copy: one per vault id (attribute vault only), shared by every copy. */
+static const SecretSchema *legacy_schema(void) {
     static const SecretSchema schema = {
         "org.vault.Session", SECRET_SCHEMA_NONE,
         {
@@ -18,17 +32,17 @@ static void take_error(GError *e, char **err) {
     if (e) g_error_free(e);
 }
 
-int CSecretShims_store(const char *vault_id, const char *label, const char *secret, char **err) {
+int CSecretShims_store(const char *vault_id, const char *copy_id, const char *label, const char *secret, char **err) {
     GError *e = NULL;
     gboolean ok = secret_password_store_sync(vault_schema(), SECRET_COLLECTION_SESSION, label, secret,
-                                             NULL, &e, "vault", vault_id, NULL);
+                                             NULL, &e, "vault", vault_id, "copy", copy_id, NULL);
     if (!ok) { take_error(e, err); return -1; }
     return 0;
 }
 
-int CSecretShims_lookup(const char *vault_id, char **out, char **err) {
+int CSecretShims_lookup(const char *vault_id, const char *copy_id, char **out, char **err) {
     GError *e = NULL;
-    gchar *pw = secret_password_lookup_sync(vault_schema(), NULL, &e, "vault", vault_id, NULL);
+    gchar *pw = secret_password_lookup_sync(vault_schema(), NULL, &e, "vault", vault_id, "copy", copy_id, NULL);
     if (e) { take_error(e, err); return -1; }
     if (!pw) return 1;
     *out = strdup(pw);
@@ -36,19 +50,28 @@ int CSecretShims_lookup(const char *vault_id, char **out, char **err) {
     return 0;
 }
 
-int CSecretShims_clear(const char *vault_id, char **err) {
+int CSecretShims_clear(const char *vault_id, const char *copy_id, char **err) {
     GError *e = NULL;
-    gboolean removed = secret_password_clear_sync(vault_schema(), NULL, &e, "vault", vault_id, NULL);
+    gboolean removed = secret_password_clear_sync(vault_schema(), NULL, &e, "vault", vault_id, "copy", copy_id, NULL);
+    if (e) { take_error(e, err); return -1; }
+    return removed ? 0 : 1;
+}
+
+int CSecretShims_clear_legacy(const char *vault_id, char **err) {
+    GError *e = NULL;
+    gboolean removed = secret_password_clear_sync(legacy_schema(), NULL, &e, "vault", vault_id, NULL);
     if (e) { take_error(e, err); return -1; }
     return removed ? 0 : 1;
 }
 
 int CSecretShims_clear_all(char **err) {
     GError *e = NULL;
-    /* No attribute but the schema's own (xdg:schema): every item of org.vault.Session. */
+    /* No attribute but the schema's own (xdg:schema): every item of either schema. */
     gboolean removed = secret_password_clear_sync(vault_schema(), NULL, &e, NULL);
     if (e) { take_error(e, err); return -1; }
-    return removed ? 0 : 1;
+    gboolean legacy = secret_password_clear_sync(legacy_schema(), NULL, &e, NULL);
+    if (e) { take_error(e, err); return -1; }
+    return removed || legacy ? 0 : 1;
 }
 
 void CSecretShims_free(char *p) { g_free(p); }

@@ -29,12 +29,17 @@ public struct FaultSettings: Codable, Sendable, Equatable {
     public var contentWithoutLength: Bool?
     /// Behave as a malicious server in one way (end-to-end tests: each lie must be caught).
     public var lie: FaultLie?
+    /// A test clock: bearer tokens are checked this many seconds ahead of the real clock, so a
+    /// test of token expiry moves the clock instead of sleeping through the TTL.
+    public var clockAheadSeconds: Int?
 
     public init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
                 retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil,
-                extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil, lie: FaultLie? = nil) {
+                extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil, lie: FaultLie? = nil,
+                clockAheadSeconds: Int? = nil) {
         self.lie = lie
+        self.clockAheadSeconds = clockAheadSeconds
         self.lieReceivedRanges = lieReceivedRanges
         self.extraContentBytes = extraContentBytes; self.contentWithoutLength = contentWithoutLength
         self.dropAfterBytes = dropAfterBytes; self.dropCount = dropCount; self.delayMs = delayMs

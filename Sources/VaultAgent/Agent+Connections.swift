@@ -91,7 +91,7 @@ extension Agent {
             let done = DispatchSemaphore(value: 0)
             let box = ResultBox()
             queue.async { [self] in
-                work.enqueueSync(r.sync ?? WorkOptions()) { box.result = $0; done.signal() }
+                work.enqueueSync(r.sync ?? SyncRequest()) { box.result = $0; done.signal() }
             }
             done.wait()
             response.work = box.result

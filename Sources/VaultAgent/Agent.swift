@@ -41,7 +41,7 @@ public final class Agent: @unchecked Sendable {
     init(layout: VaultLayout, environment: [String: String], vaultId: String, paths: AgentPaths, policy: EffectivePolicy, helper: String) {
         self.layout = layout; self.environment = environment; self.vaultId = vaultId; self.paths = paths; self.policy = policy
         spawner = Spawner(executable: helper)
-        session = SessionHolder(vaultId: vaultId, queue: queue, log: log)
+        session = SessionHolder(ring: KeyringSession(vaultId: vaultId, layout: layout), vaultId: vaultId, queue: queue, log: log)
         work = WorkScheduler(queue: queue, spawner: spawner, log: log, environment: environment)
         feed = ChangeFeed(queue: queue, spawner: spawner, log: log, environment: environment)
     }
@@ -64,7 +64,7 @@ public final class Agent: @unchecked Sendable {
             throw VaultError(.usage, "the agent needs a Secret Service keyring for the session, and \(keyring.reason)",
                              hint: "start it inside your desktop session (systemd user service), where the keyring runs")
         }
-        guard let paths = AgentPaths(vaultId: file.body.vaultId, environment: environment) else {
+        guard let paths = AgentPaths(localId: layout.localId(vaultId: file.body.vaultId), environment: environment) else {
             throw VaultError(.usage, "XDG_RUNTIME_DIR is not set (or not an absolute path): the agent's socket lives there",
                              hint: "run it as a systemd user service (`vault agent install`), which sets it")
         }

@@ -18,9 +18,10 @@ public final class AgentClient: SessionAgentLink {
         self.socket = socket; self.paths = paths; self.background = background
     }
 
-    /// The agent of `vaultId` when one runs (and is this user's), else nil.
-    public static func connect(vaultId: String, environment: [String: String], background: Bool = false) throws -> AgentClient? {
-        guard let paths = AgentPaths(vaultId: vaultId, environment: environment) else { return nil }
+    /// The agent of the local copy `localId` (`VaultLayout.localId`) when one runs (and is this
+    /// user's), else nil.
+    public static func connect(localId: String, environment: [String: String], background: Bool = false) throws -> AgentClient? {
+        guard let paths = AgentPaths(localId: localId, environment: environment) else { return nil }
         return try connect(socketPath: paths.socket, paths: paths, background: background)
     }
 
@@ -106,7 +107,7 @@ public final class AgentClient: SessionAgentLink {
     public func notifyWork() throws { _ = try call(AgentRequest(.work)) }
 
     /// Has the agent run a sync pass now, and waits for its result.
-    public func sync(_ options: WorkOptions) throws -> WorkResult {
+    public func sync(_ options: SyncRequest) throws -> WorkResult {
         var r = AgentRequest(.sync)
         r.sync = options
         guard let w = try call(r, timeout: nil).0.work else { throw VaultError(.io, "the vault agent sent no sync result") }
@@ -119,13 +120,13 @@ public final class AgentClient: SessionAgentLink {
 }
 
 extension AgentClient {
-    /// Locks every vault of this user that has an agent running (`vault lock --all`); returns
-    /// how many were unlocked.
+    /// Locks every vault of this user that has an agent running, every local copy of each
+    /// (`vault lock --all`); returns how many were unlocked.
     public static func lockAll(environment: [String: String]) -> Int {
         var n = 0
         for path in AgentPaths.allSockets(environment: environment) {
             let tag = ((path as NSString).lastPathComponent.dropFirst("agent-".count)).dropLast(".sock".count)
-            guard let paths = AgentPaths(vaultId: String(tag), environment: environment),
+            guard let paths = AgentPaths(localId: String(tag), environment: environment),
                   let client = try? connect(socketPath: path, paths: paths) else { continue }
             if (try? client.lock(reason: "every vault was locked (`vault lock --all`)")) == true { n += 1 }
         }

@@ -1,6 +1,6 @@
 import VaultCore
 
-/// The connections of one process (a command, a helper) to vaults' agents: each made at the first
+/// The connections of one process (a command, a helper) to vaults' agents (one per local copy): each made at the first
 /// need and kept for the process's life (a `yield` lasts as long as its connection), or nil when
 /// no agent runs.
 public final class AgentConnections {
@@ -14,14 +14,14 @@ public final class AgentConnections {
         self.environment = environment; self.background = background; self.warn = warn
     }
 
-    /// The agent of `vaultId`, if one answers.
-    public func client(for vaultId: String) -> AgentClient? {
-        if let known = clients[vaultId] { return known }
+    /// The agent of the local copy `localId` (`VaultLayout.localId`), if one answers.
+    public func client(for localId: String) -> AgentClient? {
+        if let known = clients[localId] { return known }
         var client: AgentClient?
-        do { client = try AgentClient.connect(vaultId: vaultId, environment: environment, background: background) } catch {
+        do { client = try AgentClient.connect(localId: localId, environment: environment, background: background) } catch {
             warn("the vault agent cannot be reached (\(VaultError.wrap(error).message)); going on without it")
         }
-        clients[vaultId] = client
+        clients[localId] = client
         return client
     }
 }

@@ -4,20 +4,22 @@ import VaultCore
 import Glibc
 #endif
 
-/// Where one vault's agent lives: `$XDG_RUNTIME_DIR/vault/` (0700, owned by the user), with
-/// `agent-<id>.sock` (the socket, 0600) and `agent-<id>.pid` (held with `flock` while the agent
-/// runs, and holding its pid), `<id>` the first 16 hex digits of the vault id.
+/// Where the agent of one local copy of a vault lives: `$XDG_RUNTIME_DIR/vault/` (0700, owned by
+/// the user), with `agent-<id>.sock` (the socket, 0600) and `agent-<id>.pid` (held with `flock`
+/// while the agent runs, and holding its pid), `<id>` the local copy's id
+/// (`VaultLayout.localId`, 16 hex digits): two folders of one vault each have their own agent.
 public struct AgentPaths: Sendable {
     /// `$XDG_RUNTIME_DIR/vault`.
     public let directory: String
-    public let vaultId: String
+    /// The local copy's id (`VaultLayout.localId(vaultId:)`).
+    public let localId: String
 
-    /// The paths for `vaultId`, or nil when `XDG_RUNTIME_DIR` is not an absolute path (no
-    /// agent can run then: the runtime folder is where the socket lives).
-    public init?(vaultId: String, environment: [String: String]) {
+    /// The paths for the local copy `localId`, or nil when `XDG_RUNTIME_DIR` is not an absolute
+    /// path (no agent can run then: the runtime folder is where the socket lives).
+    public init?(localId: String, environment: [String: String]) {
         guard let runtime = Self.runtimeDirectory(environment) else { return nil }
         directory = runtime + "/vault"
-        self.vaultId = vaultId
+        self.localId = localId
     }
 
     static func runtimeDirectory(_ env: [String: String]) -> String? {
@@ -25,13 +27,14 @@ public struct AgentPaths: Sendable {
         return r
     }
 
-    var tag: String { String(vaultId.prefix(16)) }
+    var tag: String { String(localId.prefix(16)) }
     /// The Unix socket the agent serves.
     public var socket: String { directory + "/agent-\(tag).sock" }
-    /// The lock file held while the agent runs (one agent per user and vault).
+    /// The lock file held while the agent runs (one agent per user and local copy).
     public var pidFile: String { directory + "/agent-\(tag).pid" }
 
-    /// Every agent socket of this user (`vault lock --all`).
+    /// Every agent socket of this user, of every local copy (`vault lock --all`); an agent of an
+    /// older version (named by the vault id's first 16 hex digits) is listed too.
     public static func allSockets(environment: [String: String]) -> [String] {
         guard let runtime = runtimeDirectory(environment) else { return [] }
         let dir = runtime + "/vault"

@@ -35,26 +35,13 @@ public struct AgentRequest: Codable, Sendable {
     public var idleTimeout: Int64?
     public var absoluteTimeout: Int64?
     public var reason: String?
-    public var sync: WorkOptions?
+    public var sync: SyncRequest?
 
     public init(_ op: Op) { self.op = op }
 }
 
-/// How a sync pass runs (the options of `vault sync`).
-public struct WorkOptions: Codable, Sendable, Equatable {
-    public var allowMetered = false
-    public var concurrency: Int?
-    public var pinnedOnly = false
-    /// The pull's delete guard (`vault sync --max-delete`, `--force`).
-    public var maxDelete: Int?
-    public var force = false
-
-    public init(allowMetered: Bool = false, concurrency: Int? = nil, pinnedOnly: Bool = false, maxDelete: Int? = nil, force: Bool = false) {
-        self.allowMetered = allowMetered; self.concurrency = concurrency; self.pinnedOnly = pinnedOnly
-        self.maxDelete = maxDelete; self.force = force
-    }
-
-    /// The worker's command-line arguments for these options.
+extension SyncRequest {
+    /// The worker's command-line arguments for this request (`vault agent work`).
     var arguments: [String] {
         (allowMetered ? ["--allow-metered"] : []) + (concurrency.map { ["--concurrency", String($0)] } ?? [])
             + (pinnedOnly ? ["--pinned-only"] : []) + (maxDelete.map { ["--max-delete", String($0)] } ?? []) + (force ? ["--force"] : [])

@@ -38,8 +38,9 @@ final class SessionHolder: @unchecked Sendable {
     var onUnlocked: () -> Void = {}
     private lazy var timer = DeadlineTimer(queue: queue) { [weak self] in self?.checkDeadlines() }
 
-    init(vaultId: String, queue: DispatchQueue, log: AgentLog) {
-        self.vaultId = vaultId; self.ring = KeyringSession(vaultId: vaultId)
+    /// - Parameter ring: the keyring item of the agent's local copy of `vaultId`.
+    init(ring: KeyringSession, vaultId: String, queue: DispatchQueue, log: AgentLog) {
+        self.vaultId = vaultId; self.ring = ring
         self.queue = queue; self.log = log
     }
 

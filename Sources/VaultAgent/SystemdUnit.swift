@@ -4,23 +4,31 @@ import VaultCore
 import Glibc
 #endif
 
-/// The systemd user unit that runs `vault agent` for one vault: written to
+/// The systemd user unit that runs `vault agent` for one local copy of a vault: written to
 /// `$XDG_CONFIG_HOME/systemd/user/vault-agent-<id>.service` by `vault agent install`, enabled and
 /// started with `systemctl --user` (`VAULT_SYSTEMCTL` names another program, for tests).
 public struct SystemdUnit: Sendable {
-    /// `vault-agent-<first 16 hex of the vault id>.service`.
+    /// `vault-agent-<local copy id>.service` (`VaultLayout.localId`: one unit per folder).
     public let name: String
     public let path: String
     public let text: String
     let systemctl: String
     /// A value that would break out of its line (a control character in a path).
     let unsafeValue: String?
+    /// The unit an older version wrote for the vault id (`vault-agent-<first 16 hex of the vault
+    /// id>.service`), when it is there and runs this folder's vault: `install` and `uninstall`
+    /// replace and remove it, so one agent runs per folder.
+    let legacy: (name: String, path: String)?
 
     public init(vaultId: String, layout: VaultLayout, environment: [String: String], executable: String) {
-        name = "vault-agent-\(vaultId.prefix(16)).service"
+        name = "vault-agent-\(layout.localId(vaultId: vaultId)).service"
         let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
         path = config + "/systemd/user/" + name
+        let oldName = "vault-agent-\(vaultId.prefix(16)).service", oldPath = config + "/systemd/user/" + oldName
+        let describes = "Description=vault agent for \(Self.escaped(layout.root)):"
+        legacy = (try? String(contentsOfFile: oldPath, encoding: .utf8))?.split(separator: "\n").contains { $0.hasPrefix(describes) } == true
+            ? (oldName, oldPath) : nil
         systemctl = environment["VAULT_SYSTEMCTL"] ?? "systemctl"
         // Only what decides which vault and which policy: the user manager supplies the rest
         // (XDG_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS).
@@ -74,7 +82,7 @@ public struct SystemdUnit: Sendable {
             unlink(tmp)
             throw VaultError(.io, "cannot write \(path)", hint: "check that \(dir) is writable")
         }
-        var notes = ["Wrote \(path)."]
+        var notes = try removeLegacy() + ["Wrote \(path)."]
         guard start else {
             notes.append("Start it with: systemctl --user daemon-reload && systemctl --user enable --now \(name)")
             return notes
@@ -91,12 +99,27 @@ public struct SystemdUnit: Sendable {
         return notes
     }
 
-    /// Stops and disables the unit (best effort) and removes its file.
+    /// Stops and disables the unit (best effort) and removes its file (and an older version's unit
+    /// for this folder).
     public func uninstall() throws -> [String] {
+        let legacyNotes = try removeLegacy()
+        guard isInstalled || legacyNotes.isEmpty else { return legacyNotes }
+        return try legacyNotes + remove(name: name, path: path)
+    }
+
+    /// Stops, disables and removes the older version's unit of this folder, if there is one.
+    private func removeLegacy() throws -> [String] {
+        guard let legacy, FileManager.default.fileExists(atPath: legacy.path) else { return [] }
+        return try remove(name: legacy.name, path: legacy.path)
+    }
+
+    /// Stops and disables unit `name` (best effort) and removes its file `path`.
+    private func remove(name: String, path: String) throws -> [String] {
         var notes: [String] = []
+        let installed = FileManager.default.fileExists(atPath: path)
         let (ok, output) = run(["--user", "disable", "--now", name])
-        if !ok && isInstalled { notes.append("`systemctl --user disable --now \(name)` failed\(output.isEmpty ? "" : ": \(output)")") }
-        if isInstalled {
+        if !ok && installed { notes.append("`systemctl --user disable --now \(name)` failed\(output.isEmpty ? "" : ": \(output)")") }
+        if installed {
             guard unlink(path) == 0 else { throw VaultError(.io, "cannot remove \(path): \(String(cString: strerror(errno)))") }
             notes.append("Removed \(path).")
             _ = run(["--user", "daemon-reload"])

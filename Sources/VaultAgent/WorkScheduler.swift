@@ -17,7 +17,7 @@ import Glibc
 final class WorkScheduler: @unchecked Sendable {
     // SAFETY: every member is used on `queue` only (timers and child callbacks hop there).
     struct Waiter {
-        let options: WorkOptions
+        let options: SyncRequest
         let reply: (WorkResult) -> Void
     }
 
@@ -77,7 +77,7 @@ final class WorkScheduler: @unchecked Sendable {
     }
 
     /// `vault sync`: a pass with these options now (after the one running); `reply` gets its result.
-    func enqueueSync(_ options: WorkOptions, reply: @escaping (WorkResult) -> Void) {
+    func enqueueSync(_ options: SyncRequest, reply: @escaping (WorkResult) -> Void) {
         guard isUnlocked() else { return reply(Self.failed(.locked, "the vault is locked", hint: "run `vault unlock`")) }
         queued.append(Waiter(options: options, reply: reply))
         kick()
@@ -94,7 +94,7 @@ final class WorkScheduler: @unchecked Sendable {
         }
         retryTimer.clear()
         wanted = false
-        let options = queued.first?.options ?? WorkOptions()
+        let options = queued.first?.options ?? SyncRequest()
         running = queued.filter { $0.options == options }
         queued.removeAll { $0.options == options }
         workerLines = []

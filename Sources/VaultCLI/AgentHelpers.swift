@@ -29,12 +29,12 @@ enum AgentHelpers {
         return vault
     }
 
-    /// `vault agent work`: one sync pass, as `vault sync` runs it (`SyncClient.sync`: push, pull,
-    /// push what the pull produced, pinned downloads; or pinned downloads only), with the metered
-    /// rules of `vault sync`; progress goes to the database as the transfers run. Never throws: a
+    /// `vault agent work`: one sync pass, as `vault sync` runs it (`SyncPass`: push, pull, push
+    /// what the pull produced, pinned downloads; or pinned downloads only), with the metered rules
+    /// of `vault sync`; progress goes to the database as the transfers run. Never throws: a
     /// failure is in the result.
     static func work(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
-                            options: WorkOptions, say: @escaping (String) -> Void) -> WorkResult {
+                            options: SyncRequest, say: @escaping (String) -> Void) -> WorkResult {
         var result = WorkResult(loggedIn: false)
         result.pinnedOnly = options.pinnedOnly
         do {
@@ -45,29 +45,11 @@ enum AgentHelpers {
             }
             result.loggedIn = true
             let client = try SyncClient(vault: vault, policy: policy, say: say, warn: say)
-            let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: policy, allowMetered: options.allowMetered,
-                                                                 environment: environment)
-            if options.pinnedOnly {
-                var summary = PushSummary()
-                let pinned = try client.downloadPinned(holdLargeFrom: hold)
-                summary.downloaded = pinned.downloaded
-                summary.waitingForUnmetered += pinned.waiting
-                result.summary = summary
-            } else {
-                var o = SyncOptions()
-                o.concurrency = options.concurrency ?? SyncClient.defaultConcurrency
-                o.holdLargeFrom = hold
-                o.maxDelete = options.maxDelete ?? o.maxDelete
-                o.force = options.force
-                o.conflictPolicy = try SyncClient.conflictPolicy(vault: vault, policy: policy)
-                let report = try client.sync(o)
-                var summary = report.push
-                summary.waitingForUnmetered = report.waitingForUnmetered
-                result.summary = summary
-                result.pull = report.pull
-            }
-            result.meteredSource = cost.source
-            result.unmeteredOnly = policy.largeTransfersUnmeteredOnly.value == true
+            let pass = try SyncPass.run(client, options, kind: SyncPass.kind(of: options), policy: policy, environment: environment)
+            result.summary = pass.push
+            result.pull = pass.pull
+            result.meteredSource = pass.meteredSource
+            result.unmeteredOnly = pass.unmeteredOnly
         } catch {
             result.error = AgentError(VaultError.wrap(error))
         }

@@ -20,10 +20,10 @@ struct CommandContext {
                       warn: { out.warn($0) })
     }
 
-    /// The running agent of this vault, if one answers (and a keyring is there for it).
+    /// The running agent of this vault (this local copy of it), if one answers (and a keyring is there for it).
     func agent() -> AgentClient? {
         guard sessions.keyringAvailability.available, let (file, _) = try? Vault.readKeyslots(layout) else { return nil }
-        return agents.client(for: file.body.vaultId)
+        return agents.client(for: layout.localId(vaultId: file.body.vaultId))
     }
 
     var password: PasswordSource { PasswordInput.source(file: passwordFile, environment: environment) }

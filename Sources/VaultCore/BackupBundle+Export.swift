@@ -55,6 +55,7 @@ extension Vault {
             kind = BundleTrailer.kindRecoveryKey
         }
         let entries = backupEntries()
+        try checkBlobHeaders()
         var sizes: [UInt64] = []
         for e in entries {
             guard let s = POSIX.fileSize(layout.path(e)) else { throw VaultError(.io, "cannot read \(layout.path(e)) for the backup") }
@@ -109,6 +110,19 @@ extension Vault {
         try POSIX.fsyncDirectory(folder)
         return BackupExportReport(path: path, vaultId: vaultId, protection: trailer.kindName, files: entries.count,
                                   bundleBytes: sink.total + UInt64(BundleTrailer.size))
+    }
+
+    /// Opens the header of every blob the bundle carries under the readers' rule (SECURITY.md
+    /// "Sealed blob format", reading rule 3): a bundle never carries a copy from before a key
+    /// rotation as current content. Only the header is read and its data key unwrapped.
+    private func checkBlobHeaders() throws {
+        for area in [BlobArea.cache, .staging] {
+            for id in blobs.idsOnDisk(area) where BundleBody.isAllowed("\(area.rawValue)/\(id).blob") {
+                do { _ = try openBlob(id, area: area) } catch let e as VaultError where e.kind == .integrity {
+                    throw VaultError(.integrity, "not exported: \(e.message)", hint: "run `vault doctor --verify`; nothing was written")
+                }
+            }
+        }
     }
 
     /// Streams exactly `size` bytes of `source` into the sealed writer (1 MiB reads).

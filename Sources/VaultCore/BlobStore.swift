@@ -226,9 +226,13 @@ public final class BlobStore {
         }
     }
 
-    /// Opens blob `id` for authenticated, random-access reads.
-    public func open(_ id: String, area: BlobArea) throws -> BlobHandle {
-        try BlobHandle(path: path(id: id, area: area), id: id, epochs: epochs)
+    /// Opens blob `id` for authenticated, random-access reads. Its header must name a key epoch
+    /// from `lowestEpoch` (the one the database records for it) up to the current one
+    /// (SECURITY.md "Sealed blob format", reading rule 3): an older header is a copy from before
+    /// a rotation, refused as tampering (exit 6). Callers go through `Vault.openBlob`, which
+    /// knows the recorded epoch.
+    func open(_ id: String, area: BlobArea, lowestEpoch: UInt32) throws -> BlobHandle {
+        try BlobHandle(path: path(id: id, area: area), id: id, epochs: epochs, lowestEpoch: lowestEpoch)
     }
 
     /// Moves a blob between areas (e.g. staging → cache once uploaded).
@@ -269,7 +273,7 @@ public final class BlobHandle {
     public let id: String
     let reader: SealedBlobReader
 
-    init(path: String, id: String, epochs: EpochKeys) throws {
+    init(path: String, id: String, epochs: EpochKeys, lowestEpoch: UInt32) throws {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw VaultError(.integrity, "content blob \(id) is missing from disk", hint: "run `vault doctor`") }
@@ -278,7 +282,14 @@ public final class BlobHandle {
         var st = stat()
         fstat(fd, &st)
         do {
-            reader = try SealedBlobReader(fileDescriptor: fd, fileSize: UInt64(st.st_size), wrapKeyForEpoch: epochs.blobWrapKey(epoch:),
+            let current = epochs.current.epoch
+            let wrapKey = { (epoch: UInt32) throws -> SecureBytes in
+                guard epoch >= min(lowestEpoch, current), epoch <= current else {
+                    throw CryptoError.authenticationFailed("its header names key epoch \(epoch), where this vault's blob is at epoch \(current) (a copy from before a key rotation?)")
+                }
+                return try epochs.blobWrapKey(epoch: epoch)
+            }
+            reader = try SealedBlobReader(fileDescriptor: fd, fileSize: UInt64(st.st_size), wrapKeyForEpoch: wrapKey,
                                           expectedVaultId: epochs.current.vaultId, expectedBlobId: Hex.decode(id) ?? [])
         } catch {
             close(fd)

@@ -4,7 +4,10 @@ import VaultCrypto
 import VaultPrimitives
 
 /// Holds an unlocked vault's master key between commands in the desktop keyring (the Secret
-/// Service, through libsecret): schema `org.vault.Session`, attribute `vault` = the vault id.
+/// Service, through libsecret): schema `org.vault.LocalSession`, attributes `vault` = the vault
+/// id and `copy` = this local copy's id (`VaultLayout.localId`), so two local copies of one vault
+/// (a `vault join` into a second folder) each have their own session. Neither attribute is
+/// secret (other applications of the user can read them).
 ///
 /// The item's secret is ASCII, one of two forms:
 /// - `v1:<epoch>:<unlockedAt>:<lastUsedAt>:<idleSeconds>:<absoluteSeconds>:<masterKeyHex>` when
@@ -69,8 +72,15 @@ public struct KeyringSession {
     }
 
     let vaultId: String
+    /// This local copy's id (`VaultLayout.localId(vaultId:)`).
+    let copyId: String
 
-    public init(vaultId: String) { self.vaultId = vaultId }
+    public init(vaultId: String, copyId: String) { self.vaultId = vaultId; self.copyId = copyId }
+
+    /// The session item of the vault in `layout` (this local copy of `vaultId`).
+    public init(vaultId: String, layout: VaultLayout) {
+        self.init(vaultId: vaultId, copyId: layout.localId(vaultId: vaultId))
+    }
 
     private func fail(_ what: String, _ err: UnsafeMutablePointer<CChar>?) -> VaultError {
         let msg = err.map { String(cString: $0) } ?? "unknown error"
@@ -83,12 +93,13 @@ public struct KeyringSession {
         var text = Array(w.text.utf8.map { CChar(bitPattern: $0) }) + [0]
         defer { for i in text.indices { text[i] = 0 } }
         var err: UnsafeMutablePointer<CChar>?
-        if CSecretShims_store(vaultId, "vault \(vaultId.prefix(8)) session key (agent-wrapped)", text, &err) != 0 {
+        if CSecretShims_store(vaultId, copyId, "vault \(vaultId.prefix(8)) session key (agent-wrapped, copy \(copyId.prefix(8)))", text, &err) != 0 {
             throw fail("store", err)
         }
     }
 
-    /// Removes every vault session item of this user (every vault): `vault lock --all`.
+    /// Removes every vault session item of this user (every vault, every local copy, and the items
+    /// of older versions): `vault lock --all`.
     /// Returns whether any was there.
     @discardableResult
     public static func clearAll() throws -> Bool {
@@ -113,7 +124,7 @@ public struct KeyringSession {
         text.append(0)
         defer { for i in text.indices { text[i] = 0 } }
         var err: UnsafeMutablePointer<CChar>?
-        let rc = CSecretShims_store(vaultId, "vault \(vaultId.prefix(8)) session key", text, &err)
+        let rc = CSecretShims_store(vaultId, copyId, "vault \(vaultId.prefix(8)) session key (copy \(copyId.prefix(8)))", text, &err)
         if rc != 0 { throw fail("store", err) }
     }
 
@@ -121,7 +132,7 @@ public struct KeyringSession {
     public func lookup() throws -> Item? {
         var out: UnsafeMutablePointer<CChar>?
         var err: UnsafeMutablePointer<CChar>?
-        let rc = CSecretShims_lookup(vaultId, &out, &err)
+        let rc = CSecretShims_lookup(vaultId, copyId, &out, &err)
         if rc == 1 { return nil }
         if rc != 0 { throw fail("lookup", err) }
         guard let out else { return nil }
@@ -167,7 +178,18 @@ public struct KeyringSession {
     @discardableResult
     public func clear() throws -> Bool {
         var err: UnsafeMutablePointer<CChar>?
-        let rc = CSecretShims_clear(vaultId, &err)
+        let rc = CSecretShims_clear(vaultId, copyId, &err)
+        if rc < 0 { throw fail("clear", err) }
+        return rc == 0
+    }
+
+    /// Removes the item an older version kept for the whole vault id (schema `org.vault.Session`,
+    /// shared by every local copy; nothing reads it any more): after an upgrade, `vault unlock` and
+    /// `vault lock` leave no master key behind in it. True when one was there.
+    @discardableResult
+    public func clearLegacy() throws -> Bool {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = CSecretShims_clear_legacy(vaultId, &err)
         if rc < 0 { throw fail("clear", err) }
         return rc == 0
     }

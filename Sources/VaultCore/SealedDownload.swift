@@ -17,6 +17,7 @@ public final class SealedDownload {
     public let sealedSize: UInt64
     let record: ContentRecord
     let store: BlobStore
+    let epochs: EpochKeys
     let path: String
     private var fd: Int32
     private var verifier: SealedStreamVerifier
@@ -31,6 +32,7 @@ public final class SealedDownload {
             throw VaultError(.integrity, "a content record names an invalid blob")
         }
         self.blobId = record.blob; self.sealedSize = UInt64(record.sealedSize); self.record = record; self.store = store
+        self.epochs = epochs
         path = store.layout.tempDirectory + "/" + record.blob + ".partial"
         let hashing = HasherBox()
         let make = {
@@ -107,11 +109,34 @@ public final class SealedDownload {
             throw Self.lie(CryptoError.invalidFormat("its plaintext (\(result.plaintextSize) bytes, SHA-256 \(digest)) is not the record's (\(record.size) bytes, \(record.sha256))"))
         }
         try sink.flush()
+        try rewrapToCurrentEpoch()
         let f = fd
         fd = -1   // publish closes it
         try store.publish(fd: f, tmp: path, id: blobId, area: .cache, durable: true)
         return BlobRecord(id: blobId, area: .cache, size: result.plaintextSize, sealedSize: sealedSize, sha256: record.sha256.lowercased(),
-                          keyEpoch: verifier.keyEpoch ?? 0)
+                          keyEpoch: epochs.current.epoch)
+    }
+
+    /// Content sealed under an older epoch (written before a rotation) gets its data key
+    /// rewrapped under the current epoch's blob wrap key before it is published, as a rotation
+    /// does (one 112-byte `pwrite`; the segments are unchanged): every blob in the vault folder
+    /// then names the current epoch, and a copy with the old header is refused by every reader
+    /// (SECURITY.md "Sealed blob format", reading rule 3). A write torn by a kill leaves a
+    /// partial whose header no longer opens: the next run starts the download over.
+    private func rewrapToCurrentEpoch() throws {
+        guard let epoch = verifier.keyEpoch, epoch != epochs.current.epoch else { return }
+        var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+        let fd = self.fd
+        guard (header.withUnsafeMutableBytes { try? POSIXIO.readFully(fd, into: $0, at: 0) }) == header.count else {
+            throw VaultError(.io, "cannot read the header of the downloaded blob \(blobId)")
+        }
+        let fresh: [UInt8]
+        do {
+            fresh = try SealedBlobHeader.rewrap(headerBytes: header, oldWrapKey: epochs.blobWrapKey(epoch: epoch),
+                                                newWrapKey: epochs.current.blobWrapKey, newEpoch: epochs.current.epoch)
+        } catch { throw Self.lie(error) }
+        let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard n == fresh.count else { throw POSIX.mapWriteError(errno, path: path) }
     }
 
     /// Drops the partial (a mismatch, a lie, a disk that filled up).

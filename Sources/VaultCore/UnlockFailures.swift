@@ -93,7 +93,9 @@ public enum UnlockFailures {
         for d in [layout.cacheDirectory, layout.stagingDirectory, layout.tempDirectory] {
             try? FileManager.default.removeItem(atPath: d)
         }
-        try? KeyringSession(vaultId: vaultId).clear()
+        let item = KeyringSession(vaultId: vaultId, layout: layout)
+        try? item.clear()
+        try? item.clearLegacy()
         let note = "This vault was wiped on \(Date()) after \(reason).\nThe copy on the server is untouched: run `vault init`, then sign in and sync again.\n"
         try? POSIX.writeAtomically(Array(note.utf8), to: wipedMarker(layout))
     }

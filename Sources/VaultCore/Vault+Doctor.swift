@@ -17,6 +17,9 @@ extension Vault {
     /// the final one included) and its plaintext checked against its node's size and SHA-256.
     public func doctor(verify: Bool = false) throws -> DoctorReport {
         var r = DoctorReport()
+        // 0. Downloads whose content is here but whose rows still say unfinished (before 1: a
+        // settled row keeps no partial).
+        for p in try settleFinishedDownloads() { r.repaired.append("\(p): its download had finished; marked done") }
         // 1. Temp files of interrupted writes.
         for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: \(name)") }
         // 2. Blob files where their rows say (a publish interrupted between commit and move).
@@ -45,7 +48,7 @@ extension Vault {
             else if verify {
                 r.blobsChecked += 1
                 // Every segment (the final one included), then the node's size and SHA-256.
-                do { try readWhole(blobs.open(blobId, area: area), of: n) { _ in } } catch { damage = "\(error)" }
+                do { try readWhole(openBlob(blobId, area: area).handle, of: n) { _ in } } catch { damage = "\(error)" }
             }
             if let damage {
                 if area == .staging && n.remoteId == nil {

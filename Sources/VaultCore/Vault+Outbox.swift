@@ -40,6 +40,11 @@ extension Vault {
         try db.query("SELECT \(Self.outboxColumns) FROM outbox WHERE node_id = ? ORDER BY seq", [nodeId]).map(Self.outboxEntry)
     }
 
+    /// Entry `seq` as it is now, or nil once it is gone.
+    public func outboxEntry(seq: Int64) throws -> OutboxEntry? {
+        try db.queryOne("SELECT \(Self.outboxColumns) FROM outbox WHERE seq = ?", [seq]).map(Self.outboxEntry)
+    }
+
     /// The state of entry `seq` now, or nil once it is gone (another command may hold it meanwhile).
     public func outboxState(seq: Int64) throws -> OutboxState? {
         try db.scalar("SELECT state FROM outbox WHERE seq = ?", [seq])?.string.flatMap(OutboxState.init(rawValue:))

@@ -19,10 +19,20 @@ extension Vault {
         return order.first { POSIX.exists(blobs.path(id: id, area: $0)) }
     }
 
-    /// Opens blob `id` for authenticated reads, in whichever area its file is.
-    public func openBlob(_ id: String) throws -> (handle: BlobHandle, area: BlobArea) {
-        let area = try locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
-        return (try blobs.open(id, area: area), area)
+    /// Opens blob `id` for authenticated reads, in whichever area its file is (or in `area`).
+    /// Every reader of local content comes through here: the header must name the key epoch the
+    /// database records for the blob, or a later one up to the current epoch (SECURITY.md
+    /// "Sealed blob format", reading rule 3); a blob without a row must name the current one.
+    public func openBlob(_ id: String, area: BlobArea? = nil) throws -> (handle: BlobHandle, area: BlobArea) {
+        let area = try area ?? locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
+        return (try blobs.open(id, area: area, lowestEpoch: try recordedEpoch(ofBlob: id)), area)
+    }
+
+    /// The key epoch the `blobs` table records for `id` (its header's when it was written,
+    /// downloaded or last rewrapped by a rotation); the current epoch when it has no row.
+    func recordedEpoch(ofBlob id: String) throws -> UInt32 {
+        guard let e = try db.scalar("SELECT key_epoch FROM blobs WHERE id = ?", [id])?.int64 else { return keys.epoch }
+        return UInt32(clamping: e)
     }
 
     /// The second step of a publish, after the commit that recorded `blobId` as cached: moves
@@ -78,8 +88,10 @@ extension Vault {
     /// Publishes a downloaded, verified cache blob as the content of `nodeId`, if the node still
     /// waits for it (NOT_DOWNLOADED, or STALE: its older version's blob is then deleted) and still
     /// describes that content (`sha256`). Returns the node, or nil when it changed meanwhile (the
-    /// blob is then deleted).
-    public func publishDownloaded(_ blob: BlobRecord, nodeId: String) throws -> Node? {
+    /// blob is then deleted). The download's `transfer` row, if given, is marked done in the same
+    /// transaction: a kill right after the publish leaves no row "interrupted" behind a file whose
+    /// content is here.
+    public func publishDownloaded(_ blob: BlobRecord, nodeId: String, transfer: Int64? = nil) throws -> Node? {
         var older: String?
         // A blob this device holds already (a revision read here, content restored on the
         // server): the same sealed object (a blob id names one sealing), recorded once.
@@ -96,8 +108,10 @@ extension Vault {
                 try db.run("DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?)", [old, old])
             }
             try db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ?", [blob.id, nodeId])
+            if let transfer { try markDownloadDone(transfer) }
             return true
         }
+        TestHooks.crashPoint("download-after-publish")
         guard published else {
             if !held { blobs.delete(blob.id, area: blob.area) }
             return nil

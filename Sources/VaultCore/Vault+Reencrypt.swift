@@ -34,7 +34,7 @@ extension Vault {
                 .map(Node.init(row:))
             let reupload = resealRemote && current != nil
             if reupload { area = .staging }   // not evictable until the server has it
-            let source = try blobs.open(oldId, area: try locateBlob(oldId) ?? area)
+            let source = try openBlob(oldId, area: try locateBlob(oldId) ?? area).handle
             try checkFreeSpaceForCopy(source.plaintextSize)
             let fresh = try blobs.write(area: area) { emit in try source.stream { try emit($0) } }
             try db.transaction {

@@ -5,15 +5,6 @@ import VaultPrimitives
 import Glibc
 #endif
 
-/// The highest node-record and content-record sequence numbers this device wrote or saw for a
-/// node (SECURITY.md "End to end"): the next record it writes takes one more, and a record the
-/// server serves with a lower one is a rollback.
-public struct RemoteSeqs: Sendable, Equatable {
-    public var record: Int64
-    public var content: Int64
-    public init(record: Int64 = 0, content: Int64 = 0) { self.record = record; self.content = content }
-}
-
 /// What the sync layer needs to send a node end to end: its sequence numbers, and the sealed
 /// bytes of a blob exactly as they are on disk (read raw, never decrypted: the upload sends them
 /// as they are) with their SHA-256.
@@ -85,9 +76,11 @@ extension Vault {
         }
     }
 
-    /// Opens blob `id`'s sealed bytes for raw reads (an upload sends them as they are).
+    /// Opens blob `id`'s sealed bytes for raw reads (an upload sends them as they are), after
+    /// its header passed the readers' rule (`openBlob`): a copy from before a key rotation is
+    /// never sent as current content.
     public func openSealedBytes(_ id: String) throws -> SealedBytes {
-        let area = try locateBlob(id) ?? recordedArea(ofBlob: id) ?? .cache
+        let (_, area) = try openBlob(id)
         return try SealedBytes(path: blobs.path(id: id, area: area), id: id)
     }
 

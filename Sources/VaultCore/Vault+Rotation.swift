@@ -142,6 +142,9 @@ extension Vault {
                 let old = try openDatabase(layout: layout, keys: oldKeys)
                 // Every header changes: no blob's sealed bytes keep their recorded SHA-256.
                 try old.run("UPDATE blobs SET sealed_sha256 = NULL WHERE sealed_sha256 IS NOT NULL")
+                // Every header is rewrapped to the new epoch: from here on a header naming an
+                // older one is a copy from before the rotation, refused by the readers.
+                try old.run("UPDATE blobs SET key_epoch = ? WHERE key_epoch <> ?", [Int64(pending.epoch), Int64(pending.epoch)])
                 try newKeys.databaseKey.withUnsafeBytes { try old.exportCopy(to: copy, rawKey: $0) }
                 old.close()
             } catch { exportFailure.value.error = error }
@@ -232,7 +235,6 @@ extension Vault {
             try POSIX.fsyncDirectory(layout.root)
         }
         TestHooks.crashPoint("rotate-db-rekeyed")
-        // blobs.key_epoch records the epoch a blob was written at; headers carry the live epoch.
         // Step 6, commit: the final keyslot file, authenticated by the new master key.
         var final = file
         final.body.epoch = pending.epoch

@@ -57,6 +57,41 @@ extension Vault {
         try db.run("UPDATE transfers SET \(set), updated_at = ? WHERE id = ?", params + [Vault.now, id])
     }
 
+    /// Marks download `id` done with all its bytes (inside the transaction that publishes its content).
+    func markDownloadDone(_ id: Int64) throws {
+        try db.run("""
+            UPDATE transfers SET state = 'done', error = NULL, next_attempt_at = NULL, bytes_done = bytes_total, updated_at = ?
+            WHERE id = ? AND direction = 'download'
+            """, [Vault.now, id])
+    }
+
+    /// Settles the unfinished downloads of files whose content is here (LOCAL, its blob recorded
+    /// with the file's SHA-256): a download killed after its publish but before its row was marked
+    /// (vaults written before the two were one transaction), or one the file's own new content made
+    /// moot. A row for the content the file has becomes done; a row for other content (another
+    /// size) is removed, and with it the partial it kept. Returns the paths settled, for `doctor`.
+    @discardableResult
+    public func settleFinishedDownloads() throws -> [String] {
+        let here = """
+            FROM transfers t JOIN nodes n ON n.id = t.node_id JOIN blobs b ON b.id = n.local_path
+            WHERE t.direction = 'download' AND t.state != 'done' AND n.content_state = 'LOCAL' AND lower(b.sha256) = lower(n.sha256)
+            """
+        return try db.transaction {
+            let rows = try db.query("SELECT t.id, t.node_id, t.bytes_total = n.size \(here)")
+            var settled: [String] = []
+            for row in rows {
+                guard let id = row[0].int64, let nodeId = row[1].string else { continue }
+                if row[2].int64 == 1 {
+                    try markDownloadDone(id)
+                } else {
+                    try db.run("DELETE FROM transfers WHERE id = ?", [id])
+                }
+                settled.append((try? node(id: nodeId)).flatMap { $0 }.flatMap { try? path(of: $0) } ?? nodeId)
+            }
+            return settled
+        }
+    }
+
     /// Every transfer whose file still exists, newest first.
     public func transfers() throws -> [TransferRow] {
         try db.query("""

@@ -22,7 +22,8 @@ public struct VaultSessions {
     public let policy: EffectivePolicy
     /// Called with warnings meant for the user (reduced security, auto-lock).
     public let warn: (String) -> Void
-    /// The running `vault agent` of a vault (by id), if one answers: it then owns the session.
+    /// The running `vault agent` of a local copy (by `VaultLayout.localId`), if one answers: it
+    /// then owns the session.
     let agentLink: ((String) -> SessionAgentLink?)?
 
     /// Why a `v2` keyring item is no session for a command that reaches no agent: the agent
@@ -45,17 +46,21 @@ public struct VaultSessions {
         (policy.cap(idle, policy.idleTimeoutMax), policy.cap(absolute, policy.absoluteTimeoutMax))
     }
 
-    /// - Parameter agent: finds the running `vault agent` of a vault id (nil: none answers).
+    /// - Parameter agent: finds the running `vault agent` of a local copy id (nil: none answers).
     public init(layout: VaultLayout, environment: [String: String] = ProcessInfo.processInfo.environment,
                 policy: EffectivePolicy = .none, agent: ((String) -> SessionAgentLink?)? = nil,
                 warn: @escaping (String) -> Void) {
         self.layout = layout; self.environment = environment; self.policy = policy; self.agentLink = agent; self.warn = warn
     }
 
-    /// The agent that owns `vaultId`'s session, when a keyring is there and an agent answers.
+    /// The agent that owns the session of this local copy of `vaultId`, when a keyring is there
+    /// and an agent answers.
     func agent(for vaultId: String, _ avail: (available: Bool, reason: String)) -> SessionAgentLink? {
-        avail.available ? agentLink?(vaultId) : nil
+        avail.available ? agentLink?(layout.localId(vaultId: vaultId)) : nil
     }
+
+    /// The keyring item of this local copy of `vaultId`.
+    func sessionItem(_ vaultId: String) -> KeyringSession { KeyringSession(vaultId: vaultId, layout: layout) }
 
     public var keyringAvailability: (available: Bool, reason: String) {
         if policy.keyring.value == "forbidden" { return (false, "the policy forbids holding keys in the keyring") }
@@ -178,12 +183,13 @@ public struct VaultSessions {
         guard avail.available else { warnNoKeyring(avail.reason); return false }
         let now = Vault.now
         let limits = effectiveTimeouts(idle: idleTimeout, absolute: absoluteTimeout)
+        try? sessionItem(vault.vaultId).clearLegacy()   // an older version's item, which nothing reads any more
         if let link {
             try link.hold(masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch,
                           idleTimeout: limits.idle, absoluteTimeout: limits.absolute)
             return true
         }
-        try KeyringSession(vaultId: vault.vaultId).store(.init(
+        try sessionItem(vault.vaultId).store(.init(
             masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
             idleTimeout: limits.idle, absoluteTimeout: limits.absolute))
         return true
@@ -197,7 +203,7 @@ public struct VaultSessions {
             try link.replace(masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch)
             return
         }
-        let ring = KeyringSession(vaultId: vault.vaultId)
+        let ring = sessionItem(vault.vaultId)
         switch try ring.lookup() {
         case .direct(var rec)?:
             rec.masterKey = vault.masterKey
@@ -214,7 +220,8 @@ public struct VaultSessions {
         let avail = keyringAvailability
         guard avail.available else { return false }
         let held = try agent(for: file.body.vaultId, avail)?.lock(reason: nil) ?? false
-        return try KeyringSession(vaultId: file.body.vaultId).clear() || held
+        let legacy = (try? sessionItem(file.body.vaultId).clearLegacy()) ?? false
+        return try sessionItem(file.body.vaultId).clear() || held || legacy
     }
 
     /// The current keyring session, if unlocked and not expired (an expired one is removed).
@@ -228,7 +235,7 @@ public struct VaultSessions {
             let (rec, why) = try link.session(countsAsUse: touch)
             return (rec, why)
         }
-        let ring = KeyringSession(vaultId: file.body.vaultId)
+        let ring = sessionItem(file.body.vaultId)
         let item = try ring.lookup()
         // Left in place: it opens nothing here, and an agent this command cannot reach may still
         // hold its key. The next agent to start removes it; `vault unlock` or `vault lock` replaces it.
@@ -254,7 +261,7 @@ public struct VaultSessions {
         let now = Vault.now
         if now - rec.lastUsedAt >= Self.touchInterval(idleTimeout: rec.idleTimeout) {
             rec.lastUsedAt = now
-            try KeyringSession(vaultId: file.body.vaultId).store(rec)
+            try sessionItem(file.body.vaultId).store(rec)
             session = rec
         }
         return (session, expired)
@@ -278,7 +285,7 @@ public struct VaultSessions {
         try checkKeyringPolicy(avail)
         let link = agent(for: file.body.vaultId, avail)
         if avail.available {
-            let ring = KeyringSession(vaultId: file.body.vaultId)
+            let ring = sessionItem(file.body.vaultId)
             let (session, expired) = try currentSession(touch: touch)
             if let rec = session, rec.epoch != file.body.epoch, file.body.pendingRotation == nil {
                 // The master key was rotated by another path since this session began.

@@ -18,53 +18,11 @@ extension SimDevice {
         try downloadPinned(sim)
     }
 
+    /// The push `vault sync` runs (`PushRunner`), against this device's memory and the model
+    /// server.
     func push(_ sim: Simulation, holdFolderDeletes: Bool) throws {
-        var waiting = PushWaiting()
-        for snapshot in state.outbox {
-            guard var e = state.outbox.first(where: { $0.seq == snapshot.seq }) else { continue }
-            let removed = try state.node(id: e.nodeId) == nil
-            guard e.state.isReplayable, !waiting.nodes.contains(e.nodeId) else { waiting.add(e, removed: removed); continue }
-            let rules = PushRules(target: try state.target(nodeId: e.nodeId), remoteFolderId: { try self.state.remoteFolderId(ofLocal: $0) },
-                                  waiting: waiting, holdFolderDeletes: holdFolderDeletes, deviceId: deviceId, newId: newRemoteId,
-                                  subtreeHoldsLocal: { id in
-                                      sim.server.subtree(of: id).dropFirst().contains { (try? self.state.node(remoteId: $0.id)) ?? nil != nil }
-                                  }, label: e.nodeId, cursor: cursor)
-            var step = try rules.decide(e)
-            var rounds = 0
-            loop: while rounds < 6 {
-                rounds += 1
-                switch step {
-                case .assignId(let id):
-                    e.payload.clientId = id
-                    state.update(e)
-                    step = try rules.decide(e)
-                case .send(let request):
-                    switch request { case .createFile, .newRevision: sent.insert(e.requestId); default: break }
-                    let answer: PushAnswer
-                    do { answer = try sim.network.send(request, seqs: claimSeqs(for: request), from: self) } catch {
-                        sim.trace("\(name) push \(e.seq) \(request) -> fault"); throw error
-                    }
-                    step = try rules.interpret(answer, to: request, for: e)
-                    sim.trace("\(name) push \(e.seq) \(request) -> \(answer) => \(step)")
-                case let .done(completion, base, _):
-                    try state.complete(e, completion, base: base)
-                    if let base { see(base, sim) }
-                    break loop
-                case .waits:
-                    waiting.add(e, removed: removed)
-                    break loop
-                case .conflict(let why):
-                    state.mark(e.seq, .conflict, reason: why)
-                    waiting.add(e, removed: removed)
-                    break loop
-                case .failed(let why):
-                    state.mark(e.seq, .failed, reason: why)
-                    waiting.add(e, removed: removed)
-                    break loop
-                }
-            }
-            try sim.network.maybeCrash()
-        }
+        let runner = PushRunner(holdFolderDeletes: holdFolderDeletes, deviceId: deviceId)
+        _ = try runner.run(SimPushStore(device: self, sim: sim), SimPushTransport(device: self, sim: sim))
     }
 
     func pull(_ sim: Simulation) throws {
@@ -92,15 +50,11 @@ extension SimDevice {
     /// The sequence numbers the records of `request` take, as a vault claims them
     /// (`Vault.claimSeqs`): one more than the highest this device sealed or saw for the node, in
     /// its base or in the floor that outlives the base.
-    func claimSeqs(for request: PushRequest) -> SimSeqs {
-        let id: String
-        switch request {
-        case let .createFolder(i, _, _), let .createFile(i, _, _, _), let .newRevision(i, _, _), let .move(i, _, _, _), let .delete(i, _, _): id = i
-        }
+    func claimSeqs(remoteId id: String) -> RemoteSeqs {
         let base = try? state.base(remoteId: id)
         let floor = seqFloor[id]
-        let next = SimSeqs(record: max(base?.recordSeq ?? 0, floor?.record ?? 0) + 1,
-                           content: max(base?.contentSeq ?? 0, floor?.content ?? 0) + 1)
+        let next = RemoteSeqs(record: max(base?.recordSeq ?? 0, floor?.record ?? 0) + 1,
+                              content: max(base?.contentSeq ?? 0, floor?.content ?? 0) + 1)
         seqFloor[id] = next
         return next
     }
@@ -108,13 +62,77 @@ extension SimDevice {
     /// A base about to go: what it saw stays in the floor (`Vault.retireSeqs`).
     func retire(_ remoteId: String) {
         guard let b = try? state.base(remoteId: remoteId) else { return }
-        let floor = seqFloor[remoteId] ?? SimSeqs(record: 0, content: 0)
-        seqFloor[remoteId] = SimSeqs(record: max(floor.record, b.recordSeq), content: max(floor.content, b.contentSeq))
+        let floor = seqFloor[remoteId] ?? RemoteSeqs()
+        seqFloor[remoteId] = RemoteSeqs(record: max(floor.record, b.recordSeq), content: max(floor.content, b.contentSeq))
     }
 
     func see(_ base: RemoteBase, _ sim: Simulation) {
         if let c = base.content, let t = sim.server.blobs[c.blob] ?? blobs[c.blob] { seen[base.remoteId, default: []].insert(t) }
     }
+}
+
+/// A simulated device as a push reads and records it.
+final class SimPushStore: PushStore {
+    let device: SimDevice
+    let sim: Simulation
+
+    init(device: SimDevice, sim: Simulation) { self.device = device; self.sim = sim }
+
+    func outbox() throws -> [OutboxEntry] { device.state.outbox }
+    func current(_ entry: OutboxEntry) throws -> OutboxEntry? { device.state.outbox.first { $0.seq == entry.seq } }
+    func hasNode(_ id: String) throws -> Bool { try device.state.node(id: id) != nil }
+    func target(nodeId: String) throws -> OutboxTarget? { try device.state.target(nodeId: nodeId) }
+    func remoteFolderId(ofLocal id: String?) throws -> String? { try device.state.remoteFolderId(ofLocal: id) }
+    func holdsAny(remoteIds: [String]) throws -> Bool { remoteIds.contains { (try? device.state.node(remoteId: $0)) ?? nil != nil } }
+    func cursor() throws -> Int64? { device.cursor }
+    func label(_ e: OutboxEntry, _ target: OutboxTarget?) throws -> String { e.nodeId }
+
+    func clientId(for e: OutboxEntry, proposing id: String) throws -> String {
+        var e = e
+        if let chosen = device.state.outbox.first(where: { $0.seq == e.seq })?.payload.clientId { return chosen }
+        e.payload.clientId = id
+        device.state.update(e)
+        return id
+    }
+
+    func markSent(_ e: OutboxEntry) throws {
+        guard var cur = device.state.outbox.first(where: { $0.seq == e.seq }) else { return }
+        cur.sentAt = Int64(sim.network.now)
+        device.state.update(cur)
+    }
+
+    func claimSeqs(remoteId: String, nodeId: String) throws -> RemoteSeqs { device.claimSeqs(remoteId: remoteId) }
+
+    func complete(_ e: OutboxEntry, _ completion: OutboxCompletion, seqs: RemoteSeqs?, base: RemoteBase?) throws {
+        try device.state.complete(e, completion, base: base)
+        if let base { device.see(base, sim) }
+    }
+
+    func mark(_ e: OutboxEntry, _ state: OutboxState, reason: String) throws { device.state.mark(e.seq, state, reason: reason) }
+}
+
+/// The model server as a push reaches it (through the network's faults).
+final class SimPushTransport: PushTransport {
+    let device: SimDevice
+    let sim: Simulation
+
+    init(device: SimDevice, sim: Simulation) { self.device = device; self.sim = sim }
+
+    func send(_ request: PushRequest, for e: OutboxEntry, target: OutboxTarget?, label: String, seqs: RemoteSeqs) throws -> PushSent {
+        switch request { case .createFile, .newRevision: device.sent.insert(e.requestId); default: break }
+        do {
+            let answer = try sim.network.send(request, seqs: seqs, from: device)
+            sim.trace("\(device.name) push \(e.seq) \(request) -> \(answer)")
+            return .answer(answer)
+        } catch {
+            sim.trace("\(device.name) push \(e.seq) \(request) -> fault"); throw error
+        }
+    }
+
+    func subtree(of id: String) throws -> [String] { sim.server.subtree(of: id).dropFirst().map(\.id) }
+    func newId() -> String { device.newRemoteId() }
+    func discardUpload(_ e: OutboxEntry, target: OutboxTarget?, label: String) throws -> PushStep? { nil }
+    func entryFinished() throws { try sim.network.maybeCrash() }
 }
 
 /// The simulated server as a pull reads it (through the network's faults).

@@ -22,7 +22,7 @@ public final class SimDevice {
     var written: [String: Set<UInt64>] = [:]
     /// The highest sequence numbers this device sealed, or saw in a base since dropped, by remote
     /// id (the vault's `seq_floor`).
-    var seqFloor: [String: SimSeqs] = [:]
+    var seqFloor: [String: RemoteSeqs] = [:]
     private var counter = 0
 
     init(index: Int) {

@@ -8,7 +8,7 @@ import VaultSyncPlan
 ///
 /// Names and records are kept decoded: the codec is tested on its own; the simulation is about
 /// what the planner and the push decide. The sequence numbers are the ones the device sealed
-/// (`SimSeqs`), stored as they came, as the real server stores the sealed records: a device that
+/// (`RemoteSeqs`, claimed by the push), stored as they came, as the real server stores the sealed records: a device that
 /// seals one lower than another device has seen makes that device's pull refuse it as a rollback,
 /// as the real codec does.
 public final class SimServer {
@@ -100,7 +100,7 @@ public final class SimServer {
 
     /// Applies one request from `device`, whose records carry `seqs`; `token` gives the content a
     /// blob holds.
-    func handle(_ request: PushRequest, device: String, seqs: SimSeqs, token: (String) -> UInt64) -> PushAnswer {
+    func handle(_ request: PushRequest, device: String, seqs: RemoteSeqs, token: (String) -> UInt64) -> PushAnswer {
         switch request {
         case let .createFolder(id, parent, name), let .createFile(id, parent, name, _):
             if let f = files[id] { return .idTaken(remote(f)) }
@@ -199,12 +199,6 @@ public final class SimServer {
         }
         return out
     }
-}
-
-/// The sequence numbers a device sealed into a request's node and content records.
-struct SimSeqs {
-    var record: Int64
-    var content: Int64
 }
 
 /// A node of a tree as the simulation compares it.

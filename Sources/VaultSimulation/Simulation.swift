@@ -233,13 +233,13 @@ final class SimNetwork {
     let faultRate: Double
     var faultsOn = true
     var now = 0
-    var inFlight: [(due: Int, device: SimDevice, request: PushRequest, seqs: SimSeqs)] = []
+    var inFlight: [(due: Int, device: SimDevice, request: PushRequest, seqs: RemoteSeqs)] = []
 
     init(faultRate: Double) { self.faultRate = faultRate }
 
     var faulty: Bool { faultsOn && faultRate > 0 && rng.chance(faultRate) }
 
-    func send(_ request: PushRequest, seqs: SimSeqs, from d: SimDevice) throws -> PushAnswer {
+    func send(_ request: PushRequest, seqs: RemoteSeqs, from d: SimDevice) throws -> PushAnswer {
         let apply = { self.server.handle(request, device: d.deviceId, seqs: seqs, token: { d.blobs[$0] ?? 0 }) }
         guard faulty else { return apply() }
         switch rng.next() % 4 {

@@ -240,7 +240,7 @@ final class ContentDownload {
     /// which names the node's recorded size and SHA-256).
     private func publish(_ blob: BlobRecord, node: Node, path: String, record: TransferRecord, fresh: Bool = true) throws -> Node {
         let published: Node?
-        do { published = try vault.publishDownloaded(blob, nodeId: node.id) } catch {
+        do { published = try vault.publishDownloaded(blob, nodeId: node.id, transfer: record.id) } catch {
             if fresh { vault.blobs.delete(blob.id, area: .cache) }
             throw error
         }

@@ -10,7 +10,7 @@ extension OutboxReplay {
     /// Sends an upload request (`createFile` or `newRevision`, as `PushRules` decided) through the
     /// resumable upload protocol. A large upload on a metered network, unreadable staged content,
     /// or a hold from `vault transfers` ends it here; every answer of the server goes to the rules.
-    func upload(_ request: PushRequest, _ e: OutboxEntry, _ target: OutboxTarget?, _ path: String) throws -> Sent {
+    func upload(_ request: PushRequest, _ e: OutboxEntry, _ target: OutboxTarget?, _ path: String, seqs: RemoteSeqs) throws -> PushSent {
         let place: (fileId: String?, parent: String?, name: String, baseVersion: Int64?, clientId: String?, blobId: String)
         switch request {
         case let .createFile(id, parent, name, blob): place = (nil, parent, name, nil, id, blob)
@@ -25,7 +25,7 @@ extension OutboxReplay {
         let job: UploadJob
         do {
             job = try uploadJob(e, node: node, path: path, blobId: place.blobId, plaintextSHA256: sha, fileId: place.fileId,
-                                parent: place.parent, name: place.name, clientId: place.clientId, baseVersion: place.baseVersion)
+                                parent: place.parent, name: place.name, clientId: place.clientId, baseVersion: place.baseVersion, seqs: seqs)
         } catch let err as VaultError where err.kind == .integrity || err.kind == .notFound {
             return .ended(.failed("the staged content is unreadable: \(err.message)"))
         }
@@ -54,14 +54,13 @@ extension OutboxReplay {
     /// the next content seq; for a new file also the id chosen (stored in the entry first), its
     /// name token under the folder, and its node record.
     private func uploadJob(_ e: OutboxEntry, node: Node, path: String, blobId: String, plaintextSHA256: String, fileId: String?,
-                           parent: String?, name: String, clientId: String?, baseVersion: Int64?) throws -> UploadJob {
+                           parent: String?, name: String, clientId: String?, baseVersion: Int64?, seqs next: RemoteSeqs) throws -> UploadJob {
         let sealed = try vault.openSealedBytes(blobId)
         if let recorded = try vault.blobRecord(blobId)?.sealedSize, recorded != sealed.size {
             throw VaultError(.integrity, "content blob \(blobId) is \(sealed.size) bytes on disk where \(recorded) were written", hint: "run `vault doctor`")
         }
         let length = policy.padding.uploadLength(sealedSize: sealed.size)
         guard let remoteId = fileId ?? clientId else { throw VaultError(.internalError, "an upload of \(path) with no server id") }
-        let next = try vault.claimSeqs(remoteId: remoteId, nodeId: node.id)
         let plaintextSize = Int64(e.payload.size ?? node.size)
         let content = ContentRecord(blob: blobId, device: api.account.deviceId, deviceName: deviceName, mime: e.payload.mimeType ?? node.mimeType ?? "application/octet-stream",
                                     mtime: node.modifiedAt, sealedSize: Int64(sealed.size), seq: next.content,

@@ -16,7 +16,7 @@ import VaultPrimitives
 /// of its own, a hold, a metered network) waits, and so do the entries that depend on it
 /// (docs/outbox.md, rules D1–D6); every other entry goes on. Only a failure no entry can get past
 /// (the network or the server down after retries) stops the run.
-final class OutboxReplay {
+final class OutboxReplay: PushTransport {
     let api: ServerAPI
     let vault: Vault
     let retry: RetryPolicy
@@ -40,72 +40,21 @@ final class OutboxReplay {
         deviceName = try? SyncClient.deviceName(vault: vault)
     }
 
-    /// How one entry's replay ended.
-    enum Outcome {
-        case done(String?)
-        /// Depends on an entry that waits (not a problem of its own).
-        case waits(String)
-        case conflict(String)
-        case failed(String)
-        /// A large upload on a metered network.
-        case waitingForUnmetered(String)
-        /// Paused or cancelled by the user while it ran.
-        case held(String)
-    }
-
+    /// One push of the outbox through `PushRunner` (the loop the simulation runs too), with
+    /// this class as its transport and the vault's push store; held uploads are settled before
+    /// and after.
     func run() throws -> PushSummary {
-        var summary = PushSummary()
         try vault.repairBlobAreas()
         try Self.settleHolds(vault: vault, api: api)
         defer { try? Self.settleHolds(vault: vault, api: api) }
-        var waiting = PushWaiting()
-        let cursor = try vault.changesCursor()
-        for entry in try vault.outbox() {
-            let removed = try vault.node(id: entry.nodeId) == nil
-            // Held meanwhile from another command (`vault transfers pause|cancel`)?
-            let state = entry.state.isReplayable ? try vault.outboxState(seq: entry.seq) : entry.state
-            guard let state else { continue }
-            guard state.isReplayable else {
-                if state.isHeld { summary.held += 1 } else { summary.conflicts += 1 }
-                waiting.add(entry, removed: removed)
-                continue
-            }
-            if waiting.nodes.contains(entry.nodeId) {   // D1
-                summary.skipped += 1
-                waiting.add(entry, removed: removed)
-                continue
-            }
-            let outcome = try replay(entry, waiting, cursor: cursor)
-            if case .done = outcome {} else { waiting.add(entry, removed: removed) }
-            switch outcome {
-            case .done(let message):
-                summary.done += 1
-                if let message { note(message, &summary) }
-            case .waits:
-                summary.skipped += 1
-            case .waitingForUnmetered(let why):
-                summary.waitingForUnmetered += 1
-                note(why, &summary)
-            case .conflict(let why):
-                try vault.markOutbox(seq: entry.seq, .conflict, reason: why)
-                summary.conflicts += 1
-                note("conflict: \(why)", &summary)
-            case .failed(let why):
-                try vault.markOutbox(seq: entry.seq, .failed, reason: why)
-                summary.failed += 1
-                note("failed: \(why)", &summary)
-            case .held(let why):
-                summary.held += 1
-                note(why, &summary)
-            }
-        }
-        return summary
+        let runner = PushRunner(holdFolderDeletes: holdFolderDeletes, deviceId: api.account.deviceId, say: say, sizeText: ByteCount.format)
+        return try runner.run(vault.pushStore(), self)
     }
 
-    private func note(_ message: String, _ summary: inout PushSummary) {
-        summary.messages.append(message)
-        say(message)
-    }
+    // MARK: PushTransport
+
+    func newId() -> String { RemoteCodec.newId() }
+    func entryFinished() {}
 
     /// Settles what the user asked of held uploads: a cancelled one's server session is aborted
     /// (its bytes freed) and its transfer shows `cancelled` (until resumed or the file is
@@ -166,7 +115,7 @@ final class OutboxReplay {
     }
 
     /// For an entry's 4xx answer that is not a conflict: a failure of this entry (other entries go on).
-    static func refusal(_ r: HTTPResponse, doing what: String) -> Outcome? {
+    static func refusal(_ r: HTTPResponse, doing what: String) -> PushStep? {
         guard (400..<500).contains(r.status) && r.status != 401 else { return nil }
         return .failed(ServerAPI.statusError(r, doing: what).message)
     }

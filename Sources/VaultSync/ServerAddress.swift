@@ -115,14 +115,14 @@ public struct ServerAddress: Sendable, Equatable {
     public func check(policy: EffectivePolicy, insecureHTTP: Bool, warn: (String) -> Void) throws {
         if isCleartext && !isLoopback {
             guard insecureHTTP else {
-                throw VaultError(.insecure, "\(url) is plain http:// to another machine: the server password, tokens and file names would cross the network unencrypted",
+                throw VaultError(.insecure, "\(url) is plain http:// to another machine: the server password and the bearer token would cross the network unencrypted (names and content are sealed either way)",
                                  hint: "use https:// (plain http:// is only for a server on this machine: 127.0.0.1, [::1] or localhost); `vault login --insecure-http` forces it")
             }
             if policy.allowInsecureHTTP.value == false {
                 throw VaultError(.policy, "the policy forbids plain http:// to another machine (\(url))",
                                  hint: "log in to the server with https://: vault login --server https://\(origin.dropFirst("http://".count)) --user NAME")
             }
-            warn("INSECURE: \(url) is plain http:// (vault login --insecure-http): the server password, tokens and file names cross the network unencrypted")
+            warn("INSECURE: \(url) is plain http:// (vault login --insecure-http): the server password and the bearer token cross the network unencrypted")
         }
         if let allowed = policy.allowedServers.value, !isAllowed(by: allowed) {
             throw VaultError(.policy, "the policy does not allow syncing with \(url)",

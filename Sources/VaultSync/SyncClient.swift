@@ -204,10 +204,12 @@ public final class SyncClient {
         return false
     }
 
-    /// Puts paused or cancelled entries (of one node, or all) back in line for the next push.
+    /// Puts paused or cancelled entries (of one node, or all) back in line for the next push
+    /// (`vault transfers resume`), after settling the downloads that had in fact finished.
     @discardableResult
     public static func release(vault: Vault, nodeId: String?) throws -> Int {
-        try vault.releaseOutbox(nodeId: nodeId)
+        try vault.settleFinishedDownloads()
+        return try vault.releaseOutbox(nodeId: nodeId)
     }
 
     /// Makes `node`'s content local: downloads it when it is NOT_DOWNLOADED and on the server.

@@ -100,12 +100,59 @@ final class AgentUnitTests: XCTestCase {
     func testUnitFileQuotesPathsAndKeepsOnlyTheVaultsVariables() throws {
         let env = ["VAULT_HOME": "/home/a b/100%/v\"x", "XDG_CONFIG_HOME": "/tmp/cfg", "SECRET_THING": "no", "HOME": "/home/a"]
         let unit = SystemdUnit(vaultId: vaultId, layout: VaultLayout(root: env["VAULT_HOME"]!), environment: env, executable: "/opt/vault bin/vault")
-        XCTAssertEqual(unit.path, "/tmp/cfg/systemd/user/vault-agent-\(vaultId.prefix(16)).service")
+        XCTAssertEqual(unit.path, "/tmp/cfg/systemd/user/vault-agent-\(VaultLayout(root: env["VAULT_HOME"]!).localId(vaultId: vaultId)).service")
         XCTAssertTrue(unit.text.contains("ExecStart=\"/opt/vault bin/vault\" agent\n"), unit.text)
         XCTAssertTrue(unit.text.contains("Environment=\"VAULT_HOME=/home/a b/100%%/v\\\"x\"\n"), unit.text)
         XCTAssertTrue(unit.text.contains("Restart=on-failure\n"))
         XCTAssertFalse(unit.text.contains("SECRET_THING"))
         let broken = SystemdUnit(vaultId: vaultId, layout: VaultLayout(root: "/x\nExecStartPre=/bin/evil"), environment: ["VAULT_HOME": "/x\nExecStartPre=/bin/evil"], executable: "/v")
         XCTAssertThrowsError(try broken.install(start: false)) { XCTAssertEqual(($0 as? VaultError)?.kind, .invalidName) }
+    }
+
+    /// The local copy id: 16 hex digits, one per folder (a symbolic link names the same copy),
+    /// another for another vault in the same folder; the agent's paths and unit follow it.
+    func testEachFolderOfAVaultIsItsOwnLocalCopy() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("vault-copies-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let one = root.appendingPathComponent("one"), two = root.appendingPathComponent("two"), link = root.appendingPathComponent("link")
+        for d in [one, two] { try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true) }
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: one)
+        let a = VaultLayout(root: one.path).localId(vaultId: vaultId)
+        XCTAssertEqual(a.count, 16)
+        XCTAssertTrue(a.allSatisfy { "0123456789abcdef".contains($0) }, a)
+        XCTAssertNotEqual(a, VaultLayout(root: two.path).localId(vaultId: vaultId))
+        XCTAssertEqual(a, VaultLayout(root: link.path).localId(vaultId: vaultId))
+        XCTAssertEqual(a, VaultLayout(root: one.path + "/.").localId(vaultId: vaultId))
+        XCTAssertNotEqual(a, VaultLayout(root: one.path).localId(vaultId: String(repeating: "7", count: 32)))
+        let env = ["XDG_RUNTIME_DIR": "/run/user/1"]
+        XCTAssertNotEqual(AgentPaths(localId: a, environment: env)?.socket,
+                          AgentPaths(localId: VaultLayout(root: two.path).localId(vaultId: vaultId), environment: env)?.socket)
+    }
+
+    /// A unit an older version named by the vault id is replaced by `install` and removed by
+    /// `uninstall` when it runs this folder, and left alone when it runs another.
+    func testTheOlderUnitOfThisFolderIsReplacedAndAnotherFoldersIsLeftAlone() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("vault-units-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let units = root.appendingPathComponent("cfg/systemd/user")
+        try FileManager.default.createDirectory(at: units, withIntermediateDirectories: true)
+        let env = ["XDG_CONFIG_HOME": root.appendingPathComponent("cfg").path, "VAULT_SYSTEMCTL": "/bin/true"]
+        let old = units.appendingPathComponent("vault-agent-\(vaultId.prefix(16)).service")
+        func oldUnit(for folder: String) throws {
+            try Data("[Unit]\nDescription=vault agent for \(folder): auto-lock at the deadline\n".utf8).write(to: old)
+        }
+        try oldUnit(for: "/elsewhere/vault")
+        let unit = SystemdUnit(vaultId: vaultId, layout: VaultLayout(root: "/here/vault"), environment: env, executable: "/v")
+        _ = try unit.install(start: false)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: old.path), "another folder's unit is not this one's")
+        try oldUnit(for: "/here/vault")
+        let again = SystemdUnit(vaultId: vaultId, layout: VaultLayout(root: "/here/vault"), environment: env, executable: "/v")
+        XCTAssertTrue(try again.install(start: false).contains("Removed \(old.path)."))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: old.path))
+        XCTAssertTrue(again.isInstalled)
+        try oldUnit(for: "/here/vault")
+        let notes = try SystemdUnit(vaultId: vaultId, layout: VaultLayout(root: "/here/vault"), environment: env, executable: "/v").uninstall()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: old.path), "\(notes)")
+        XCTAssertFalse(again.isInstalled, "\(notes)")
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import VaultTestSupport
 import XCTest
+import VaultCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,13 +43,12 @@ final class AgentProcess: @unchecked Sendable {
         p.standardInput = FileHandle.nullDevice
         try p.run()
         process = p
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+        // Its readiness signal: it answers `vault agent status`.
+        let ready = try eventually(within: 30) {
             if !p.isRunning { throw TransferTestError("the agent exited at start: \(self.log)") }
-            if (try? status()) != nil { return }
-            usleep(50_000)
+            return (try? status()) != nil
         }
-        throw TransferTestError("the agent did not answer within 30 s: \(self.log)")
+        if !ready { throw TransferTestError("the agent did not answer within 30 s: \(self.log)") }
     }
 
     /// Starts it again (after `kill9`), with the same environment plus `extra`.
@@ -79,16 +80,12 @@ final class AgentProcess: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// Waits until `condition` holds, checking every 50 ms for at most `bound` seconds (a safety
-/// net, not a timing assertion); returns the seconds it took, or nil when it never held.
+/// Waits until `condition` holds, for at most `bound` seconds (a safety net, not a timing
+/// assertion); returns the seconds it took, or nil when it never held.
 @discardableResult
 func waitFor(_ bound: TimeInterval = 30, _ condition: () throws -> Bool) rethrows -> TimeInterval? {
     let start = Date()
-    while Date().timeIntervalSince(start) < bound {
-        if try condition() { return Date().timeIntervalSince(start) }
-        usleep(50_000)
-    }
-    return nil
+    return try eventually(within: bound, condition) ? Date().timeIntervalSince(start) : nil
 }
 
 /// A private D-Bus daemon standing in for the system bus, where a test sends logind's signals.
@@ -138,11 +135,15 @@ extension CLIHarness {
         try XCTUnwrap((try ok(["status", "--json"]).json as? [String: Any])?["vaultId"] as? String)
     }
 
-    /// `secret-tool lookup vault <id>`: the keyring item's secret, or nil when there is none.
+    /// This local copy's id (`VaultLayout.localId`): what names its keyring item and its agent.
+    func localId(_ id: String) -> String { VaultLayout(root: env["VAULT_HOME"] ?? home.path).localId(vaultId: id) }
+
+    /// `secret-tool lookup vault <id> copy <local id>`: this local copy's keyring item's secret,
+    /// or nil when there is none.
     func keyringItem(_ id: String) throws -> String? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
-        p.arguments = ["lookup", "vault", id]
+        p.arguments = ["lookup", "xdg:schema", "org.vault.LocalSession", "vault", id, "copy", localId(id)]
         p.environment = env
         let out = Pipe()
         p.standardOutput = out
@@ -158,7 +159,7 @@ extension CLIHarness {
     func storeKeyringItem(_ id: String, _ secret: String) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
-        p.arguments = ["store", "--label=stolen", "--collection=session", "xdg:schema", "org.vault.Session", "vault", id]
+        p.arguments = ["store", "--label=stolen", "--collection=session", "xdg:schema", "org.vault.LocalSession", "vault", id, "copy", localId(id)]
         p.environment = env
         let input = Pipe()
         p.standardInput = input

@@ -232,7 +232,7 @@ final class AgentSessionTests: XCTestCase {
         chmod(fake.path, 0o755)
         let env = ["XDG_CONFIG_HOME": config.path, "VAULT_SYSTEMCTL": fake.path]
         let id = try h.vaultId()
-        let unit = config.appendingPathComponent("systemd/user/vault-agent-\(id.prefix(16)).service")
+        let unit = config.appendingPathComponent("systemd/user/vault-agent-\(h.localId(id)).service")
         var r = try h.ok(["agent", "install"], env: env)
         XCTAssertTrue(r.out.contains("Enabled and started"), r.out)
         let text = try String(contentsOf: unit, encoding: .utf8)
@@ -241,7 +241,7 @@ final class AgentSessionTests: XCTestCase {
         XCTAssertTrue(text.contains("Environment=\"VAULT_HOME=\(h.home.path)\"\n"), text)
         XCTAssertTrue(text.contains("WantedBy=default.target"), text)
         XCTAssertEqual(try String(contentsOf: calls, encoding: .utf8),
-                       "--user daemon-reload\n--user enable --now vault-agent-\(id.prefix(16)).service\n")
+                       "--user daemon-reload\n--user enable --now vault-agent-\(h.localId(id)).service\n")
         r = try h.ok(["agent", "status"], env: env)
         XCTAssertTrue(r.out.contains("\(unit.path) (systemd: active)"), r.out)
         r = try h.ok(["agent", "uninstall"], env: env)

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -48,25 +49,20 @@ extension CLIHarness {
 
     /// Waits (up to `bound`) until process `pid` has `path` open; false if it never does.
     static func waitUntil(_ pid: pid_t, hasOpen path: String, bound: TimeInterval = 30) -> Bool {
-        let deadline = Date().addingTimeInterval(bound)
         let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        while Date() < deadline {
+        return eventually(within: bound) {
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-            for fd in fds where (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == target { return true }
-            usleep(1000)
+            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == target }
         }
-        return false
     }
 
     /// Whether process `pid` is gone (or a zombie nobody reaped yet), waiting up to `bound` for it.
     static func processGone(_ pid: pid_t, bound: TimeInterval = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(bound)
-        repeat {
+        eventually(within: bound) {
             guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
             if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "Z" { return true }
-            usleep(10_000)
-        } while Date() < deadline
-        return false
+            return false
+        }
     }
 
     /// A prefix that makes root subject to file permissions (no CAP_DAC_OVERRIDE or

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -64,15 +65,16 @@ final class DownloadFaultTests: XCTestCase {
     /// Waits (up to 15 s) for the server's log line that says how many of the extra bytes a
     /// lying content body handed to the connection before it ended.
     func extraBytesHandedOut() throws -> Int {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
+        var handedOut: Int?
+        _ = eventually(within: 15) {
             for line in server.log.split(separator: "\n") where line.contains("a content body ended after") {
                 guard let r = line.range(of: "ended after ") else { continue }
-                if let n = Int(line[r.upperBound...].prefix { $0.isNumber }) { return n }
+                if let n = Int(line[r.upperBound...].prefix { $0.isNumber }) { handedOut = n; return true }
             }
-            usleep(50_000)
+            return false
         }
-        throw TransferTestError("the server never logged the end of the lying content body")
+        guard let n = handedOut else { throw TransferTestError("the server never logged the end of the lying content body") }
+        return n
     }
 
     // MARK: - A server that sends more than the file's size
@@ -179,8 +181,7 @@ final class DownloadFaultTests: XCTestCase {
         reading.enter()
         let outHandle = out.fileHandleForReading
         DispatchQueue.global().async { stdoutBox.set(outHandle.readDataToEndOfFile()); reading.leave() }
-        let deadline = Date().addingTimeInterval(20)
-        while (try? partials())?.isEmpty ?? true, p.isRunning, Date() < deadline { usleep(5_000) }
+        _ = eventually(within: 20) { !((try? partials())?.isEmpty ?? true) || !p.isRunning }
         XCTAssertTrue(p.isRunning, "vault cat ended before the disk could be filled")
         let filler = mnt.appendingPathComponent("filler")
         XCTAssertEqual(try runTool("/usr/bin/fallocate", ["-l", String(free() - (4 << 20)), filler.path]), 0)
@@ -225,5 +226,61 @@ final class DownloadFaultTests: XCTestCase {
         XCTAssertEqual(try node("/big.bin")["contentState"] as? String, "LOCAL")
         XCTAssertTrue(try h.ok(["doctor", "--verify"] + h.pw).out.contains("Checked"))
         XCTAssertEqual(try partials(), [])
+    }
+
+    // MARK: - A download killed after its publish
+
+    /// The download rows of `path`, as `vault transfers --json` shows them.
+    func downloadStates(_ path: String) throws -> [String] {
+        try transfers().filter { $0["direction"] as? String == "download" && $0["path"] as? String == path }
+            .compactMap { $0["state"] as? String }
+    }
+
+    /// A download killed (SIGKILL) right after its content is published: the file is LOCAL and
+    /// its transfer is done (one transaction), not "interrupted" for ever.
+    func testADownloadKilledRightAfterItsPublishIsDone() throws {
+        try start()
+        let data = try remoteOnlyFile("k.bin", bytes: 3000)
+        let killed = try h.run(["cat", "/k.bin"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-after-publish"])
+        XCTAssertEqual(killed.status, 9, killed.stderr)
+        XCTAssertEqual(try node("/k.bin")["contentState"] as? String, "LOCAL")
+        XCTAssertEqual(try downloadStates("/k.bin"), ["done"])
+        XCTAssertFalse(try h.ok(["transfers"] + h.pw).out.contains("interrupted"))
+        XCTAssertEqual(try h.ok(["cat", "/k.bin"] + h.pw).stdout, data)
+    }
+
+    /// A download row left unfinished behind a file whose content is here (a kill between the
+    /// publish and the row, as vaults written before they were one transaction have it; made here
+    /// by killing a download half-way, then putting the same bytes as the file's new version):
+    /// `vault transfers resume` and `vault doctor` each settle it as done (and doctor removes the
+    /// partial it kept).
+    func testAnUnfinishedDownloadOfAFileWhoseContentIsHereIsSettledByResumeAndDoctor() throws {
+        try start()
+        /// `name` downloaded half-way (killed), then the same bytes put as its new version.
+        func stuck(_ name: String) throws -> String {
+            let data = try remoteOnlyFile(name, bytes: 6 << 20)
+            let killed = try h.run(["cat", "/" + name] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": "download-midway"])
+            XCTAssertEqual(killed.status, 9, killed.stderr)
+            let local = try h.localFile(name, data)
+            try h.ok(["put", "--replace", local, "/" + name] + h.pw)
+            XCTAssertEqual(try node("/" + name)["contentState"] as? String, "LOCAL")
+            XCTAssertEqual(try downloadStates("/" + name), ["interrupted"], "the row the old way: stuck")
+            XCTAssertEqual(try partials().count, 1)
+            return local
+        }
+
+        _ = try stuck("a.bin")
+        try h.ok(["transfers", "resume"] + h.pw)
+        XCTAssertEqual(try downloadStates("/a.bin"), ["done"])
+        try h.ok(["doctor"] + h.pw)
+        XCTAssertEqual(try partials(), [], "the settled download's partial is gone")
+
+        let b = try stuck("b.bin")
+        let doctor = try h.ok(["doctor"] + h.pw)
+        XCTAssertTrue(doctor.out.contains("/b.bin: its download had finished; marked done"), doctor.out)
+        XCTAssertEqual(try downloadStates("/b.bin"), ["done"])
+        XCTAssertEqual(try partials(), [], "the settled download's partial is gone")
+        XCTAssertFalse(try h.ok(["transfers"] + h.pw).out.contains("interrupted"))
+        XCTAssertEqual(try h.ok(["cat", "/b.bin"] + h.pw).stdout, try Data(contentsOf: URL(fileURLWithPath: b)))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -153,8 +154,7 @@ final class H2Proxy: @unchecked Sendable {
             p.standardError = FileHandle.nullDevice
             try p.run()
             process = p
-            let deadline = Date().addingTimeInterval(10)
-            while p.isRunning && Date() < deadline && !Self.accepts(port) { usleep(50_000) }
+            _ = eventually(within: 10) { !p.isRunning || Self.accepts(port) }   // its readiness signal: the port accepts
             if p.isRunning && Self.accepts(port) { self.port = port; return }
             stop()
         }
@@ -168,8 +168,7 @@ final class H2Proxy: @unchecked Sendable {
         guard let p = process else { return }
         process = nil
         if p.isRunning { p.terminate() }
-        let deadline = Date().addingTimeInterval(5)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
+        _ = eventually(within: 5) { !p.isRunning }
         if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
     }
@@ -179,11 +178,10 @@ final class H2Proxy: @unchecked Sendable {
     /// The parsed access log; with `settling`, waits (up to 5 s) until at least that many lines
     /// are there, as nghttpx writes a line when a stream closes.
     func entries(settling count: Int = 0) throws -> [Entry] {
-        let deadline = Date().addingTimeInterval(5)
-        var lines = accessLog.split(separator: "\n").map(String.init)
-        while lines.count < count && Date() < deadline {
-            usleep(50_000)
+        var lines: [String] = []
+        _ = eventually(within: 5) {
             lines = accessLog.split(separator: "\n").map(String.init)
+            return lines.count >= count
         }
         return lines.map { line in
             let f = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)

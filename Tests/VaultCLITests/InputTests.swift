@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -79,7 +80,7 @@ final class InputTests: XCTestCase {
                 late.set(try? h.runBounded(args, bound: 30, onStart: { latePid.set($0) }))
                 waiting.leave()
             }
-            while latePid.get() == 0 { usleep(1000) }
+            try waitUntil("\(args[0]) to start") { latePid.get() != 0 }
             XCTAssertTrue(CLIHarness.waitUntil(latePid.get(), hasOpen: fifo), "\(args[0]) never opened the password FIFO")
             let meanwhile = try h.run(["mkdir", "/meanwhile-\(i)"] + h.pw, env: ["VAULT_LOCK_TIMEOUT": "1"])
             XCTAssertEqual(meanwhile.status, 0, "the vault was held while \(args[0]) awaited a password: \(meanwhile.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 
 /// Keyslots, password change, recovery and escrow keys, and master-key rotation, through the binary.
@@ -183,7 +184,10 @@ final class KeyTests: XCTestCase {
     /// Kills at random moments of many rotations in a row; the vault always opens with every byte.
     func testRotationKilledAtRandomPoints() throws {
         let files = try putFiles(40, size: 20_000)
-        var rng = SystemRandomNumberGenerator()
+        // Seeded (VAULT_TEST_SEED reproduces a run), and the seed is printed and in every failure.
+        let seed = UInt64(ProcessInfo.processInfo.environment["VAULT_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+        print("testRotationKilledAtRandomPoints: seed \(seed) (VAULT_TEST_SEED=\(seed) repeats it)")
+        var rng = SeededGenerator(seed: seed)
         for round in 0..<8 {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
@@ -191,11 +195,12 @@ final class KeyTests: XCTestCase {
             p.environment = h.env
             p.standardOutput = FileHandle.nullDevice; p.standardError = FileHandle.nullDevice
             try p.run()
+            // A random moment is the point here: no event to wait for (the kill lands anywhere in the rotation).
             usleep(UInt32.random(in: 5_000...120_000, using: &rng))
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
             let r = try h.run(["ls"] + h.pw)
-            XCTAssertEqual(r.status, 0, "round \(round): \(r.stderr)")
+            XCTAssertEqual(r.status, 0, "seed \(seed) round \(round): \(r.stderr)")
         }
         try assertContent(files)
     }

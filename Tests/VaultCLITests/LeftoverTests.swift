@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -27,8 +28,7 @@ final class LeftoverTests: XCTestCase {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        let deadline = Date().addingTimeInterval(60)
-        while !ready(before) && p.isRunning && Date() < deadline { usleep(2000) }
+        _ = eventually(within: 60) { ready(before) || !p.isRunning }
         XCTAssertTrue(p.isRunning, "vault \(args[0]) finished before it could be killed")
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()

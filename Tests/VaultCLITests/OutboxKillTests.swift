@@ -279,6 +279,7 @@ final class OutboxKillTests: XCTestCase {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
+        // A random (seeded) moment is the point here: no event to wait for (the kill lands anywhere in the sync).
         usleep(useconds_t(10_000 + g.next() % (20_000 * pending)))
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()

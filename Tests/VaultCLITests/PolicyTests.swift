@@ -174,9 +174,9 @@ final class PolicyTests: XCTestCase {
         let show = try XCTUnwrap(try h.ok(["policy", "show", "--json"]).json as? [String: Any])
         XCTAssertEqual((show["idleTimeoutMax"] as? [String: Any])?["source"] as? String, "user")
         XCTAssertEqual((show["absoluteTimeoutMax"] as? [String: Any])?["source"] as? String, "system")
-        try h.ok(["unlock", "--idle", "0", "--absolute", "0"] + h.pw)      // "never" is capped
-        Thread.sleep(forTimeInterval: 2.2)
-        let r = try h.run(["ls"])
+        let t0 = Int(Date().timeIntervalSince1970)   // the vault's clock, set instead of waited for
+        try h.ok(["unlock", "--idle", "0", "--absolute", "0"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0)"])      // "never" is capped
+        let r = try h.run(["ls"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0 + 2)"])
         XCTAssertEqual(r.status, 3)
         XCTAssertTrue(r.stderr.contains("idle timeout"), r.stderr)
     }

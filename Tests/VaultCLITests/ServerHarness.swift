@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -66,17 +67,8 @@ final class ServerHarness: @unchecked Sendable {
         p.standardError = log
         try p.run()
         process = p
-        var line = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains("\n") && Date() < deadline {
-            let d = out.fileHandleForReading.availableData
-            if d.isEmpty { break }
-            line += String(decoding: d, as: UTF8.self)
-        }
-        guard let r = line.range(of: "listening on 127.0.0.1:"),
-              let port = UInt16(line[r.upperBound...].prefix { $0.isNumber }) else {
-            throw TransferTestError("vault-server did not start: \(line)")
-        }
+        let (listening, line) = listeningPort(from: out.fileHandleForReading)
+        guard let port = listening else { throw TransferTestError("vault-server did not start: \(line)") }
         self.port = port
     }
 

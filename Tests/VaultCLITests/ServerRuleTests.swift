@@ -56,6 +56,9 @@ final class ServerRuleTests: XCTestCase {
             let r = try login(url)
             XCTAssertEqual(r.status, 9, "\(url) must be refused: \(r.stderr)")
             XCTAssertTrue(r.stderr.contains("plain http://"), r.stderr)
+            // Names are sealed: what would cross in the clear is the server password and the token.
+            XCTAssertTrue(r.stderr.contains("the server password and the bearer token would cross the network unencrypted"), r.stderr)
+            XCTAssertFalse(r.stderr.contains("file names"), r.stderr)
         }
         for url in ["http://alice@127.0.0.1:\(port)", "http://127.0.0.1:\(port)/?x=1", "http://127.0.0.1:\(port)#f",
                     "http://127.0.0.1:\(port)\\@example.com", "http://127.0.0.1:0", "http://127.0.0.1:+80", "ftp://127.0.0.1", "http://"] {
@@ -82,6 +85,8 @@ final class ServerRuleTests: XCTestCase {
         let r = try login(url, ["--insecure-http"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("INSECURE"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("the server password and the bearer token cross the network unencrypted"), r.stderr)
+        XCTAssertFalse(r.stderr.contains("file names"), r.stderr)
         try h.ok(["put", try h.localFile("i.bin", Data(repeating: 4, count: 1000)), "/i.bin"] + h.pw)
         // A proxy that does not exist: clear text never goes through a proxy.
         let sync = try h.run(["sync"] + h.pw, env: ["http_proxy": "http://127.0.0.1:9", "all_proxy": "http://127.0.0.1:9"])

@@ -76,13 +76,14 @@ final class SessionTests: XCTestCase {
         try requireKeyring()
         let h = try CLIHarness()
         try h.initVault()
-        try h.ok(["unlock", "--idle", "1s"] + h.pw)
-        Thread.sleep(forTimeInterval: 2.2)
-        let r = try h.run(["ls"])
+        // The vault's clock is set (test hooks), not waited for: 2 s pass between unlock and ls.
+        let t0 = Int(Date().timeIntervalSince1970)
+        try h.ok(["unlock", "--idle", "1s"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0)"])
+        let r = try h.run(["ls"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0 + 2)"])
         XCTAssertEqual(r.status, 3)
         XCTAssertTrue(r.stderr.contains("idle timeout"), r.stderr)
         // The expired item is gone: the next command just says locked.
-        let again = try h.run(["ls"])
+        let again = try h.run(["ls"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0 + 2)"])
         XCTAssertEqual(again.status, 3)
         XCTAssertFalse(again.stderr.contains("idle"), again.stderr)
     }
@@ -91,9 +92,9 @@ final class SessionTests: XCTestCase {
         try requireKeyring()
         let h = try CLIHarness()
         try h.initVault()
-        try h.ok(["unlock", "--idle", "0", "--absolute", "1s"] + h.pw)
-        Thread.sleep(forTimeInterval: 1.5)
-        let r = try h.run(["ls"])
+        let t0 = Int(Date().timeIntervalSince1970)   // the vault's clock, set instead of waited for
+        try h.ok(["unlock", "--idle", "0", "--absolute", "1s"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0)"])
+        let r = try h.run(["ls"], env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_NOW": "\(t0 + 2)"])
         XCTAssertEqual(r.status, 3)
         XCTAssertTrue(r.stderr.contains("absolute timeout"), r.stderr)
     }

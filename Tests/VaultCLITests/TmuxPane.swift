@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -91,13 +92,8 @@ final class TmuxPane {
     @discardableResult
     func waitFor(_ what: String, file: StaticString = #filePath, line: UInt = #line,
                  _ condition: (String) -> Bool) throws -> String {
-        let end = Date().addingTimeInterval(Self.deadline)
         var last = ""
-        while Date() < end {
-            last = try screen()
-            if condition(last) { return last }
-            usleep(50_000)
-        }
+        if try eventually(within: Self.deadline, { last = try screen(); return condition(last) }) { return last }
         XCTFail("timed out waiting for \(what); the screen:\n\(last)", file: file, line: line)
         throw TransferTestError("timed out waiting for \(what)")
     }

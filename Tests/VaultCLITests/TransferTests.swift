@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -51,10 +52,26 @@ final class TransferTests: XCTestCase {
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
         try p.run()
-        let deadline = Date().addingTimeInterval(60)
-        while server.chunkLines(status: 308).count < chunks && Date() < deadline && p.isRunning { usleep(20_000) }
+        _ = eventually(within: 60) { server.chunkLines(status: 308).count >= chunks || !p.isRunning }
         XCTAssertTrue(p.isRunning, "vault sync finished before it could be stopped")
         return (p, err)
+    }
+
+    /// Reads `pipe` to its end on another thread, so a test can wait for a line as it comes;
+    /// `wait()` returns everything once the writer has closed it.
+    final class Collected: @unchecked Sendable {
+        private let data = Box(Data())
+        private let done = DispatchGroup()
+        init(_ pipe: Pipe) {
+            let handle = pipe.fileHandleForReading
+            done.enter()
+            DispatchQueue.global().async { [data, done] in
+                while case let d = handle.availableData, !d.isEmpty { data.update { $0.append(d) } }
+                done.leave()
+            }
+        }
+        var text: String { String(decoding: data.get(), as: UTF8.self) }
+        func wait() -> String { done.wait(); return text }
     }
 
     // MARK: - Tests
@@ -382,13 +399,11 @@ final class TransferTests: XCTestCase {
         XCTAssertTrue(r.out.contains("Downloading 2 file(s), 5.0 MiB in the background"), r.out)
         XCTAssertLessThan(Date().timeIntervalSince(t0), 5, "pin returns without waiting for the download")
         var sawRunning = false
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        _ = try eventually(within: 60) {
             let list = try transfers()
             if list.contains(where: { $0["direction"] as? String == "download" && $0["state"] as? String == "running" }) { sawRunning = true }
             let states = try ["a.bin", "b.bin"].map { try node("/docs/\($0)")["contentState"] as? String }
-            if states.allSatisfy({ $0 == "LOCAL" }) { break }
-            usleep(100_000)
+            return states.allSatisfy { $0 == "LOCAL" }
         }
         XCTAssertTrue(sawRunning, "vault transfers showed the background download running")
         XCTAssertEqual(try node("/docs/a.bin")["contentState"] as? String, "LOCAL")
@@ -417,18 +432,18 @@ final class TransferTests: XCTestCase {
         h.env["VAULT_SYNC_STALL_SECONDS"] = "1"
         try server.faults(#"{"delayMs": 150}"#)
         let (sync, err) = try backgroundSync(afterChunks: 4)
+        let stderrSoFar = Collected(err)
         // The server stops reading request bodies for 12 s. libcurl averages the speed over a few
         // seconds, so a chunk that went out at once is seen as stalled some 5 s after the 1 s limit.
         try server.faults(#"{"delayMs": 12000}"#)
-        usleep(1_500_000)
+        try waitUntil("vault sync to see the transfer stall", timeout: 60) { stderrSoFar.text.contains("transfer stalled") || !sync.isRunning }
         try server.faults(#"{"delayMs": 150}"#)
         let before = server.chunkLines(status: 308).count
-        let deadline = Date().addingTimeInterval(30)
-        while server.chunkLines(status: 308).count < before + 4 && Date() < deadline && sync.isRunning { usleep(20_000) }
+        _ = eventually(within: 30) { server.chunkLines(status: 308).count >= before + 4 || !sync.isRunning }
         try server.restart(kill: true)                      // kill -9 mid-upload, same data, same port
         try server.faults(#"{"delayMs": 50}"#)
         sync.waitUntilExit()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = stderrSoFar.wait()
         XCTAssertEqual(sync.terminationStatus, 0, stderr)
         XCTAssertTrue(stderr.contains("transfer stalled"), stderr)
         XCTAssertEqual(try server.children()["s.bin"]?["sha256"] as? String, sha256Hex(data))
@@ -550,9 +565,10 @@ final class TransferTests: XCTestCase {
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
         try p.run()
-        usleep(600_000)
+        let stderrSoFar = Collected(err)
+        try waitUntil("vault sync to meet the 503s") { stderrSoFar.text.contains("server answered 503") || !p.isRunning }
         try server.faults(#"{"errorRate": 0.2, "errorStatus": 503, "dropAfterBytes": 200000, "dropCount": 2}"#)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = stderrSoFar.wait()
         p.waitUntilExit()
         try server.faults("{}")
         XCTAssertEqual(p.terminationStatus, 0, stderr)

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -261,13 +262,8 @@ final class TwoWaySyncTests: XCTestCase {
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
         func waitFor(_ what: String, _ cond: () throws -> Bool) throws {
-            let deadline = Date().addingTimeInterval(30)
-            while try !cond() {
-                guard Date() < deadline, p.isRunning else {
-                    return XCTFail("\(what); stderr: \(String(decoding: stderr.get(), as: UTF8.self))")
-                }
-                usleep(50_000)
-            }
+            let held = try eventually(within: 30) { try cond() || !p.isRunning }
+            if try !held || !cond() { XCTFail("\(what); stderr: \(String(decoding: stderr.get(), as: UTF8.self))") }
         }
         try waitFor("the watch starts") { String(decoding: stderr.get(), as: UTF8.self).contains("Watching for changes") }
         try put(a, "/watched.txt", "seen without a manual sync")

@@ -103,9 +103,9 @@ final class CommandTreeTests: XCTestCase {
             do { _ = try vault.parse(args); return nil } catch { return error.message }
         }
         let sync = try parsed(["sync", "--max-delete", "5", "--force"], as: SyncCommand.self)
-        XCTAssertEqual(sync.options.maxDelete, 5)
-        XCTAssertTrue(sync.options.force)
-        XCTAssertEqual(try parsed(["sync"], as: SyncCommand.self).options.maxDelete, 1000, "the pull's default guard")
+        XCTAssertEqual(sync.request.maxDelete, 5)
+        XCTAssertTrue(sync.request.force)
+        XCTAssertEqual(try parsed(["sync"], as: SyncCommand.self).request.maxDelete, 1000, "the pull's default guard")
         XCTAssertEqual(message(["sync", "--max-delete", "lots"]), "--max-delete: 'lots' is not a whole number")
         XCTAssertEqual(message(["sync", "--max-delete", "-1"]), "--max-delete takes a number of items (0 or more)")
         XCTAssertEqual(message(["sync", "--watch", "--json"]), "--watch runs until it is stopped and has no single result: leave out --json")

@@ -205,17 +205,20 @@ final class EnvelopeTests: VaultTestCase {
         XCTAssertEqual(resumed.received, 100_000, "the kept prefix re-verified")
         try Array(sealed[100_000...]).withUnsafeBytes { try resumed.append($0) }
         let published = try resumed.finish()
-        XCTAssertEqual(published.keyEpoch, 1)
+        XCTAssertEqual(published.keyEpoch, 2, "epoch-1 content is rewrapped to the current epoch as it is published")
         func read(_ v: Vault) throws -> [UInt8] {
             var out: [UInt8] = []
-            try v.blobs.open(blob, area: .cache).stream { out += $0 }
+            try v.openBlob(blob).handle.stream { out += $0 }
             return out
         }
+        func headerEpoch() throws -> UInt32 {
+            try SealedBlobHeader(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: b.blobs.path(id: blob, area: .cache))).prefix(h))).keyEpoch
+        }
+        XCTAssertEqual(try headerEpoch(), 2)
         XCTAssertEqual(try read(b).count, 200_000, "epoch-1 content opens at epoch 2")
-        // The next local rotation rewraps the epoch-1 header to epoch 3.
+        // The next local rotation rewraps the header to epoch 3.
         _ = try b.rotate(password: password)
-        let header = try SealedBlobHeader(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: b.blobs.path(id: blob, area: .cache))).prefix(h)))
-        XCTAssertEqual(header.keyEpoch, 3)
+        XCTAssertEqual(try headerEpoch(), 3)
         XCTAssertEqual(try read(b).count, 200_000)
     }
 

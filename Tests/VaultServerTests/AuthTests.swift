@@ -3,7 +3,7 @@ import XCTest
 /// Tokens, bearer checks, `user add`.
 final class AuthTests: XCTestCase {
     func testTokenSuccessAndFailures() throws {
-        let s = try ServerProcess(args: ["--session-ttl", "2"])
+        let s = try ServerProcess(args: ["--session-ttl", "60", "--test-faults"])
         let good = try s.client.send("POST", "/v1/auth/token", body: Array(#"{"username":"alice","password":"pw-alice"}"#.utf8))
         XCTAssertEqual(good.status, 200)
         XCTAssertNotNil(good.json["expiresAt"] as? String)
@@ -26,7 +26,8 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(try s.client.send("GET", "/v1/files", headers: ["Authorization": "Bearer \(String(tampered))"]).status, 401)
         let ok = try s.client.send("GET", "/v1/files", headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(ok.status, 200)
-        Thread.sleep(forTimeInterval: 2.2)
+        // The TTL passes on the server's test clock, not by waiting.
+        XCTAssertEqual(try s.client.send("POST", "/v1/test/faults", body: Array(#"{"clockAheadSeconds":60}"#.utf8)).status, 200)
         let expired = try s.client.send("GET", "/v1/files", headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(expired.status, 401)
         XCTAssertEqual(expired.header("WWW-Authenticate"), "Bearer")

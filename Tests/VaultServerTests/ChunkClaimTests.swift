@@ -1,3 +1,4 @@
+import VaultTestSupport
 import XCTest
 @testable import VaultServer
 #if canImport(Glibc)
@@ -197,14 +198,6 @@ final class ChunkClaimTests: XCTestCase {
             if start <= chunkStart && end >= chunkStart && end + 1 < chunkEnd { return end + 1 }
         }
         return chunkStart
-    }
-
-    private func waitUntil(_ what: String, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(60)
-        while !condition() {
-            guard Date() < deadline else { throw TestHTTPError(description: "never happened: \(what)") }
-            usleep(1000)
-        }
     }
 
     private func body(_ r: HTTPResponse) -> [UInt8] {

@@ -1,3 +1,4 @@
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

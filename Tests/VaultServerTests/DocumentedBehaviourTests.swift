@@ -87,9 +87,16 @@ final class DocumentedBehaviourTests: XCTestCase {
             .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml")
         let doc = try String(contentsOf: url, encoding: .utf8)
         for (what, pattern) in [("If-Match", VaultService.versionPattern), ("Content-Range", ByteRanges.contentRangePattern),
-                                ("media types", VaultService.mediaTypePattern)] {
+                                ("media types", VaultService.mediaTypePattern),
+                                ("Range and If-Range", RequestDecoding.headerTextPattern)] {
             XCTAssertTrue(doc.contains("pattern: '\(pattern)'"), "docs/openapi.yaml states the \(what) pattern \(pattern)")
         }
+        let serverDoc = try String(contentsOf: url.deletingLastPathComponent().appendingPathComponent("server.md"), encoding: .utf8)
+        let names = "1–\(VaultService.maxNameBytes) bytes of UTF-8"
+        XCTAssertTrue(doc.contains(names) && serverDoc.contains(names), "both documents state the server's name limit")
+        XCTAssertFalse(serverDoc.contains("1–255 bytes"), "docs/server.md states the client's limit as the server's")
+        XCTAssertEqual(doc.components(separatedBy: "pattern: '\(RequestDecoding.headerTextPattern)'").count - 1, 2,
+                       "both Range and If-Range allow HTAB, as the server does")
         XCTAssertTrue(doc.contains("maximum: \(VaultService.maxVersion)"))
         let faultLines = doc.components(separatedBy: "\n").drop { !$0.hasPrefix("    FaultSettings:") }
         for bound in VaultService.faultBounds {

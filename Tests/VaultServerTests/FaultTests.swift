@@ -1,3 +1,4 @@
+import VaultTestSupport
 import XCTest
 
 /// Test-only fault switches: refused without `--test-faults`, effective with it.
@@ -39,7 +40,9 @@ final class FaultTests: XCTestCase {
         let id = try u.startSession(name: "d.bin", bytes: bytes).json["uploadId"] as! String
         _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":1500}"#.utf8))
         XCTAssertThrowsError(try u.putChunk(id, bytes, 0, 4000), "the connection is cut mid-body")
-        Thread.sleep(forTimeInterval: 0.2)
+        try waitUntil("the server to keep the cut body's prefix") {
+            (try u.send("GET", "/v1/upload/\(id)").json["bytesReceivedTotal"] as? Int ?? 0) > 0
+        }
         let st = try u.send("GET", "/v1/upload/\(id)")
         XCTAssertEqual(st.json["chunksProcessed"] as? Int, 0)
         XCTAssertEqual(st.json["bytesReceivedTotal"] as? Int, 1500)
@@ -60,13 +63,17 @@ final class FaultTests: XCTestCase {
         let u = try APIUser(s, "alice")
         let bytes = randomBytes(6000)
         let id = try u.startSession(name: "p.bin", bytes: bytes).json["uploadId"] as! String
-        func ranges() throws -> [[Int]] {
+        func ranges(_ id: String = id) throws -> [[Int]] {
             let st = try u.send("GET", "/v1/upload/\(id)").json
             return (st["receivedRanges"] as? [[String: Any]] ?? []).map { [$0["start"] as! Int, $0["end"] as! Int] }
         }
+        /// Waits until the server has recorded the prefix of a cut chunk ending past `end`.
+        func keptPast(_ end: Int, _ id: String = id) throws {
+            try waitUntil("the server to keep the cut chunk's prefix past byte \(end)") { (try ranges(id).last?[1] ?? -1) > end }
+        }
         _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":1500}"#.utf8))
         XCTAssertThrowsError(try u.putChunk(id, bytes, 0, 4000), "the connection is cut mid-body")
-        Thread.sleep(forTimeInterval: 0.2)
+        try keptPast(-1)
         XCTAssertEqual(try ranges(), [[0, 1499]], "the received prefix is kept")
         XCTAssertEqual(try u.send("GET", "/v1/upload/\(id)").json["chunksProcessed"] as? Int, 0)
         // Never past the kept prefix, never a short end.
@@ -75,7 +82,7 @@ final class FaultTests: XCTestCase {
         // A second cut while continuing: the kept prefix grows.
         _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":500}"#.utf8))
         XCTAssertThrowsError(try u.putChunk(id, bytes, 1500, 4000))
-        Thread.sleep(forTimeInterval: 0.2)
+        try keptPast(1499)
         XCTAssertEqual(try ranges(), [[0, 1999]])
         let r = try u.putChunk(id, bytes, 2000, 4000)
         XCTAssertEqual(r.status, 308)
@@ -88,7 +95,7 @@ final class FaultTests: XCTestCase {
         let id2 = try u.startSession(name: "q.bin", bytes: bytes).json["uploadId"] as! String
         _ = try s.client.send("POST", "/v1/test/faults", body: Array(#"{"dropAfterBytes":1000}"#.utf8))
         XCTAssertThrowsError(try u.putChunk(id2, bytes, 0, 4000))
-        Thread.sleep(forTimeInterval: 0.2)
+        try keptPast(-1, id2)
         XCTAssertEqual(try u.putChunk(id2, bytes, 0, 4000).status, 308)
         XCTAssertEqual(try u.putChunk(id2, bytes, 4000, 6000).status, 201)
     }

@@ -1,3 +1,4 @@
+import VaultTestSupport
 import XCTest
 
 /// Body and chunk caps, quota, open-session limit.
@@ -38,8 +39,7 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(try u.putChunk(id, bytes, 0, 1000).status, 308)
         let part = s.dataDir + "/d/uploads/\(id).part"
         XCTAssertTrue(FileManager.default.fileExists(atPath: part))
-        Thread.sleep(forTimeInterval: 2.5)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: part), "the sweeper freed the bytes")
+        try waitUntil("the sweeper to free the bytes") { !FileManager.default.fileExists(atPath: part) }
         let gone = try u.send("GET", "/v1/upload/\(id)")
         XCTAssertEqual(gone.status, 404)
         let again = try u.startSession(name: "x", bytes: bytes, requestId: "same")

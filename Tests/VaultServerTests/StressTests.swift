@@ -1,3 +1,4 @@
+import VaultTestSupport
 import XCTest
 
 /// Many clients at once, and `kill -9` in the middle of a chunk.
@@ -62,7 +63,14 @@ final class StressTests: XCTestCase {
         try c.writeAll(simpleFD, c.requestHead("POST", "/v1/upload?uploadType=media&name=half.bin", headers: [
             "Authorization": "Bearer \(u.token)",
         ], bodyLength: 500_000) + randomBytes(200_000))
-        Thread.sleep(forTimeInterval: 0.5)
+        // Both bodies are being written when the server dies: part of chunk 1 in the session's
+        // file, part of the one-shot upload in a temporary file.
+        let tmp = s.dataDir + "/d/tmp"
+        func sizeOf(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+        try waitUntil("both half bodies to reach the server's files") {
+            sizeOf(s.dataDir + "/d/uploads/\(id).part") > 1_048_576
+                && ((try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []).contains { sizeOf(tmp + "/" + $0) > 0 }
+        }
         s.kill9()
 
         try s.start()

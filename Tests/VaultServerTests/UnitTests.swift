@@ -101,8 +101,9 @@ final class UnitTests: XCTestCase {
     func testTokens() {
         Sodium.initialize()
         let signer = TokenSigner(secret: Array(repeating: 7, count: 32))
-        let (token, _) = signer.issue(userId: "u1", ttl: 60)
-        XCTAssertEqual(signer.verify(token), "u1")
+        let (token, _) = signer.issue(userId: "u1", generation: 3, ttl: 60)
+        XCTAssertEqual(signer.verify(token)?.userId, "u1")
+        XCTAssertEqual(signer.verify(token)?.generation, 3, "the generation it was issued in")
         XCTAssertNil(TokenSigner(secret: Array(repeating: 8, count: 32)).verify(token), "other key")
         XCTAssertNil(signer.verify(token, now: Date().addingTimeInterval(120)), "expired")
         let parts = token.split(separator: ".")

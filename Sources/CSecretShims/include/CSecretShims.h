@@ -2,13 +2,17 @@
 #include <stddef.h>
 
 /// Result of a keyring call: 0 ok, 1 not found, -1 error (message in `err`, caller frees with CSecretShims_free).
-/// Stores `secret` (NUL-terminated text) under schema org.vault.Session with attribute vault=<vault_id>.
-int CSecretShims_store(const char *vault_id, const char *label, const char *secret, char **err);
+/// Stores `secret` (NUL-terminated text) under schema org.vault.LocalSession with attributes
+/// vault=<vault_id>, copy=<copy_id> (one item per local copy of a vault).
+int CSecretShims_store(const char *vault_id, const char *copy_id, const char *label, const char *secret, char **err);
 /// Looks up the item; on 0 `*out` holds a copy the caller must release with CSecretShims_free_secret.
-int CSecretShims_lookup(const char *vault_id, char **out, char **err);
+int CSecretShims_lookup(const char *vault_id, const char *copy_id, char **out, char **err);
 /// Removes the item; 0 removed, 1 nothing there.
-int CSecretShims_clear(const char *vault_id, char **err);
-/// Removes every item of the schema (every vault's session); 0 removed some, 1 nothing there.
+int CSecretShims_clear(const char *vault_id, const char *copy_id, char **err);
+/// Removes the item an older version kept for the vault (schema org.vault.Session, attribute
+/// vault only, shared by every local copy); 0 removed, 1 nothing there.
+int CSecretShims_clear_legacy(const char *vault_id, char **err);
+/// Removes every item of both schemas (every vault's session); 0 removed some, 1 nothing there.
 int CSecretShims_clear_all(char **err);
 /// Frees an error message.
 void CSecretShims_free(char *p);

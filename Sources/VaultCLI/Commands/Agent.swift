@@ -123,7 +123,7 @@ struct AgentCommand: ParsableCommand {
 
         func run(_ ctx: CommandContext) throws {
             try helper.bind("work")
-            let options = WorkOptions(allowMetered: allowMetered, concurrency: concurrency, pinnedOnly: pinnedOnly,
+            let options = SyncRequest(allowMetered: allowMetered, concurrency: concurrency, pinnedOnly: pinnedOnly,
                                       maxDelete: maxDelete, force: force)
             try ctx.out.emit(AgentHelpers.work(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy, options: options,
                                                say: { ctx.out.note("vault agent work: " + $0) }))

@@ -112,12 +112,9 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var waitingForUnmetered: Int
     }
 
-    var options: SyncOptions {
-        var o = SyncOptions()
-        o.concurrency = push.concurrency
-        o.maxDelete = maxDelete
-        o.force = force
-        return o
+    /// What this command asks of a sync pass (here or in the agent).
+    var request: SyncRequest {
+        SyncRequest(allowMetered: push.allowMetered, concurrency: push.concurrency, pinnedOnly: pinnedOnly, maxDelete: maxDelete, force: force)
     }
 
     func run(_ ctx: CommandContext) throws {
@@ -127,12 +124,10 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
 
     /// One sync, run by the vault agent when one runs (queued after its own pass), else here.
     func syncOnce(_ ctx: CommandContext) throws {
-        let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
         if let agent = ctx.agent() {
             // A locked agent leaves it to this command when a password source was named.
             do {
-                let r = try agent.sync(WorkOptions(allowMetered: push.allowMetered, concurrency: push.concurrency, pinnedOnly: pinnedOnly,
-                                                   maxDelete: maxDelete, force: force))
+                let r = try agent.sync(request)
                 guard let summary = r.summary else { throw VaultError(.io, "the vault agent's sync pass gave no summary") }
                 return try Self.report(ctx, summary, pull: pinnedOnly ? nil : r.pull ?? PullSummary(), pinnedOnly: pinnedOnly,
                                        downloaded: summary.downloaded, waitingForUnmetered: summary.waitingForUnmetered,
@@ -140,39 +135,21 @@ struct SyncCommand: VaultCommand, ProducesJSON, ReadsPassword {
             } catch let e as VaultError where e.kind == .locked && ctx.password.isExplicit {}
         }
         let vault = try ctx.openVault(lock: .sync)   // `vault transfers` (list, pause, cancel) may run beside it
-        if pinnedOnly { return try Self.push(ctx, vault, push, pinnedOnly: true, asSync: true) }
-        var o = options
-        let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: push.allowMetered,
-                                                             environment: ctx.environment)
-        o.holdLargeFrom = hold
-        o.conflictPolicy = try SyncClient.conflictPolicy(vault: vault, policy: ctx.policy)
-        let bar = ProgressLine(enabled: !ctx.out.json)
-        let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
-        client.onProgress = bar.update
-        let r: SyncReport
-        do { defer { bar.clear() }; r = try client.sync(o) }
-        try Self.report(ctx, r.push, pull: r.pull, downloaded: r.downloaded, waitingForUnmetered: r.waitingForUnmetered,
-                        meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+        try Self.pass(ctx, vault, request, kind: SyncPass.kind(of: request), asSync: true)
     }
 
-    /// Pushes (unless `pinnedOnly`), then downloads pinned content: `sync --pinned-only` (`asSync`:
-    /// its result is the sync's) and `vault transfers resume` (its result is the push's summary).
-    static func push(_ ctx: CommandContext, _ vault: Vault, _ options: PushOptions, pinnedOnly: Bool, asSync: Bool) throws {
+    /// Runs one sync pass here (`SyncPass`, with a progress line on a terminal) and reports it:
+    /// `vault sync` and `sync --pinned-only` (`asSync`: the sync's result) and `vault transfers
+    /// resume` (its result is the push's summary).
+    static func pass(_ ctx: CommandContext, _ vault: Vault, _ request: SyncRequest, kind: SyncPass.Kind, asSync: Bool) throws {
         let bar = ProgressLine(enabled: !ctx.out.json)
         let client = try ctx.syncClient(vault, say: { bar.clear(); if !ctx.out.json { ctx.out.note($0) } })
         client.onProgress = bar.update
-        // Large uploads wait on a metered network unless allowed (never when the policy forbids it).
-        let unmeteredOnly = ctx.policy.largeTransfersUnmeteredOnly.value == true
-        let (hold, cost) = try NetworkCost.largeTransferHold(vault: vault, policy: ctx.policy, allowMetered: options.allowMetered,
-                                                             environment: ctx.environment)
-        var s = pinnedOnly ? PushSummary() : try client.push(concurrency: options.concurrency, holdLargeFrom: hold)
-        let pinned = try client.downloadPinned(holdLargeFrom: hold)
-        s.downloaded = pinned.downloaded
-        s.waitingForUnmetered += pinned.waiting
-        bar.clear()
-        if ctx.out.json && !asSync { return try ctx.out.emit(s) }
-        try report(ctx, s, pull: nil, pinnedOnly: pinnedOnly, downloaded: s.downloaded, waitingForUnmetered: s.waitingForUnmetered,
-                   meteredSource: cost.source, unmeteredOnly: unmeteredOnly)
+        let r: SyncPass.Result
+        do { defer { bar.clear() }; r = try SyncPass.run(client, request, kind: kind, policy: ctx.policy, environment: ctx.environment) }
+        if ctx.out.json && !asSync { return try ctx.out.emit(r.push) }
+        try report(ctx, r.push, pull: r.pull, pinnedOnly: kind == .pinnedOnly, downloaded: r.push.downloaded,
+                   waitingForUnmetered: r.push.waitingForUnmetered, meteredSource: r.meteredSource, unmeteredOnly: r.unmeteredOnly)
     }
 
     /// What a sync did, for people or as JSON (whether this command or the agent ran it); `pull`

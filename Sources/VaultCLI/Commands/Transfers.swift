@@ -62,7 +62,8 @@ struct TransfersCommand: ParsableCommand {
             try cost.apply(to: vault)
             let target = try path.map { try vault.resolve($0) }
             try SyncClient.release(vault: vault, nodeId: target?.id)
-            try SyncCommand.push(ctx, vault, push, pinnedOnly: false, asSync: false)
+            try SyncCommand.pass(ctx, vault, SyncRequest(allowMetered: push.allowMetered, concurrency: push.concurrency),
+                                 kind: .pushAndPinned, asSync: false)
         }
     }
 

@@ -5,7 +5,7 @@ import VaultArguments
 /// from the command tree in `ServerCommands.swift`.
 enum ServerCommand {
     case serve(ServerConfig, logRequests: Bool)
-    case userAdd(dataDir: String, name: String, passwordFile: String?)
+    case user(dataDir: String, UserCommand)
     case help(String)
     case version(String)
 
@@ -26,8 +26,29 @@ enum ServerCommand {
                 return .serve(config, logRequests: !serve.quiet)
             }
             if let help = command as? ServerHelp { return .help(help.text) }
-            let add = command as! User.Add
-            return .userAdd(dataDir: add.data, name: add.name, passwordFile: add.passwordFile)
+            return userCommand(command)
         }
     }
+
+    /// A `vault-server user …` command (every other command was matched before).
+    private static func userCommand(_ command: any ParsableCommand) -> ServerCommand {
+        switch command {
+        case let c as User.Add: return .user(dataDir: c.data, .add(name: c.name, passwordFile: c.passwordFile))
+        case let c as User.List: return .user(dataDir: c.data, .list(json: c.json))
+        case let c as User.Passwd: return .user(dataDir: c.data, .passwd(name: c.name, passwordFile: c.passwordFile))
+        case let c as User.Remove: return .user(dataDir: c.data, .remove(name: c.name, confirmed: c.yes))
+        case let c as User.Sessions.Revoke: return .user(dataDir: c.data, .revokeSessions(name: c.name))
+        default: preconditionFailure("a command without a case: \(type(of: command))")
+        }
+    }
+}
+
+/// What a `vault-server user …` command asks for.
+enum UserCommand: Equatable {
+    case add(name: String, passwordFile: String?)
+    case list(json: Bool)
+    case passwd(name: String, passwordFile: String?)
+    /// `confirmed`: `--yes` was given.
+    case remove(name: String, confirmed: Bool)
+    case revokeSessions(name: String)
 }

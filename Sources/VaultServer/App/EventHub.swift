@@ -36,9 +36,9 @@ final class EventHub: @unchecked Sendable {
     /// A new stream for `owner` resuming after `after`; 429 (`too_many_requests`, Retry-After
     /// the keep-alive interval, within which a vanished client's stream is noticed) when the
     /// user already holds `perUserLimit`.
-    func open(owner: String, after: Int64, now: Double) throws -> EventStream {
+    func open(owner: String, generation: Int64 = 0, after: Int64, now: Double) throws -> EventStream {
         lock.lock(); defer { lock.unlock() }
-        let stream = EventStream(hub: self, owner: owner, after: after)
+        let stream = EventStream(hub: self, owner: owner, generation: generation, after: after)
         if stopped { stream.end(); return stream }
         var mine = streams[owner] ?? [:]
         guard mine.count < perUserLimit else {
@@ -66,6 +66,21 @@ final class EventHub: @unchecked Sendable {
                 streams[owner]?[id]?.due = now + keepAlive
                 r.stream.keepAliveDue()
             }
+        }
+    }
+
+    /// Cuts off every stream whose owner and token generation `isCurrent` no longer accepts (the
+    /// user was removed or its tokens revoked). `isCurrent` runs without the hub's lock held.
+    func cutOff(unless isCurrent: (_ owner: String, _ generation: Int64) -> Bool) {
+        lock.lock()
+        let all = streams.values.flatMap { $0.values.map(\.stream) }
+        lock.unlock()
+        var verdicts: [String: Bool] = [:]
+        for stream in all {
+            let key = "\(stream.owner)#\(stream.generation)"
+            let current = verdicts[key] ?? isCurrent(stream.owner, stream.generation)
+            verdicts[key] = current
+            if !current { stream.clientGone() }
         }
     }
 

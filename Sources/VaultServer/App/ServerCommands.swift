@@ -23,8 +23,8 @@ struct VaultServerProgram: ParsableCommand {
                     ("DATA/jwt.secret", "The token signing key, made at first start (unless --jwt-secret-file)."),
                 ]),
                 ManualSection(title: "Exit status", items: [
-                    ("0", "Stopped by SIGTERM or SIGINT after a clean shutdown, or `user add` succeeded."),
-                    ("1", "It could not start or the command failed (address in use, unreadable TLS key, a user that exists)."),
+                    ("0", "Stopped by SIGTERM or SIGINT after a clean shutdown, or a `user` command succeeded."),
+                    ("1", "It could not start or the command failed (address in use, unreadable TLS key, a user that exists or does not, `user remove` not confirmed)."),
                     ("2", "A usage error: an unknown or misplaced option, a missing or malformed value."),
                 ]),
                 ManualSection(title: "See also", paragraphs: ["vault(1); docs/server.md and docs/openapi.yaml in the source tree."]),
@@ -71,7 +71,7 @@ struct Serve: ParsableCommand {
     @Option(help: "change-feed entries kept per user (default 100000)") var changesKeep: Count?
     @Option(help: "resumable session lifetime in seconds (default 86400)", valueName: "seconds") var uploadTtl: Count?
     @Option(help: "a chunk writer silent this long may be taken over, in seconds (default 10)", valueName: "seconds") var chunkStall: Count?
-    @Option(help: "expiry sweep period in seconds (default 30)", valueName: "seconds") var sweepInterval: Count?
+    @Option(help: "sweep period (expired uploads; event streams of removed users or revoked tokens) in seconds (default 30)", valueName: "seconds") var sweepInterval: Count?
     @Option(help: "SSE keep-alive comment period in seconds (default 15)", valueName: "seconds") var keepalive: Count?
     @Option(help: "open event streams per user, 429 beyond (default 16)") var maxEventStreams: Count?
     @Option(help: "connections at once, all clients (default 1000)") var maxConnections: Count?
@@ -148,10 +148,13 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// `vault-server user`.
+/// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:
+/// the server reads users and token generations from the same database on every request).
 struct User: ParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "user", abstract: "manage the server's users", subcommands: [Add.self])
+        CommandConfiguration(name: "user", abstract: "manage the server's users",
+                             discussion: "Each command works on the data folder's database; a server running on it sees the change at its next request.",
+                             subcommands: [Add.self, List.self, Passwd.self, Remove.self, Sessions.self])
     }
 
     /// `vault-server user add NAME`.
@@ -167,6 +170,69 @@ struct User: ParsableCommand {
         var data: String
         @Option(help: "read the password from FILE (else from standard input)", valueName: "file", completion: .file)
         var passwordFile: String?
+    }
+
+    /// `vault-server user list`.
+    struct List: ParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(name: "list", abstract: "list the users: name, id and creation time",
+                                 discussion: "One user a line, NAME ID CREATED (UTC, ISO 8601), separated by tabs, sorted by name. With --json: an array of {\"name\", \"id\", \"createdAt\"}.")
+        }
+
+        @Option(help: "the data folder", valueName: "dir", completion: .directory)
+        var data: String
+        @Flag(help: "print JSON instead of lines")
+        var json = false
+    }
+
+    /// `vault-server user passwd NAME`.
+    struct Passwd: ParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(name: "passwd", abstract: "set a user's password and revoke its tokens",
+                                 discussion: "The new password is the first line of --password-file, else of standard input. Every token issued before is refused from now on, so each device signs in again with the new password.")
+        }
+
+        @Argument(help: "the user name", valueName: "name")
+        var name: String
+        @Option(help: "the data folder", valueName: "dir", completion: .directory)
+        var data: String
+        @Option(help: "read the new password from FILE (else from standard input)", valueName: "file", completion: .file)
+        var passwordFile: String?
+    }
+
+    /// `vault-server user remove NAME`.
+    struct Remove: ParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(name: "remove", abstract: "remove a user and delete all its data",
+                                 discussion: "Deletes the user, its tokens (refused at once), its files and folders, every revision and its content, its trash, its change feed, its upload sessions with their partial data, and its key envelope. Other users are untouched. It asks for confirmation on a terminal; without one it refuses unless --yes is given. There is no undo.")
+        }
+
+        @Argument(help: "the user name", valueName: "name")
+        var name: String
+        @Option(help: "the data folder", valueName: "dir", completion: .directory)
+        var data: String
+        @Flag(help: "do not ask for confirmation (scripts)")
+        var yes = false
+    }
+
+    /// `vault-server user sessions`.
+    struct Sessions: ParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(name: "sessions", abstract: "manage a user's tokens", subcommands: [Revoke.self])
+        }
+
+        /// `vault-server user sessions revoke NAME`.
+        struct Revoke: ParsableCommand {
+            static var configuration: CommandConfiguration {
+                CommandConfiguration(name: "revoke", abstract: "revoke every token of a user",
+                                     discussion: "Every token the user holds now is refused from its next request; signing in with the password gives a new one. Use it when a device holding a token is lost.")
+            }
+
+            @Argument(help: "the user name", valueName: "name")
+            var name: String
+            @Option(help: "the data folder", valueName: "dir", completion: .directory)
+            var data: String
+        }
     }
 }
 

@@ -5,7 +5,7 @@ import VaultPrimitives
 import Glibc
 #endif
 
-/// The `vault-server` program: `serve` and `user add`. `main.swift` only calls `run`.
+/// The `vault-server` program: `serve` and `user …`. `main.swift` only calls `run`.
 public enum VaultServerMain {
     /// Runs the command in `arguments` (without the program name) and returns the exit code.
     public static func run(_ arguments: [String]) -> Int32 {
@@ -26,31 +26,18 @@ public enum VaultServerMain {
             case .version(let v):
                 print(v)
                 return 0
-            case .userAdd(let dataDir, let name, let passwordFile):
-                return try addUser(dataDir: dataDir, name: name, passwordFile: passwordFile)
+            case .user(let dataDir, let command):
+                return try UserCommands(dataDir: dataDir).run(command)
             case .serve(let config, let logRequests):
                 return try serve(config, logRequests: logRequests)
             }
+        } catch let error as APIError {
+            FileHandle.standardError.write(Data("vault-server: \(error.message)\n".utf8))
+            return 1
         } catch {
             FileHandle.standardError.write(Data("vault-server: \(error)\n".utf8))
             return 1
         }
-    }
-
-    private static func addUser(dataDir: String, name: String, passwordFile: String?) throws -> Int32 {
-        try FileSystem.makeDirectory(dataDir)
-        var password: [UInt8]
-        if let passwordFile {
-            password = try FileSystem.readAll(passwordFile)
-        } else {
-            password = Array((readLine(strippingNewline: true) ?? "").utf8)
-        }
-        while let last = password.last, last == 0x0a || last == 0x0d { password.removeLast() }
-        defer { for i in password.indices { password[i] = 0 } }
-        let store = try MetadataStore(path: dataDir + "/meta.db")
-        let id = try UserDirectory(store: store).add(name: name, password: password)
-        print(id)
-        return 0
     }
 
     private static func serve(_ config: ServerConfig, logRequests: Bool) throws -> Int32 {
@@ -78,6 +65,7 @@ public enum VaultServerMain {
             while !service.hub.isStopped {
                 Thread.sleep(forTimeInterval: TimeInterval(service.config.sweepInterval))
                 service.sweepExpiredUploads()
+                service.cutOffRevokedStreams()
             }
         }
         sweeper.start()

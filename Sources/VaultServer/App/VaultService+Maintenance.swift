@@ -2,7 +2,7 @@ import Foundation
 import VaultSQL
 import VaultPrimitives
 
-/// Startup recovery and the periodic expiry sweep.
+/// Startup recovery and the periodic sweep (expired uploads, revoked event streams).
 extension VaultService {
     /// Deletes expired sessions (rows and part files).
     func sweepExpiredUploads() {
@@ -14,6 +14,12 @@ extension VaultService {
         }) ?? []
         for id in ids { FileSystem.remove(content.partPath(id)) }
         uploadLocks.withLock { locks in for id in ids { locks.removeValue(forKey: id) } }
+    }
+
+    /// Drops the event streams of users removed, or whose tokens were revoked, since they opened
+    /// (a database error keeps them until the next sweep).
+    func cutOffRevokedStreams() {
+        hub.cutOff { owner, generation in (try? users.isCurrent(id: owner, generation: generation)) ?? true }
     }
 
     /// Makes the content folder agree with the database after a crash: a session's part file

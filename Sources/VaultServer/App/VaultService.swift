@@ -47,16 +47,18 @@ final class VaultService: @unchecked Sendable {
         }
     }
 
-    /// The user id behind an `Authorization: Bearer` header.
+    /// The user id behind an `Authorization: Bearer` header: a token of a removed user, or one
+    /// issued before the user's tokens were revoked, is refused.
     func authenticate(_ request: HTTPRequest) throws -> String {
         guard let h = request.header("authorization"), h.lowercased().hasPrefix("bearer ") else {
             throw APIError.unauthorized()
         }
         let token = String(h.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        guard let uid = signer.verify(token), try users.exists(id: uid) else {
-            throw APIError.unauthorized("the bearer token is invalid or expired")
+        let ahead = config.testFaults ? TimeInterval(faults.current.clockAheadSeconds ?? 0) : 0   // the test clock
+        guard let claim = signer.verify(token, now: Date().addingTimeInterval(ahead)), try users.isCurrent(id: claim.userId, generation: claim.generation) else {
+            throw APIError.unauthorized("the bearer token is invalid, expired or revoked")
         }
-        return uid
+        return claim.userId
     }
 
     /// Records a change and wakes SSE streams (call inside the write transaction; the wake-up

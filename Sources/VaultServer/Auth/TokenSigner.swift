@@ -1,7 +1,8 @@
 import Foundation
 import VaultPrimitives
 
-/// HS256 JSON Web Tokens: `sub` = user id, `iat`, `exp`.
+/// HS256 JSON Web Tokens: `sub` = user id, `gen` = the user's token generation when issued
+/// (absent in tokens from before generations: 0), `iat`, `exp`.
 struct TokenSigner: Sendable {
     private let secret: [UInt8]
 
@@ -19,18 +20,20 @@ struct TokenSigner: Sendable {
         return TokenSigner(secret: secret)
     }
 
-    func issue(userId: String, ttl: Int, now: Date = Date()) -> (token: String, expiresAt: Date) {
+    /// A token for `userId` in its token generation `generation`, valid for `ttl` seconds.
+    func issue(userId: String, generation: Int64, ttl: Int, now: Date = Date()) -> (token: String, expiresAt: Date) {
         let exp = Int(now.timeIntervalSince1970) + ttl
         let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let claims: [String: Any] = ["sub": userId, "iat": Int(now.timeIntervalSince1970), "exp": exp]
+        let claims: [String: Any] = ["sub": userId, "gen": generation, "iat": Int(now.timeIntervalSince1970), "exp": exp]
         let payloadBytes = (try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data()
         let signingInput = header + "." + Base64URL.encode([UInt8](payloadBytes))
         let sig = Sodium.hmacSHA256(key: secret, message: Array(signingInput.utf8))
         return (signingInput + "." + Base64URL.encode(sig), Date(timeIntervalSince1970: TimeInterval(exp)))
     }
 
-    /// The user id of a valid, unexpired token, else nil.
-    func verify(_ token: String, now: Date = Date()) -> String? {
+    /// The user id and generation of a validly signed, unexpired token, else nil (the caller
+    /// compares the generation with the user's current one).
+    func verify(_ token: String, now: Date = Date()) -> (userId: String, generation: Int64)? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, token.utf8.count < 4096,
               let headerBytes = Base64URL.decode(parts[0]),
@@ -44,6 +47,8 @@ struct TokenSigner: Sendable {
               let sub = claims["sub"] as? String,
               let exp = (claims["exp"] as? NSNumber)?.doubleValue,
               exp > now.timeIntervalSince1970 else { return nil }
-        return sub
+        guard let gen = claims["gen"] else { return (sub, 0) }
+        guard let n = gen as? NSNumber, let g = Int64(exactly: n.doubleValue) else { return nil }
+        return (sub, g)
     }
 }

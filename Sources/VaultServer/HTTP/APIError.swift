@@ -1,5 +1,6 @@
 import VaultAPI
 import VaultPrimitives
+import VaultSQL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,6 +46,9 @@ struct APIError: Error, CustomStringConvertible {
     /// gets a generic sentence.
     static func unexpected(_ error: Error) -> APIError {
         if let e = error as? APIError { return e }
+        if let e = error as? SQLError, e.kind == .constraint, e.message.contains(MetadataStore.ownerGone) {
+            return .unauthorized("the bearer token is invalid, expired or revoked")   // removed mid-request
+        }
         if let e = error as? FileSystemError, e.errno == .fileTooLarge {
             return APIError(status: 413, code: "too_large", message: "the file is larger than this server's storage can hold")
         }

@@ -37,6 +37,10 @@ enum RequestDecoding {
         return text
     }
 
+    /// What `docs/openapi.yaml` states for a free-text header (`Range`, `If-Range`): visible
+    /// ASCII, space and HTAB (RFC 9110's field-value), as `headerValue` accepts them.
+    static let headerTextPattern = #"^[\t\x20-\x7e]*$"#
+
     /// A header value: UTF-8 without control characters (tab aside), without the surrounding
     /// whitespace that RFC 9110 says is not part of it. libmicrohttpd passes a NUL inside a value
     /// through, which C strings would silently cut.

@@ -11,12 +11,12 @@ extension VaultService {
             if let wait = logins.admit(user: req.username, ip: ip) {
                 throw APIError.tooMany("too many failed logins; try again in \(wait) s", retryAfter: wait)
             }
-            guard let uid = try users.check(name: req.username, password: Array(req.password.utf8)) else {
+            guard let signIn = try users.check(name: req.username, password: Array(req.password.utf8)) else {
                 throw APIError.unauthorized("wrong username or password")
             }
             logins.succeeded(user: req.username, ip: ip)
-            let (token, exp) = signer.issue(userId: uid, ttl: config.sessionTTL)
-            return .json(TokenResponse(token: token, expiresAt: exp, userId: uid))
+            let (token, exp) = signer.issue(userId: signIn.userId, generation: signIn.generation, ttl: config.sessionTTL)
+            return .json(TokenResponse(token: token, expiresAt: exp, userId: signIn.userId))
         }
     }
 }

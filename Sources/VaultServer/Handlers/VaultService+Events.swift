@@ -3,7 +3,8 @@ import VaultAPI
 
 /// `GET /v1/events`: Server-Sent Events saying "changed up to cursor N" (never file data),
 /// resuming after `Last-Event-ID` (or `?cursor=`), with keep-alive comments. At most
-/// `--max-event-streams` per user (429 beyond).
+/// `--max-event-streams` per user (429 beyond). A stream of a user since removed, or whose tokens
+/// were revoked, is cut off by the next sweep (`cutOffRevokedStreams`).
 extension VaultService {
     func events(_ ctx: RequestContext) throws -> RequestPlan {
         // Both are checked; a non-empty Last-Event-ID (a browser's reconnect) wins over the query,
@@ -13,7 +14,8 @@ extension VaultService {
         let last = try header ?? query ?? store.withDB { db in try db.latestCursor() }
         let userLatest = try store.withDB { db in try db.latestCursor(owner: ctx.userId) }
         hub.publish(owner: ctx.userId, cursor: userLatest)
-        let stream = try hub.open(owner: ctx.userId, after: last, now: clock())
+        let generation = try users.generation(id: ctx.userId) ?? 0
+        let stream = try hub.open(owner: ctx.userId, generation: generation, after: last, now: clock())
         return .respond(HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
         ], body: .stream(stream)))
@@ -37,6 +39,8 @@ final class EventStream: LiveBody, @unchecked Sendable {
     private let lock = NSLock()
     private weak var hub: EventHub?
     let owner: String
+    /// The owner's token generation when the stream opened (see `EventHub.cutOff`).
+    let generation: Int64
     private var after: Int64
     private var known: Int64 = -1
     private var pending: [UInt8] = Array("retry: 2000\n: connected\n\n".utf8)
@@ -46,8 +50,8 @@ final class EventStream: LiveBody, @unchecked Sendable {
     private var closed = false
     private var wake: (@Sendable () -> Void)?
 
-    init(hub: EventHub, owner: String, after: Int64) {
-        self.hub = hub; self.owner = owner; self.after = after
+    init(hub: EventHub, owner: String, generation: Int64 = 0, after: Int64) {
+        self.hub = hub; self.owner = owner; self.generation = generation; self.after = after
     }
 
     func poll(into buffer: UnsafeMutableRawBufferPointer) -> LiveRead {
@@ -84,6 +88,7 @@ final class EventStream: LiveBody, @unchecked Sendable {
         lock.lock(); self.wake = wake; lock.unlock()
     }
 
+    /// The client is gone, or may no longer listen: the connection is dropped.
     func clientGone() { update { $0.gone = true } }
 
     /// The user's feed reached `cursor`.

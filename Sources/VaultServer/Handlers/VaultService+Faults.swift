@@ -39,6 +39,7 @@ extension VaultService {
         ("retryAfter429Count", \.retryAfter429Count64, 0...1_000_000),
         ("retryAfterSeconds", \.retryAfterSeconds64, 0...86_400),
         ("extraContentBytes", \.extraContentBytes64, 0...(1 << 40)),
+        ("clockAheadSeconds", \.clockAheadSeconds64, 0...31_536_000),
     ] }
 
     static func validate(_ s: FaultSettings) throws {
@@ -64,4 +65,5 @@ private extension FaultSettings {
     var retryAfter429Count64: Int64? { retryAfter429Count.map(Int64.init) }
     var retryAfterSeconds64: Int64? { retryAfterSeconds.map(Int64.init) }
     var extraContentBytes64: Int64? { extraContentBytes.map(Int64.init) }
+    var clockAheadSeconds64: Int64? { clockAheadSeconds.map(Int64.init) }
 }

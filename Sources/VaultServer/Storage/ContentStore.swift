@@ -20,6 +20,18 @@ struct ContentStore: Sendable {
         for name in FileSystem.list(tmpDir) { FileSystem.remove(tmpDir + "/" + name) }
     }
 
+    /// The content folder of an existing data folder, as it is (for `vault-server user` commands,
+    /// which must not clear the temps of a server running on it).
+    init(existing root: String) { self.root = root }
+
+    /// Deletes the content and part files a removed user left (`SQLDatabase.deleteUser`).
+    func remove(_ files: RemovedUserFiles) throws {
+        for rid in files.revisionIds { FileSystem.remove(revisionPath(rid)) }
+        for id in files.uploadIds { FileSystem.remove(partPath(id)) }
+        // A folder no server has started on yet has neither directory.
+        for dir in [contentDir, uploadsDir] where FileSystem.exists(dir) { try FileSystem.syncDirectory(dir) }
+    }
+
     func revisionPath(_ revisionId: String) -> String { contentDir + "/" + revisionId }
     func partPath(_ uploadId: String) -> String { uploadsDir + "/" + uploadId + ".part" }
     func newTempPath() -> String { tmpDir + "/" + Sodium.randomID() }

@@ -78,7 +78,32 @@ final class MetadataStore: @unchecked Sendable {
         CREATE TABLE envelopes(
             owner TEXT PRIMARY KEY, body TEXT NOT NULL, version INTEGER NOT NULL, updated_at REAL NOT NULL);
         """,
+        // User management: a token names the generation it was issued in (revoking bumps it), and
+        // no row can be added for a user that is gone (a request of a removed user that was already
+        // past its token check when `user remove` committed fails instead of leaving orphans).
+        """
+        ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
+        \(ownerTriggers)
+        """,
     ]
+
+    /// The message of the constraint error a write for a removed user (or its session) fails with.
+    static let ownerGone = "vault: the user was removed"
+
+    /// One trigger per table with an `owner` (and one for partial chunks, keyed by session) that
+    /// refuses a row whose user (session) no longer exists.
+    private static var ownerTriggers: String {
+        func trigger(_ name: String, on table: String, unless exists: String) -> String {
+            "CREATE TRIGGER \(name) BEFORE INSERT ON \(table) WHEN NOT EXISTS (\(exists)) "
+                + "BEGIN SELECT RAISE(ABORT, '\(ownerGone)'); END;"
+        }
+        let owned = ["files", "revisions", "changes", "uploads", "envelopes"].map {
+            trigger("\($0)_need_owner", on: $0, unless: "SELECT 1 FROM users WHERE id = NEW.owner")
+        }
+        let partials = trigger("upload_partials_need_session", on: "upload_partials",
+                               unless: "SELECT 1 FROM uploads WHERE id = NEW.upload_id")
+        return (owned + [partials]).joined(separator: "\n")
+    }
 
     private static func migrate(_ db: SQLDatabase) throws {
         let current = try db.userVersion

@@ -21,7 +21,7 @@ Routes
   GET /interim            -> 103 Early Hints then 200 with X-Final: 1
   ANY /headers            -> JSON of the request line, headers and the client's port
 """
-import hashlib, json, os, socket, ssl, struct, sys, threading, time
+import hashlib, json, os, select, socket, ssl, struct, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse, parse_qs
 
@@ -33,6 +33,23 @@ def pattern(offset, count):
     """count pattern bytes starting at absolute offset (count <= 1 MiB)."""
     start = offset % PERIOD
     return BLOCK[start:start + count]
+
+
+def until_client_hangs_up(conn, bound=30):
+    """Blocks until the client closes its side of conn (it gave up on a stalled transfer), for at
+    most bound seconds (a hang bound). Reads nothing, so a stalled upload stays stalled."""
+    p = select.poll()
+    p.register(conn, select.POLLRDHUP)
+    p.poll(bound * 1000)
+
+
+def until_sent(conn, bound=30):
+    """Blocks until no byte written to conn waits unsent (the client took them), for at most
+    bound seconds: then a reset cannot discard them."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, 1)
+    p = select.poll()
+    p.register(conn, select.POLLOUT)
+    p.poll(bound * 1000)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -60,7 +77,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.route() == "/echo":
             return self.echo()
         if self.route() == "/sink-stall":
-            time.sleep(30)  # never reads the body: the client's upload stalls
+            until_client_hangs_up(self.connection)  # never reads the body: the client's upload stalls
             self.close_connection = True
             return
         if self.route() == "/headers":
@@ -120,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"0123456789")
             self.wfile.flush()
-            time.sleep(30)
+            until_client_hangs_up(self.connection)
             self.close_connection = True
             return
         if route == "/reset":
@@ -129,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(pattern(0, 64 * 1024))
             self.wfile.flush()
-            time.sleep(0.2)
+            until_sent(self.connection)
             # SO_LINGER with a zero timeout turns close() into a TCP RST.
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()

@@ -85,7 +85,7 @@ final class Trickler: @unchecked Sendable {
         Thread { [self] in
             while !isStopped {
                 for fd in fds { _ = send(fd, "a", 1, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                Thread.sleep(forTimeInterval: interval)
+                Thread.sleep(forTimeInterval: interval)   // the trickle's pace is the point (a slow client), no event to wait for
             }
             done.signal()
         }.start()
@@ -97,16 +97,6 @@ final class Trickler: @unchecked Sendable {
         lock.lock(); let first = !stopped; stopped = true; lock.unlock()
         if first { done.wait() }
     }
-}
-
-/// Polls `condition` every 100 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(within timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try condition() { return true }
-        Thread.sleep(forTimeInterval: 0.1)
-    }
-    return try condition()
 }
 
 extension ServerProcess {

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -62,12 +63,19 @@ final class ServerProcess: @unchecked Sendable {
     /// Runs the binary to completion; returns the exit code and stdout.
     @discardableResult
     static func run(_ args: [String], stdin: String? = nil) throws -> (Int32, String) {
+        let r = try runCapturing(args, stdin: stdin)
+        return (r.code, r.stdout)
+    }
+
+    /// Runs the binary to completion; returns the exit code, stdout and stderr. Standard input is
+    /// `stdin` through a pipe (never a terminal), else inherited.
+    static func runCapturing(_ args: [String], stdin: String? = nil) throws -> (code: Int32, stdout: String, stderr: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
-        let out = Pipe()
+        let out = Pipe(), err = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        p.standardError = err
         if let stdin {
             let inPipe = Pipe(); p.standardInput = inPipe
             try p.run()
@@ -75,9 +83,13 @@ final class ServerProcess: @unchecked Sendable {
         } else {
             try p.run()
         }
+        // stderr is read on another thread so that neither pipe can fill up and block the child.
+        let errData = Locked(Data()), errDone = DispatchSemaphore(value: 0)
+        Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() }; errDone.signal() }.start()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        errDone.wait()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errData.withLock { $0 }, as: UTF8.self))
     }
 
     /// Starts `serve` and waits for its `listening on` line.
@@ -91,18 +103,8 @@ final class ServerProcess: @unchecked Sendable {
         p.standardError = FileHandle(forWritingAtPath: stderrPath)
         try p.run()
         process = p
-        var line = ""
-        let handle = out.fileHandleForReading
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains("\n") && Date() < deadline {
-            let d = handle.availableData
-            if d.isEmpty { break }
-            line += String(decoding: d, as: UTF8.self)
-        }
-        guard let r = line.range(of: "listening on 127.0.0.1:"),
-              let port = UInt16(line[r.upperBound...].prefix { $0.isNumber }) else {
-            throw TestHTTPError(description: "server did not start: \(line) \(log)")
-        }
+        let (listening, line) = listeningPort(from: out.fileHandleForReading)
+        guard let port = listening else { throw TestHTTPError(description: "server did not start: \(line) \(log)") }
         self.port = port
     }
 
