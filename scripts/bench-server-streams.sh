@@ -14,18 +14,8 @@ command -v curl >/dev/null || { echo "curl is required" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is required" >&2; exit 1; }
 [ "$(ulimit -n)" -gt $(( STREAMS + 64 )) ] || ulimit -n $(( STREAMS + 256 ))
 
-echo "building release…" >&2
-swift build -c release --scratch-path "$SCRATCH" --product vault-server >&2
-BIN="$SCRATCH/release/vault-server"
-
-TMP=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-printf 'bench-password\n' > "$TMP/pw"
+# shellcheck source=lib/release-server.sh
+. "$ROOT/scripts/lib/release-server.sh"
 
 # Opens $STREAMS streams, waits until each has started, prints "rss_before rss_after threads ok".
 measure() {

@@ -11,19 +11,8 @@ SIZE_MB=${SIZE_MB:-32}
 CHUNK_MB=${CHUNK_MB:-8}
 command -v curl >/dev/null || { echo "curl is required" >&2; exit 1; }
 
-echo "building release…" >&2
-swift build -c release --scratch-path "$SCRATCH" --product vault-server >&2
-BIN="$SCRATCH/release/vault-server"
-
-TMP=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-printf 'bench-password\n' > "$TMP/pw"
+# shellcheck source=lib/release-server.sh
+. "$ROOT/scripts/lib/release-server.sh"
 "$BIN" user add bench --data "$TMP/data" --password-file "$TMP/pw" >/dev/null
 # shellcheck disable=SC2086
 "$BIN" serve --data "$TMP/data" --listen 127.0.0.1:0 --quiet --max-body $(( (SIZE_MB + 1) << 20 )) \

@@ -16,9 +16,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DECRYPT="$ROOT/scripts/independent-decrypt-server.py"
-PASS=0 FAIL=0
-ok()   { PASS=$((PASS + 1)); echo "ok   - $*"; }
-bad()  { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+# shellcheck source=lib/tally.sh
+. "$ROOT/scripts/lib/tally.sh"
 
 # --- tools ------------------------------------------------------------------------------------
 if [ -z "${VAULT_BIN:-}" ] || [ -z "${VAULT_SERVER_BIN:-}" ]; then

@@ -14,11 +14,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DECRYPT="$ROOT/scripts/independent-decrypt.py"
-PASS=0 FAIL=0
-ok()   { PASS=$((PASS + 1)); echo "ok   - $*"; }
-bad()  { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
-check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
-refuse() { local what=$1; shift; if "$@" >/dev/null 2>&1; then bad "$what (was accepted)"; else ok "$what"; fi; }
+# shellcheck source=lib/tally.sh
+. "$ROOT/scripts/lib/tally.sh"
 
 # --- tools ------------------------------------------------------------------------------------
 if [ -z "${VAULT_BIN:-}" ]; then

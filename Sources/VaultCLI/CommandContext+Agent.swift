@@ -15,4 +15,18 @@ extension CommandContext {
         }
         return true
     }
+
+    /// Reports a node a command created or changed: hands the queued change to the agent, then
+    /// prints the node (`--json`) or the line `text` makes of its path and of whether an agent
+    /// took the change.
+    func reportChanged(_ node: Node, in vault: Vault, _ text: (_ path: String, _ background: Bool) -> String) throws {
+        let path = try vault.path(of: node)
+        let background = queuedChanges(vault)
+        if out.json { try out.emit(NodeResult(node, path: path)) } else { out.line(text(path, background)) }
+    }
+
+    /// `reportChanged` for a line that names only the path.
+    func reportChanged(_ node: Node, in vault: Vault, _ text: (_ path: String) -> String) throws {
+        try reportChanged(node, in: vault) { path, _ in text(path) }
+    }
 }

@@ -33,17 +33,11 @@ extension CLIHarness {
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + bound, execute: watchdog)
         onStart(pid)
-        let errBox = Box<Data>(Data())
-        let group = DispatchGroup()
-        group.enter()
-        let errHandle = err.fileHandleForReading
-        DispatchQueue.global().async { errBox.set(errHandle.readDataToEndOfFile()); group.leave() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        let output = readToEnd(stdout: out, stderr: err)
         p.waitUntilExit()
         watchdog.cancel()
-        return BoundedResult(result: Result(status: p.terminationStatus, stdout: outData,
-                                            stderr: String(decoding: errBox.get(), as: UTF8.self)),
+        return BoundedResult(result: Result(status: p.terminationStatus, stdout: output.stdout,
+                                            stderr: String(decoding: output.stderr, as: UTF8.self)),
                              timedOut: killed.get())
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 
 /// Runs the real `vault` binary as a user would, in a throwaway VAULT_HOME.
@@ -77,17 +78,9 @@ final class CLIHarness: @unchecked Sendable {
         if let stdin, let inPipe = p.standardInput as? Pipe {
             inPipe.fileHandleForWriting.write(stdin); try inPipe.fileHandleForWriting.close()
         }
-        // Read both pipes concurrently so a large output never blocks the child.
-        let errBox = Box<Data>(Data())
-        let group = DispatchGroup()
-        group.enter()
-        let errHandle = err.fileHandleForReading
-        DispatchQueue.global().async { errBox.set(errHandle.readDataToEndOfFile()); group.leave() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        let errData = errBox.get()
+        let output = readToEnd(stdout: out, stderr: err)
         p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+        return Result(status: p.terminationStatus, stdout: output.stdout, stderr: String(decoding: output.stderr, as: UTF8.self))
     }
 
     /// Runs and asserts success.
@@ -116,6 +109,17 @@ final class CLIHarness: @unchecked Sendable {
         let dir = home.appendingPathComponent(area)
         return try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "blob" }
+    }
+}
+
+extension CLIHarness {
+    /// Puts `json` in force as this harness's enterprise policy: `policy.json` in its root, read
+    /// unsigned (`VAULT_POLICY_KEY_FILE` names a key that does not exist).
+    func usePolicy(_ json: String) throws {
+        let file = root.appendingPathComponent("policy.json")
+        try Data(json.utf8).write(to: file)
+        env["VAULT_POLICY_FILE"] = file.path
+        env["VAULT_POLICY_KEY_FILE"] = root.appendingPathComponent("no-signing-key.pub").path
     }
 }
 

@@ -27,10 +27,7 @@ final class DegradedDeviceTests: XCTestCase {
         XCTAssertEqual(st, 0, out)
         XCTAssertTrue(out.contains("memory locking is unavailable"), out)
         XCTAssertTrue(out.contains("no keyring"), out)
-        let policy = h.root.appendingPathComponent("policy.json")
-        try Data(#"{"memoryLockRequired": true}"#.utf8).write(to: policy)
-        h.env["VAULT_POLICY_FILE"] = policy.path
-        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        try h.usePolicy(#"{"memoryLockRequired": true}"#)
         let (st2, out2) = try runWithoutMlock(h, ["ls"] + h.pw)
         XCTAssertEqual(st2, 11, out2)
         XCTAssertTrue(out2.contains("requires locked memory"), out2)

@@ -12,11 +12,7 @@ final class FailedUnlockTests: XCTestCase {
         h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("no-signing-key.pub").path
     }
 
-    func usePolicy(_ json: String) throws {
-        let file = h.root.appendingPathComponent("policy.json")
-        try Data(json.utf8).write(to: file)
-        h.env["VAULT_POLICY_FILE"] = file.path
-    }
+    func usePolicy(_ json: String) throws { try h.usePolicy(json) }
 
     struct Counter: Decodable { var total: Int; var sinceSuccess: Int }
 

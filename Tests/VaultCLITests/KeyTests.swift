@@ -64,10 +64,7 @@ final class KeyTests: XCTestCase {
         // Below a floor the policy set later: recalibrated, same algorithm.
         let q = try CLIHarness(keyring: false)
         try q.ok(["init", "--kdf", "pbkdf2", "--pbkdf2-iterations", "3000"] + q.pw)
-        let policy = q.root.appendingPathComponent("policy.json")
-        try Data(#"{"kdfMinPBKDF2Iterations": 5000}"#.utf8).write(to: policy)
-        q.env["VAULT_POLICY_FILE"] = policy.path
-        q.env["VAULT_POLICY_KEY_FILE"] = q.root.appendingPathComponent("none.pub").path
+        try q.usePolicy(#"{"kdfMinPBKDF2Iterations": 5000}"#)
         try q.ok(["key", "passwd", "--new-password-file", try q.localFile("new", Data("new password 1\n".utf8))] + q.pw)
         let kdf = try XCTUnwrap((try q.ok(["key", "list", "--json", "--password-file", q.root.appendingPathComponent("new").path]).json as? [[String: Any]])?.first?["kdf"] as? String)
         XCTAssertTrue(kdf.hasPrefix("pbkdf2-sha512"), kdf)

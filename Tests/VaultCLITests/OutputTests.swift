@@ -35,10 +35,7 @@ final class OutputTests: XCTestCase {
         for i in 0..<5 { try h.ok(["put", try h.localFile("f\(i)", Data(repeating: UInt8(i), count: 1000)), "/f\(i)"] + h.pw) }
         try h.ok(["mkdir", "-p", "/a/b/c"] + h.pw)
         try h.ok(["sync"] + h.pw)
-        let policy = h.root.appendingPathComponent("policy.json")
-        try Data(#"{"idleTimeoutMax": 600}"#.utf8).write(to: policy)
-        h.env["VAULT_POLICY_FILE"] = policy.path
-        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        try h.usePolicy(#"{"idleTimeoutMax": 600}"#)
         // Commands that open the vault take --password-file; the others refuse it (exit 2).
         let commands: [[String]] = [
             ["transfers"], ["transfers", "--json"], ["policy", "check"], ["ls"], ["ls", "-l"], ["ls", "--json"],

@@ -12,11 +12,7 @@ final class PolicyFloorTests: XCTestCase {
         h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("no-signing-key.pub").path
     }
 
-    func usePolicy(_ json: String) throws {
-        let file = h.root.appendingPathComponent("policy.json")
-        try Data(json.utf8).write(to: file)
-        h.env["VAULT_POLICY_FILE"] = file.path
-    }
+    func usePolicy(_ json: String) throws { try h.usePolicy(json) }
 
     func testFloorAboveWhatAKeyslotHoldsIsRefused() throws {
         try usePolicy(#"{"kdfMinArgon2Ops": 65}"#)

@@ -119,10 +119,7 @@ final class ReadOnlyDiskTests: XCTestCase {
     /// With a failed-unlock limit, no password is tried where failures cannot be counted.
     func testReadOnlyMountRefusesPasswordGuessesUnderAFailedUnlockLimit() throws {
         try makeVault(size: "16m")
-        let policy = h.root.appendingPathComponent("policy.json")
-        try Data(#"{"maxFailedUnlocks": 3}"#.utf8).write(to: policy)
-        h.env["VAULT_POLICY_FILE"] = policy.path
-        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("no-signing-key.pub").path
+        try h.usePolicy(#"{"maxFailedUnlocks": 3}"#)
         try h.ok(["ls"] + h.pw)
         XCTAssertEqual(try runTool("/bin/mount", ["-o", "remount,ro", mnt.path]), 0)
         let r = try h.run(["cat", "/d/f"] + h.pw)

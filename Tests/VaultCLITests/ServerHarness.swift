@@ -185,20 +185,9 @@ final class ServerHarness: @unchecked Sendable {
 }
 
 extension ServerHarness {
+    /// `/bin/sh -c command`'s output (VaultTestSupport's `shell`).
     @discardableResult
-    static func sh(_ command: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", command]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw TransferTestError("command failed: \(command)") }
-        return String(decoding: data, as: UTF8.self)
-    }
+    static func sh(_ command: String) throws -> String { try shell(command) }
 }
 
 struct TransferTestError: Error, CustomStringConvertible {

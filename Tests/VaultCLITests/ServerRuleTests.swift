@@ -24,12 +24,7 @@ final class ServerRuleTests: XCTestCase {
         h = nil
     }
 
-    func writePolicy(_ json: String) throws {
-        let policy = h.root.appendingPathComponent("policy.json")
-        try Data(json.utf8).write(to: policy)
-        h.env["VAULT_POLICY_FILE"] = policy.path
-        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
-    }
+    func writePolicy(_ json: String) throws { try h.usePolicy(json) }
 
     func login(_ url: String, _ extra: [String] = []) throws -> CLIHarness.Result {
         try h.run(["login", "--server", url, "--user", server.user, "--server-password-file", server.passwordFile.path] + extra + h.pw)

@@ -16,10 +16,7 @@ final class SessionLimitTests: XCTestCase {
     override func tearDown() { _ = try? h?.run(["lock"]); h = nil }
 
     func testUnlockSaysTheTimeoutsThePolicyImposes() throws {
-        let policy = h.root.appendingPathComponent("policy.json")
-        try Data(#"{"idleTimeoutMax": 300, "absoluteTimeoutMax": 3600}"#.utf8).write(to: policy)
-        h.env["VAULT_POLICY_FILE"] = policy.path
-        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        try h.usePolicy(#"{"idleTimeoutMax": 300, "absoluteTimeoutMax": 3600}"#)
         let r = try h.ok(["unlock", "--idle", "15m", "--absolute", "8h"] + h.pw)
         XCTAssertTrue(r.out.contains("locks after 5 min (the policy's maximum; 15 min was asked) idle time, 1 h (the policy's maximum; 8 h was asked) absolute limit"), r.out)
         let j = try XCTUnwrap(try h.ok(["unlock", "--idle", "2m", "--absolute", "0", "--json"] + h.pw).json as? [String: Any])

@@ -85,14 +85,11 @@ final class TransferTests: XCTestCase {
         XCTAssertEqual(try h.run(["sync"] + h.pw).status, 4, "not logged in: sync must say so")
 
         // A policy listing other servers only.
-        let policy = h.root.appendingPathComponent("policy.json")
-        try Data(#"{"allowedServers": ["https://drive.example.com"]}"#.utf8).write(to: policy)
-        h.env["VAULT_POLICY_FILE"] = policy.path
-        h.env["VAULT_POLICY_KEY_FILE"] = h.root.appendingPathComponent("none.pub").path
+        try h.usePolicy(#"{"allowedServers": ["https://drive.example.com"]}"#)
         let refused = try h.run(["login", "--server", server.url, "--user", server.user,
                                  "--server-password-file", server.passwordFile.path] + h.pw)
         XCTAssertEqual(refused.status, 11, refused.stderr)
-        try Data(#"{"allowedServers": ["\#(server.url)"]}"#.utf8).write(to: policy)
+        try h.usePolicy(#"{"allowedServers": ["\#(server.url)"]}"#)
 
         let ok = try h.ok(["login", "--server", server.url, "--user", server.user,
                            "--server-password-file", server.passwordFile.path] + h.pw)

@@ -17,10 +17,7 @@ struct MkdirCommand: VaultCommand, ProducesJSON, ReadsPassword {
 
     func run(_ ctx: CommandContext) throws {
         let vault = try ctx.openVault()
-        let n = try vault.mkdir(path, parents: parents)
-        let p = try vault.path(of: n)
-        ctx.queuedChanges(vault)
-        if ctx.out.json { try ctx.out.emit(NodeResult(n, path: p)) } else { ctx.out.line("Created \(p)/") }
+        try ctx.reportChanged(vault.mkdir(path, parents: parents), in: vault) { "Created \($0)/" }
     }
 }
 
@@ -40,10 +37,7 @@ struct MvCommand: VaultCommand, ProducesJSON, ReadsPassword {
 
     func run(_ ctx: CommandContext) throws {
         let vault = try ctx.openVault()
-        let n = try vault.move(source, to: destination)
-        let p = try vault.path(of: n)
-        ctx.queuedChanges(vault)
-        if ctx.out.json { try ctx.out.emit(NodeResult(n, path: p)) } else { ctx.out.line("Moved to \(p)") }
+        try ctx.reportChanged(vault.move(source, to: destination), in: vault) { "Moved to \($0)" }
     }
 }
 

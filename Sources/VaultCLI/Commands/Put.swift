@@ -50,10 +50,8 @@ struct PutCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let source = try SourceFile(local, accepting: .regular, folderHint: "use `vault put -r` to import a folder")
         let vault = try ctx.openVault()
         let n = try vault.put(source, to: dest, replace: replace)
-        let p = try vault.path(of: n)
-        let background = ctx.queuedChanges(vault)
-        if ctx.out.json { try ctx.out.emit(NodeResult(n, path: p)) } else {
-            ctx.out.line("Stored \(p) (\(ByteCount.format(n.size)), sealed; \(background ? "the agent uploads it in the background" : "awaiting upload"))")
+        try ctx.reportChanged(n, in: vault) { p, background in
+            "Stored \(p) (\(ByteCount.format(n.size)), sealed; \(background ? "the agent uploads it in the background" : "awaiting upload"))"
         }
     }
 

@@ -33,11 +33,11 @@ enum ServerCommand {
     /// A `vault-server user …` command (every other command was matched before).
     private static func userCommand(_ command: any ParsableCommand) -> ServerCommand {
         switch command {
-        case let c as User.Add: return .user(dataDir: c.data, .add(name: c.name, passwordFile: c.passwordFile))
-        case let c as User.List: return .user(dataDir: c.data, .list(json: c.json))
-        case let c as User.Passwd: return .user(dataDir: c.data, .passwd(name: c.name, passwordFile: c.passwordFile))
-        case let c as User.Remove: return .user(dataDir: c.data, .remove(name: c.name, confirmed: c.yes))
-        case let c as User.Sessions.Revoke: return .user(dataDir: c.data, .revokeSessions(name: c.name))
+        case let c as User.Add: return .user(dataDir: c.user.data, .add(name: c.user.name, passwordFile: c.passwordFile))
+        case let c as User.List: return .user(dataDir: c.folder.data, .list(json: c.json))
+        case let c as User.Passwd: return .user(dataDir: c.user.data, .passwd(name: c.user.name, passwordFile: c.passwordFile))
+        case let c as User.Remove: return .user(dataDir: c.user.data, .remove(name: c.user.name, confirmed: c.yes))
+        case let c as User.Sessions.Revoke: return .user(dataDir: c.user.data, .revokeSessions(name: c.user.name))
         default: preconditionFailure("a command without a case: \(type(of: command))")
         }
     }

@@ -148,6 +148,20 @@ struct Serve: ParsableCommand {
     }
 }
 
+/// The data folder a `vault-server user` command works on.
+struct DataFolder: ParsableArguments {
+    @Option(help: "the data folder", valueName: "dir", completion: .directory)
+    var data: String
+}
+
+/// The user a `vault-server user` command is about, and the data folder that holds it.
+struct UserTarget: ParsableArguments {
+    @Argument(help: "the user name", valueName: "name")
+    var name: String
+    @Option(help: "the data folder", valueName: "dir", completion: .directory)
+    var data: String
+}
+
 /// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:
 /// the server reads users and token generations from the same database on every request).
 struct User: ParsableCommand {
@@ -164,10 +178,7 @@ struct User: ParsableCommand {
                                  discussion: "The password is the first line of --password-file, else of standard input.")
         }
 
-        @Argument(help: "the user name", valueName: "name")
-        var name: String
-        @Option(help: "the data folder", valueName: "dir", completion: .directory)
-        var data: String
+        @OptionGroup var user: UserTarget
         @Option(help: "read the password from FILE (else from standard input)", valueName: "file", completion: .file)
         var passwordFile: String?
     }
@@ -179,8 +190,7 @@ struct User: ParsableCommand {
                                  discussion: "One user a line, NAME ID CREATED (UTC, ISO 8601), separated by tabs, sorted by name. With --json: an array of {\"name\", \"id\", \"createdAt\"}.")
         }
 
-        @Option(help: "the data folder", valueName: "dir", completion: .directory)
-        var data: String
+        @OptionGroup var folder: DataFolder
         @Flag(help: "print JSON instead of lines")
         var json = false
     }
@@ -192,10 +202,7 @@ struct User: ParsableCommand {
                                  discussion: "The new password is the first line of --password-file, else of standard input. Every token issued before is refused from now on, so each device signs in again with the new password.")
         }
 
-        @Argument(help: "the user name", valueName: "name")
-        var name: String
-        @Option(help: "the data folder", valueName: "dir", completion: .directory)
-        var data: String
+        @OptionGroup var user: UserTarget
         @Option(help: "read the new password from FILE (else from standard input)", valueName: "file", completion: .file)
         var passwordFile: String?
     }
@@ -207,10 +214,7 @@ struct User: ParsableCommand {
                                  discussion: "Deletes the user, its tokens (refused at once), its files and folders, every revision and its content, its trash, its change feed, its upload sessions with their partial data, and its key envelope. Other users are untouched. It asks for confirmation on a terminal; without one it refuses unless --yes is given. There is no undo.")
         }
 
-        @Argument(help: "the user name", valueName: "name")
-        var name: String
-        @Option(help: "the data folder", valueName: "dir", completion: .directory)
-        var data: String
+        @OptionGroup var user: UserTarget
         @Flag(help: "do not ask for confirmation (scripts)")
         var yes = false
     }
@@ -228,10 +232,7 @@ struct User: ParsableCommand {
                                      discussion: "Every token the user holds now is refused from its next request; signing in with the password gives a new one. Use it when a device holding a token is lost.")
             }
 
-            @Argument(help: "the user name", valueName: "name")
-            var name: String
-            @Option(help: "the data folder", valueName: "dir", completion: .directory)
-            var data: String
+            @OptionGroup var user: UserTarget
         }
     }
 }

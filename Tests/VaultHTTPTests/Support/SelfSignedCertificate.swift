@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 
 /// A throw-away self-signed certificate for 127.0.0.1 made with the `openssl` command, and its
 /// public-key pin (`sha256//…`).
@@ -24,18 +25,7 @@ struct SelfSignedCertificate {
 
     func remove() { try? FileManager.default.removeItem(atPath: dir) }
 
+    /// `/bin/sh -c command`'s output (VaultTestSupport's `shell`).
     @discardableResult
-    private static func sh(_ command: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", command]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw TestFailure("command failed: \(command)") }
-        return String(decoding: data, as: UTF8.self)
-    }
+    private static func sh(_ command: String) throws -> String { try shell(command) }
 }
