@@ -70,7 +70,7 @@ final class ChunkSink: BodySink {
         release()
         if written > 0 {
             _ = try? service.store.write { db in
-                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
+                try db.addUploadBytesReceived(uploadId, written)
             }
         }
     }

@@ -19,9 +19,7 @@ extension VaultService {
             try Self.validate(settings)
             faults.set(settings)
             if settings.expireSessionsNow == true {
-                _ = try store.withDB { db in
-                    try db.run("UPDATE uploads SET expires_at = ?", [Date().timeIntervalSince1970 - 1])
-                }
+                try store.withDB { db in try db.expireAllUploadSessions(at: Date().addingTimeInterval(-1)) }
                 sweepExpiredUploads()
             }
             return .json(faults.current)

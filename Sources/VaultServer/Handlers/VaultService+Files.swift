@@ -52,8 +52,7 @@ extension VaultService {
         // Nodes below a trashed folder are trashed with it: left out (a page may then hold fewer
         // than pageSize; the token goes on from the last node looked at).
         let (scanned, files) = try store.withDB { db -> ([FileResource], [FileResource]) in
-            let rows = try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
-                                    [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
+            let rows = try db.untrashedFiles(owner: ctx.userId, after: after, limit: pageSize + 1)
             let page = Array(rows.prefix(pageSize))
             let cursor = try db.latestCursor(owner: ctx.userId)
             var live = liveness.known(owner: ctx.userId, cursor: cursor)

@@ -66,17 +66,3 @@ extension VaultService {
         }
     }
 }
-
-extension SQLDatabase {
-    func envelope(owner: String) throws -> KeyEnvelope? {
-        try queryOne("SELECT body, version FROM envelopes WHERE owner = ?", [owner]).map {
-            KeyEnvelope(envelope: $0["body"].string ?? "", version: $0["version"].int64 ?? 0)
-        }
-    }
-
-    func saveEnvelope(owner: String, _ e: KeyEnvelope) throws {
-        try run("DELETE FROM envelopes WHERE owner = ?", [owner])
-        try run("INSERT INTO envelopes(owner, body, version, updated_at) VALUES(?,?,?,?)",
-                [owner, e.envelope, e.version, Date().timeIntervalSince1970])
-    }
-}

@@ -31,17 +31,14 @@ extension VaultService {
             let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
                 ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root", id: req.id, meta: req.meta)
             let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
-                if let row = try db.queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?",
-                                             [ctx.userId, req.requestId]) {
-                    let existing = UploadSession(row: row)
+                if let existing = try db.uploadSession(owner: ctx.userId, requestId: req.requestId) {
                     guard existing.isExpired else { return (existing, false) }
                     // An expired session is gone for good: the same requestId starts afresh.
                     try db.deleteUploadSession(existing.id)
                     FileSystem.remove(content.partPath(existing.id))
                 }
                 try validate(db, owner: ctx.userId, target: target)
-                let open = try db.scalar("SELECT count(*) FROM uploads WHERE owner = ? AND state = 'active'",
-                                         [ctx.userId])?.int ?? 0
+                let open = try db.activeUploadCount(owner: ctx.userId)
                 guard open < config.maxSessions else {
                     throw APIError.tooMany("too many open upload sessions (\(config.maxSessions)); finish or abort some",
                                            retryAfter: 30)
@@ -49,16 +46,14 @@ extension VaultService {
                 try requireQuota(db, owner: ctx.userId, adding: req.size)
                 let id = Sodium.randomID()
                 let now = Date()
-                try db.run("""
-                    INSERT INTO uploads(id, owner, request_id, state, name, parent_id, size, mime_type, sha256,
-                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id,
-                        client_id, meta, content_meta)
-                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-                    """, [id, ctx.userId, req.requestId, req.name, req.parentId ?? (req.fileId == nil ? "root" : nil),
-                          req.size, req.mimeType ?? "application/octet-stream", sha, req.fileId, req.baseVersion,
-                          config.chunkSize, Sodium.randomID(), now.timeIntervalSince1970,
-                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId,
-                          req.fileId == nil ? req.id : nil, req.fileId == nil ? req.meta : nil, req.contentMeta])
+                try db.insertUploadSession(
+                    id: id, owner: ctx.userId, requestId: req.requestId, name: req.name,
+                    parentId: req.parentId ?? (req.fileId == nil ? "root" : nil), size: req.size,
+                    mimeType: req.mimeType ?? "application/octet-stream", sha256: sha, fileId: req.fileId,
+                    baseVersion: req.baseVersion, chunkSize: config.chunkSize, revisionId: Sodium.randomID(),
+                    createdAt: now, expiresAt: now.addingTimeInterval(Double(config.uploadTTL)), deviceId: ctx.deviceId,
+                    clientId: req.fileId == nil ? req.id : nil, meta: req.fileId == nil ? req.meta : nil,
+                    contentMeta: req.contentMeta)
                 return (try db.uploadSession(owner: ctx.userId, id: id)!, true)
             }
             if isNew { _ = try POSIXFile(path: content.partPath(session.id), flags: O_WRONLY | O_CREAT) }
@@ -191,11 +186,9 @@ extension VaultService {
     /// the client resends only the rest (the kept length never shrinks).
     func keepPartial(uploadId: String, index: Int, upTo: Int64) {
         _ = try? store.write { db in
-            guard try db.scalar("SELECT count(*) FROM upload_chunks WHERE upload_id = ? AND idx = ?", [uploadId, index])?.int == 0,
-                  try db.scalar("SELECT count(*) FROM uploads WHERE id = ? AND state = 'active'", [uploadId])?.int == 1
-            else { return }
+            guard try !db.uploadChunkRecorded(uploadId, index: index), try db.uploadIsActive(uploadId) else { return }
             guard upTo > (try db.uploadPartial(uploadId, index: index)) else { return }
-            try db.run("INSERT OR REPLACE INTO upload_partials(upload_id, idx, bytes) VALUES(?, ?, ?)", [uploadId, index, upTo])
+            try db.setUploadPartial(uploadId, index: index, bytes: upTo)
         }
     }
 
@@ -209,11 +202,8 @@ extension VaultService {
                 guard let s = try db.uploadSession(owner: owner, id: uploadId) else {
                     throw APIError.notFound("the upload session was aborted or expired")
                 }
-                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
-                if record && s.state == "active" {
-                    try db.run("INSERT OR IGNORE INTO upload_chunks(upload_id, idx) VALUES(?, ?)", [uploadId, index])
-                    try db.run("DELETE FROM upload_partials WHERE upload_id = ? AND idx = ?", [uploadId, index])
-                }
+                try db.addUploadBytesReceived(uploadId, written)
+                if record && s.state == "active" { try db.recordUploadChunk(uploadId, index: index) }
                 return (s, try db.uploadChunks(uploadId))
             }
             if session.state == "complete" {
@@ -267,9 +257,7 @@ extension VaultService {
                                content: NewContent(source: .move(path: part), size: s.size, sha256: sha,
                                                    mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
                                target: s.target, checkQuota: false) { db, file in
-                try db.run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [file.id, s.id])
-                try db.run("DELETE FROM upload_chunks WHERE upload_id = ?", [s.id])
-                try db.run("DELETE FROM upload_partials WHERE upload_id = ?", [s.id])
+                try db.completeUploadSession(s.id, resultFileId: file.id)
             }
         } catch let e as APIError where [409, 412, 404].contains(e.status) {
             discard()

@@ -115,3 +115,17 @@ extension SQLDatabase {
         return false
     }
 }
+
+/// Reads across a user's whole tree, and the test-only lies' reads.
+extension SQLDatabase {
+    /// Nodes of `owner` not themselves trashed (the root left out) with ids after `after`, by id.
+    func untrashedFiles(owner: String, after: String, limit: Int) throws -> [FileResource] {
+        try query("SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
+                  [owner, after, limit]).map(Self.fileResource)
+    }
+
+    /// The head revision id of file `id` of any owner (only the test-only lies read across owners).
+    func anyOwnersHeadRevisionId(fileId id: String) throws -> String? {
+        try queryOne("SELECT head_revision_id FROM files WHERE id = ?", [id])?["head_revision_id"].string
+    }
+}

@@ -52,3 +52,18 @@ extension SQLDatabase {
         return total >= 0x1p63 ? .max : Int64(max(total, 0))
     }
 }
+
+/// Reads over every owner's revisions: crash recovery and the test-only lies.
+extension SQLDatabase {
+    /// The id of every revision on the server.
+    func revisionIds() throws -> [String] {
+        try query("SELECT id FROM revisions").compactMap { $0["id"].string }
+    }
+
+    /// Size, SHA-256 and content record of revision `id` of any owner, or nil.
+    func anyOwnersRevisionContent(id: String) throws -> (size: Int64?, sha256: String?, contentMeta: String?)? {
+        try queryOne("SELECT * FROM revisions WHERE id = ?", [id]).map {
+            ($0["size"].int64, $0["sha256"].string, $0["content_meta"].string)
+        }
+    }
+}
