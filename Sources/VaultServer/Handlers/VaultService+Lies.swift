@@ -67,7 +67,7 @@ extension VaultService {
         var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream")]
         switch ByteRanges.parseRange(request.header("range"), size: size) {
         case .unsatisfiable:
-            var e = APIError(status: 416, code: "range_not_satisfiable", message: "the range is outside a \(size)-byte file")
+            var e = APIError(status: 416, code: .rangeNotSatisfiable, message: "the range is outside a \(size)-byte file")
             e.headers = [("Content-Range", "bytes */\(size)")]
             throw e
         case .whole:

@@ -15,7 +15,7 @@ extension VaultService {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UploadSessionRequest.self, body)
             guard (0...Self.maxSize).contains(req.size) else {
-                throw APIError.badRequest("size must be 0…\(Self.maxSize)", code: "invalid_size")
+                throw APIError.badRequest("size must be 0…\(Self.maxSize)", code: .invalidSize)
             }
             if let m = req.mimeType { try Self.validateMediaType(m) }
             try Self.validateBaseVersion(req.baseVersion)
@@ -70,7 +70,7 @@ extension VaultService {
     func liveSession(_ db: SQLDatabase, owner: String, id: String) throws -> UploadSession {
         guard let s = try db.uploadSession(owner: owner, id: id) else { throw APIError.notFound("no such upload session") }
         if s.isExpired {
-            throw APIError(status: 404, code: "upload_expired", message: "the upload session expired; start a new one")
+            throw APIError(status: 404, code: .uploadExpired, message: "the upload session expired; start a new one")
         }
         return s
     }
@@ -83,7 +83,7 @@ extension VaultService {
     func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
         // Every byte (a complete session, or the test-only lie): one range, never a list of
         // every chunk index (a session may declare 10^15 chunks).
-        let all = s.state == "complete" || faults.current.lieReceivedRanges == true
+        let all = s.state == .complete || faults.current.lieReceivedRanges == true
         let chunks = all ? [] : try db.uploadChunks(s.id)
         let ranges = all ? (s.size > 0 ? [ByteRange(start: 0, end: s.size - 1)] : [])
                          : s.ranges(chunks: chunks, partials: try db.uploadPartials(s.id))
@@ -109,22 +109,22 @@ extension VaultService {
         let id = ctx.request.param("id")
         let session = try store.withDB { db in try liveSession(db, owner: ctx.userId, id: id) }
         guard let raw = ctx.request.header("content-range"), let cr = ByteRanges.parseContentRange(raw) else {
-            throw APIError.badRequest("a chunk needs Content-Range: bytes START-END/TOTAL", code: "invalid_content_range")
+            throw APIError.badRequest("a chunk needs Content-Range: bytes START-END/TOTAL", code: .invalidContentRange)
         }
         if let total = cr.total, total != session.size {
             throw APIError.badRequest("Content-Range total \(total) differs from the session size \(session.size)",
-                                      code: "invalid_content_range")
+                                      code: .invalidContentRange)
         }
         let index: Int
         var skip: Int64 = 0   // bytes of the chunk this request does not resend (a kept prefix)
         if cr.start < 0 {
             guard session.size == 0 else {
-                throw APIError.badRequest("bytes */TOTAL is only for an empty file", code: "invalid_content_range")
+                throw APIError.badRequest("bytes */TOTAL is only for an empty file", code: .invalidContentRange)
             }
             index = 0
         } else {
             guard cr.end < session.size else {
-                throw APIError(status: 416, code: "range_not_satisfiable",
+                throw APIError(status: 416, code: .rangeNotSatisfiable,
                                message: "bytes \(cr.start)-\(cr.end) reach past the end of a \(session.size)-byte file",
                                headers: [("Content-Range", "bytes */\(session.size)")])
             }
@@ -136,23 +136,23 @@ extension VaultService {
                 let kept = try store.withDB { db in try db.uploadPartial(id, index: index) }
                 guard skip <= kept else {
                     throw APIError.badRequest("a chunk must start at a multiple of the chunk size \(session.chunkSize), or continue a cut-off chunk from at most byte \(chunkStart + kept) (what the server holds of it)",
-                                              code: "misaligned_chunk")
+                                              code: .misalignedChunk)
                 }
             }
             let expected = session.chunkLength(index)
             guard cr.end - chunkStart + 1 == expected else {
                 throw APIError.badRequest("chunk \(index) must end at byte \(chunkStart + expected - 1) (bytes \(chunkStart)-\(chunkStart + expected - 1))",
-                                          code: "wrong_chunk_size")
+                                          code: .wrongChunkSize)
             }
         }
         let length = session.size == 0 ? 0 : session.chunkLength(index) - skip
         if let declared = ctx.request.contentLength, declared != length {
             throw APIError.badRequest("Content-Length \(declared) differs from the Content-Range length \(length)",
-                                      code: "wrong_chunk_size")
+                                      code: .wrongChunkSize)
         }
         let recorded = { [self] in
             try store.withDB { db in
-                try liveSession(db, owner: ctx.userId, id: id).state == "complete" || db.uploadChunks(id).contains(index)
+                try liveSession(db, owner: ctx.userId, id: id).state == .complete || db.uploadChunks(id).contains(index)
             }
         }
         var writer: (ChunkClaims.Ticket, POSIXFile)?
@@ -160,7 +160,7 @@ extension VaultService {
             let ticket: ChunkClaims.Ticket
             switch chunkClaims.acquire("\(id)#\(index)") {
             case .busy(let retryAfter):
-                var e = APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+                var e = APIError.conflict("chunk \(index) is being received by another request", code: .chunkInProgress)
                 e.headers = [("Retry-After", String(retryAfter))]
                 throw e
             case .claimed(let t, _): ticket = t
@@ -203,14 +203,14 @@ extension VaultService {
                     throw APIError.notFound("the upload session was aborted or expired")
                 }
                 try db.addUploadBytesReceived(uploadId, written)
-                if record && s.state == "active" { try db.recordUploadChunk(uploadId, index: index) }
+                if record && s.state == .active { try db.recordUploadChunk(uploadId, index: index) }
                 return (s, try db.uploadChunks(uploadId))
             }
-            if session.state == "complete" {
+            if session.state == .complete {
                 let status = try store.withDB { db in try statusValue(db, session) }
                 return .json(status.file, status: 201)
             }
-            if session.state == "active" { try advanceHash(progress, session, chunks: chunks) }
+            if session.state == .active { try advanceHash(progress, session, chunks: chunks) }
             if chunks.count < session.totalChunks {
                 let status = try store.withDB { db in try statusValue(db, session) }
                 let ranges = status.receivedRanges.map { "\($0.start)-\($0.end)" }.joined(separator: ",")
@@ -246,7 +246,7 @@ extension VaultService {
         uploadLocks.withLock { _ = $0.removeValue(forKey: s.id) }
         guard sha == s.sha256 else {
             discard()
-            throw APIError(status: 422, code: "checksum_mismatch",
+            throw APIError(status: 422, code: .checksumMismatch,
                            message: "the uploaded bytes hash to \(sha), not \(s.sha256); the session was discarded and nothing was published")
         }
         do {

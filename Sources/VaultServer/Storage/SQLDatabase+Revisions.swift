@@ -46,8 +46,8 @@ extension SQLDatabase {
     /// at `Int64.max` (SQLite's `SUM` would fail on overflow; `TOTAL` is exact below 2^53).
     func usage(owner: String) throws -> Int64 {
         let stored = try scalar("SELECT TOTAL(size) FROM revisions WHERE owner = ?", [owner])?.double ?? 0
-        let pending = try scalar("SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = 'active'",
-                                 [owner])?.double ?? 0
+        let pending = try scalar("SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = ?",
+                                 [owner, UploadState.active.rawValue])?.double ?? 0
         let total = stored + pending
         return total >= 0x1p63 ? .max : Int64(max(total, 0))
     }

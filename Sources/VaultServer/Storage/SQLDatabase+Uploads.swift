@@ -1,4 +1,5 @@
 import Foundation
+import VaultAPI
 import VaultSQL
 
 /// Upload session bookkeeping: opening a session, its received chunks and kept prefixes, its
@@ -12,7 +13,7 @@ extension SQLDatabase {
 
     /// How many sessions of `owner` are still receiving chunks.
     func activeUploadCount(owner: String) throws -> Int {
-        try scalar("SELECT count(*) FROM uploads WHERE owner = ? AND state = 'active'", [owner])?.int ?? 0
+        try scalar("SELECT count(*) FROM uploads WHERE owner = ? AND state = ?", [owner, UploadState.active.rawValue])?.int ?? 0
     }
 
     /// Opens an active session with nothing received yet.
@@ -24,8 +25,8 @@ extension SQLDatabase {
             INSERT INTO uploads(id, owner, request_id, state, name, parent_id, size, mime_type, sha256,
                 file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id,
                 client_id, meta, content_meta)
-            VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-            """, [id, owner, requestId, name, parentId, size, mimeType, sha256, fileId, baseVersion,
+            VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """, [id, owner, requestId, UploadState.active.rawValue, name, parentId, size, mimeType, sha256, fileId, baseVersion,
                   chunkSize, revisionId, createdAt.timeIntervalSince1970, expiresAt.timeIntervalSince1970,
                   deviceId, clientId, meta, contentMeta])
     }
@@ -37,7 +38,7 @@ extension SQLDatabase {
 
     /// Whether session `id` exists and is still receiving chunks.
     func uploadIsActive(_ id: String) throws -> Bool {
-        try scalar("SELECT count(*) FROM uploads WHERE id = ? AND state = 'active'", [id])?.int == 1
+        try scalar("SELECT count(*) FROM uploads WHERE id = ? AND state = ?", [id, UploadState.active.rawValue])?.int == 1
     }
 
     /// Keeps `bytes` of chunk `index` of session `id` as received (a cut-off body's prefix).
@@ -58,7 +59,7 @@ extension SQLDatabase {
 
     /// Marks session `id` complete with the file it published; its chunk bookkeeping goes.
     func completeUploadSession(_ id: String, resultFileId: String) throws {
-        try run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [resultFileId, id])
+        try run("UPDATE uploads SET state = ?, result_file_id = ? WHERE id = ?", [UploadState.complete.rawValue, resultFileId, id])
         try run("DELETE FROM upload_chunks WHERE upload_id = ?", [id])
         try run("DELETE FROM upload_partials WHERE upload_id = ?", [id])
     }
@@ -75,7 +76,7 @@ extension SQLDatabase {
 
     /// Each active session's id and the revision id its file will be published as.
     func activeUploadRevisions() throws -> [(id: String, revisionId: String)] {
-        try query("SELECT id, revision_id FROM uploads WHERE state = 'active'").compactMap { row in
+        try query("SELECT id, revision_id FROM uploads WHERE state = ?", [UploadState.active.rawValue]).compactMap { row in
             guard let id = row["id"].string, let rid = row["revision_id"].string else { return nil }
             return (id, rid)
         }
