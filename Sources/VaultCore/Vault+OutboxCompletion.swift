@@ -53,9 +53,9 @@ extension Vault {
             }
             try db.run("DELETE FROM outbox WHERE seq = ?", [e.seq])
             try db.run("""
-                UPDATE nodes SET pending_op = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE node_id = ?) THEN COALESCE(pending_op, 'sync') ELSE NULL END
+                UPDATE nodes SET pending_op = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE node_id = ?) THEN COALESCE(pending_op, ?) ELSE NULL END
                 WHERE id = ?
-                """, [e.nodeId, e.nodeId])
+                """, [e.nodeId, PendingOp.sync.rawValue, e.nodeId])
             try dropSpentTombstones()
             if let base { _ = try applyPlan([.setBase(base)], SQLLocalView(db: db)) }
         }

@@ -48,7 +48,7 @@ extension Vault {
                 try rebindUploads(from: oldId, to: fresh)
                 if reupload, var n = current {
                     n.localPath = fresh.id
-                    try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, 'upload') WHERE id = ?", [n.id])
+                    try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, ?) WHERE id = ?", [PendingOp.upload.rawValue, n.id])
                     if try !outbox(nodeId: n.id).contains(where: { $0.op == .upload && $0.payload.blobId == fresh.id }) {
                         try enqueue(.upload, nodeId: n.id,
                                     payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: fresh.id,
@@ -73,7 +73,7 @@ extension Vault {
         for n in try db.query("SELECT \(Node.columns) FROM nodes WHERE remote_id IS NOT NULL AND id != ? ORDER BY rowid", [Self.rootId]).map(Node.init(row:)) {
             try enqueue(.move, nodeId: n.id, payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, reseal: true),
                         baseVersion: n.version)
-            try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, 'move') WHERE id = ?", [n.id])
+            try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, ?) WHERE id = ?", [PendingOp.move.rawValue, n.id])
         }
     }
 

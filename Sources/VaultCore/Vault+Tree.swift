@@ -88,7 +88,7 @@ extension Vault {
                 }
                 let n = Node(id: Self.newId(), remoteId: nil, parentId: current.id, name: part, type: .folder, size: 0,
                              version: 0, modifiedAt: Vault.now, mimeType: nil, contentState: .local, localPath: nil,
-                             pinned: current.pinned, lastAccessed: nil, pendingOp: "create", localVersion: 1, sha256: nil)
+                             pinned: current.pinned, lastAccessed: nil, pendingOp: .create, localVersion: 1, sha256: nil)
                 try insert(n)
                 try enqueue(.createFolder, nodeId: n.id, payload: .init(name: part, parentId: current.id), baseVersion: nil)
                 current = n
@@ -143,15 +143,16 @@ extension Vault {
                     }
                     old.size = blob.size; old.sha256 = blob.sha256; old.localPath = blob.id
                     old.contentState = .local; old.modifiedAt = Vault.now; old.localVersion += 1
-                    old.pendingOp = "upload"; old.lastAccessed = Vault.now
-                    try db.run("UPDATE nodes SET size=?, sha256=?, local_path=?, content_state='LOCAL', modified_at=?, local_version=?, pending_op='upload', last_accessed=? WHERE id=?",
-                               [Int64(old.size), old.sha256, old.localPath, old.modifiedAt, old.localVersion, old.lastAccessed, old.id])
+                    old.pendingOp = .upload; old.lastAccessed = Vault.now
+                    try db.run("UPDATE nodes SET size=?, sha256=?, local_path=?, content_state='LOCAL', modified_at=?, local_version=?, pending_op=?, last_accessed=? WHERE id=?",
+                               [Int64(old.size), old.sha256, old.localPath, old.modifiedAt, old.localVersion, PendingOp.upload.rawValue,
+                                old.lastAccessed, old.id])
                     n = old
                 } else {
                     n = Node(id: Self.newId(), remoteId: nil, parentId: parent.id, name: name, type: .file, size: blob.size,
                              version: 0, modifiedAt: Vault.now, mimeType: NameRules.mimeType(forName: name),
                              contentState: .local, localPath: blob.id, pinned: parent.pinned, lastAccessed: Vault.now,
-                             pendingOp: "upload", localVersion: 1, sha256: blob.sha256)
+                             pendingOp: .upload, localVersion: 1, sha256: blob.sha256)
                     try insert(n)
                 }
                 try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [n.id, blob.id])
@@ -196,8 +197,8 @@ extension Vault {
                 walk = try w.parentId.flatMap { try node(id: $0) }
             }
             n.parentId = parent.id; n.name = name; n.modifiedAt = Vault.now
-            try db.run("UPDATE nodes SET parent_id=?, name=?, modified_at=?, pending_op=COALESCE(pending_op,'move') WHERE id=?",
-                       [parent.id, name, n.modifiedAt, n.id])
+            try db.run("UPDATE nodes SET parent_id=?, name=?, modified_at=?, pending_op=COALESCE(pending_op,?) WHERE id=?",
+                       [parent.id, name, n.modifiedAt, PendingOp.move.rawValue, n.id])
             try enqueue(.move, nodeId: n.id, payload: .init(name: name, parentId: parent.id, remoteId: n.remoteId), baseVersion: n.version)
             return n
         }

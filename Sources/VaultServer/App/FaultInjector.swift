@@ -35,7 +35,7 @@ final class FaultInjector: @unchecked Sendable {
             out.append(.fail(APIError.tooMany("injected 429", retryAfter: s.retryAfterSeconds ?? 1)))
         } else if let rate = s.errorRate, rate > 0, s.errorPathPrefix.map(path.hasPrefix) ?? true, Double.random(in: 0..<1) < rate {
             let status = s.errorStatus ?? 503
-            out.append(.fail(APIError(status: status, code: "injected_fault", message: "injected \(status)")))
+            out.append(.fail(APIError(status: status, code: .injectedFault, message: "injected \(status)")))
         }
         return out
     }

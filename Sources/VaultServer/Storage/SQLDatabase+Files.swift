@@ -33,7 +33,7 @@ extension SQLDatabase {
     /// 409 `id_taken` when `owner` already has a node (live or trashed) with `id`.
     func checkIdFree(owner: String, id: String) throws {
         if try queryOne("SELECT 1 FROM files WHERE owner = ? AND id = ?", [owner, id]) != nil {
-            throw APIError.conflict("a file or folder with id \(id) already exists", code: "id_taken")
+            throw APIError.conflict("a file or folder with id \(id) already exists", code: .idTaken)
         }
     }
 
@@ -41,8 +41,8 @@ extension SQLDatabase {
     /// matching error.
     func requireParentFolder(owner: String, id: String) throws -> FileResource {
         guard let p = try file(owner: owner, id: id) else { throw APIError.notFound("no such parent folder") }
-        guard p.type == .folder else { throw APIError.badRequest("parent \(id) is not a folder", code: "not_a_folder") }
-        guard try !inTrash(owner: owner, id) else { throw APIError.conflict("parent folder is in the trash", code: "parent_trashed") }
+        guard p.type == .folder else { throw APIError.badRequest("parent \(id) is not a folder", code: .notAFolder) }
+        guard try !inTrash(owner: owner, id) else { throw APIError.conflict("parent folder is in the trash", code: .parentTrashed) }
         return p
     }
 
@@ -66,7 +66,7 @@ extension SQLDatabase {
             "SELECT id FROM files WHERE owner = ? AND parent_id = ? AND name = ? AND trashed = 0",
             [owner, parentId, name])
         if let id = row?["id"].string, id != excluding {
-            throw APIError.conflict("a file named \"\(name)\" already exists in this folder", code: "name_conflict")
+            throw APIError.conflict("a file named \"\(name)\" already exists in this folder", code: .nameConflict)
         }
     }
 
@@ -113,5 +113,19 @@ extension SQLDatabase {
             hops += 1
         }
         return false
+    }
+}
+
+/// Reads across a user's whole tree, and the test-only lies' reads.
+extension SQLDatabase {
+    /// Nodes of `owner` not themselves trashed (the root left out) with ids after `after`, by id.
+    func untrashedFiles(owner: String, after: String, limit: Int) throws -> [FileResource] {
+        try query("SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
+                  [owner, after, limit]).map(Self.fileResource)
+    }
+
+    /// The head revision id of file `id` of any owner (only the test-only lies read across owners).
+    func anyOwnersHeadRevisionId(fileId id: String) throws -> String? {
+        try queryOne("SELECT head_revision_id FROM files WHERE id = ?", [id])?["head_revision_id"].string
     }
 }

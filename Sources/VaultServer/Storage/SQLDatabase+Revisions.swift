@@ -46,9 +46,24 @@ extension SQLDatabase {
     /// at `Int64.max` (SQLite's `SUM` would fail on overflow; `TOTAL` is exact below 2^53).
     func usage(owner: String) throws -> Int64 {
         let stored = try scalar("SELECT TOTAL(size) FROM revisions WHERE owner = ?", [owner])?.double ?? 0
-        let pending = try scalar("SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = 'active'",
-                                 [owner])?.double ?? 0
+        let pending = try scalar("SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = ?",
+                                 [owner, UploadState.active.rawValue])?.double ?? 0
         let total = stored + pending
         return total >= 0x1p63 ? .max : Int64(max(total, 0))
+    }
+}
+
+/// Reads over every owner's revisions: crash recovery and the test-only lies.
+extension SQLDatabase {
+    /// The id of every revision on the server.
+    func revisionIds() throws -> [String] {
+        try query("SELECT id FROM revisions").compactMap { $0["id"].string }
+    }
+
+    /// Size, SHA-256 and content record of revision `id` of any owner, or nil.
+    func anyOwnersRevisionContent(id: String) throws -> (size: Int64?, sha256: String?, contentMeta: String?)? {
+        try queryOne("SELECT * FROM revisions WHERE id = ?", [id]).map {
+            ($0["size"].int64, $0["sha256"].string, $0["content_meta"].string)
+        }
     }
 }

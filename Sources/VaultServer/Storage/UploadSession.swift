@@ -7,7 +7,7 @@ struct UploadSession {
     var id: String
     var owner: String
     var requestId: String
-    var state: String
+    var state: UploadState
     var name: String?
     var parentId: String?
     var size: Int64
@@ -28,7 +28,7 @@ struct UploadSession {
 
     init(row: SQLRow) {
         id = row["id"].string ?? ""; owner = row["owner"].string ?? ""
-        requestId = row["request_id"].string ?? ""; state = row["state"].string ?? "active"
+        requestId = row["request_id"].string ?? ""; state = row["state"].string.flatMap(UploadState.init) ?? .active
         name = row["name"].string; parentId = row["parent_id"].string
         size = row["size"].int64 ?? 0; mimeType = row["mime_type"].string ?? "application/octet-stream"
         sha256 = row["sha256"].string ?? ""; fileId = row["file_id"].string
