@@ -132,6 +132,13 @@ extension Vault {
         // Seal first (outside the transaction: it may take minutes), then publish the metadata.
         let blob: BlobRecord
         do { blob = try blobs.importFile(source, area: .staging) } catch let p as SourceProblem { throw p.error }
+        return try publishFile(blob, in: parent, named: name, replacing: existing)
+    }
+
+    /// Publishes sealed staging blob `blob` as file `name` in `parent`: a new node, or a new
+    /// version of `existing` (its previous content kept as a revision), awaiting upload, in one
+    /// transaction. The blob is deleted when publishing fails.
+    func publishFile(_ blob: BlobRecord, in parent: Node, named name: String, replacing existing: Node?) throws -> Node {
         do {
             return try db.transaction {
                 try recordBlob(blob, nodeId: nil)
