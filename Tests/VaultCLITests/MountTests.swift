@@ -1,0 +1,320 @@
+import Foundation
+import XCTest
+
+/// `vault mount` end to end through the `vault` binary and a real FUSE mount (docs/mount.md):
+/// reading, the write patterns programs use, tampering, plaintext never on disk, locking, and a
+/// killed mount process. Skipped where /dev/fuse or fusermount3 is missing; every test unmounts
+/// in its teardown, also when it fails.
+final class MountTests: XCTestCase {
+    var h: CLIHarness!
+    var mnt = ""
+
+    override func setUpWithError() throws {
+        guard FileManager.default.fileExists(atPath: "/dev/fuse"), FileManager.default.isExecutableFile(atPath: "/bin/fusermount3") else {
+            throw XCTSkip("no /dev/fuse or fusermount3 here: install fuse3 to run the mount tests")
+        }
+        h = try CLIHarness(keyring: false)
+        try h.initVault()
+        mnt = h.root.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        guard h != nil else { return }
+        unmountNow()
+    }
+
+    func unmountNow() {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
+        p.arguments = ["-u", "-z", mnt]
+        p.standardError = FileHandle.nullDevice
+        try? p.run()
+        p.waitUntilExit()
+        // The mount's process ends once unmounted.
+        _ = waitFor(5) { self.mountPids().isEmpty }
+    }
+
+    /// Runs python3 `code` with the mountpoint as argv[1]; its stdout.
+    @discardableResult
+    func py(_ code: String, expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let r = try h.run(["-c", code, mnt], program: "/usr/bin/python3")
+        XCTAssertEqual(r.status, status, "python: \(r.stderr)", file: file, line: line)
+        return r.out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func mount(_ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        let r = try h.run(["mount", mnt] + extra + h.pw)
+        XCTAssertEqual(r.status, 0, "mount: \(r.stderr)", file: file, line: line)
+        XCTAssertTrue(r.out.contains("Mounted the vault at"), r.out, file: file, line: line)
+    }
+
+    func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end { if cond() { return true }; usleep(50_000) }
+        return cond()
+    }
+
+    /// The processes serving this test's mountpoint.
+    func mountPids() -> [Int32] {
+        let procs = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return procs.compactMap(Int32.init).filter { pid in
+            guard let d = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let args = d.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return args.contains("mount") && args.contains(mnt)
+        }
+    }
+
+    func bytes(_ n: Int, seed: Int = 7) -> Data {
+        Data((0..<n).map { UInt8(truncatingIfNeeded: ($0 * 31 + seed) % 251) })
+    }
+
+    func testReadsTheTreeAndContent() throws {
+        let big = bytes(3 * 65536 + 1234)
+        try h.ok(["mkdir", "/Docs"] + h.pw)
+        try h.ok(["put", try h.localFile("big.bin", big), "/Docs/big.bin"] + h.pw)
+        try h.ok(["put", try h.localFile("a.txt", Data("alpha\n".utf8)), "/a.txt"] + h.pw)
+        try mount()
+        let listing = try py("""
+            import os, sys, time
+            m = sys.argv[1]
+            st = os.stat(m + '/Docs/big.bin')
+            assert abs(st.st_mtime - time.time()) < 60, st.st_mtime
+            assert st.st_mode & 0o777 == 0o600 and os.stat(m + '/Docs').st_mode & 0o777 == 0o700
+            print(sorted(os.listdir(m)), os.stat(m + '/a.txt').st_size, st.st_size)
+            """)
+        XCTAssertEqual(listing, "['Docs', 'a.txt'] 6 \(big.count)")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: mnt + "/Docs/big.bin")), big)
+        // A 4 KiB read in the middle, and an mmap read.
+        try py("""
+            import mmap, os, sys
+            m = sys.argv[1]
+            want = bytes(((i * 31 + 7) % 251) for i in range(3 * 65536 + 1234))
+            fd = os.open(m + '/Docs/big.bin', os.O_RDONLY)
+            assert os.pread(fd, 4096, 100000) == want[100000:104096]
+            mm = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+            assert mm[:] == want
+            mm.close(); os.close(fd)
+            """)
+        // cp -r out.
+        let out = h.root.appendingPathComponent("out").path
+        let cp = try h.run(["-r", mnt + "/Docs", out], program: "/bin/cp")
+        XCTAssertEqual(cp.status, 0, cp.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out + "/big.bin")), big)
+    }
+
+    func testWritesGoThroughTheVault() throws {
+        try h.ok(["put", try h.localFile("old.txt", Data("old version\n".utf8)), "/target.txt"] + h.pw)
+        try mount()
+        try py("""
+            import os, sys
+            m = sys.argv[1]
+            with open(m + '/new.txt', 'w') as f: f.write('written through the mount\\n')
+            # rename over an existing file
+            with open(m + '/tmp.txt', 'w') as f: f.write('replacement\\n')
+            os.rename(m + '/tmp.txt', m + '/target.txt')
+            # vim-style save: write a temporary, fsync, rename over the original
+            with open(m + '/new.txt.swp', 'w') as f:
+                f.write('saved by vim\\n'); f.flush(); os.fsync(f.fileno())
+            os.rename(m + '/new.txt.swp', m + '/new.txt')
+            # O_APPEND
+            for i in range(3):
+                fd = os.open(m + '/log.txt', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                os.write(fd, b'line %d\\n' % i); os.close(fd)
+            # truncate, shorter and longer
+            with open(m + '/trunc.bin', 'wb') as f: f.write(b'0123456789')
+            os.truncate(m + '/trunc.bin', 4)
+            assert open(m + '/trunc.bin', 'rb').read() == b'0123'
+            os.truncate(m + '/trunc.bin', 6)
+            assert open(m + '/trunc.bin', 'rb').read() == b'0123\\0\\0'
+            # unlink while open: the open file still reads
+            with open(m + '/gone.txt', 'w') as f: f.write('still here\\n')
+            g = open(m + '/gone.txt')
+            os.unlink(m + '/gone.txt')
+            assert not os.path.exists(m + '/gone.txt')
+            assert g.read() == 'still here\\n'; g.close()
+            # read back while writing (rw), folders
+            os.mkdir(m + '/dir'); os.mkdir(m + '/dir/sub')
+            with open(m + '/dir/sub/x', 'w+') as f:
+                f.write('abc'); f.seek(0); assert f.read() == 'abc'
+            os.rename(m + '/dir/sub', m + '/dir/moved')
+            os.rmdir(m + '/dir/moved') if not os.listdir(m + '/dir/moved') else None
+            try: os.rmdir(m + '/dir')
+            except OSError as e: assert e.errno == 39, e  # ENOTEMPTY
+            # names the vault refuses
+            try: open(m + '/' + 'x' * 256, 'w')
+            except OSError as e: assert e.errno == 36, e  # ENAMETOOLONG
+            """)
+        XCTAssertEqual(try h.ok(["cat", "/new.txt"] + h.pw).out, "saved by vim\n")
+        XCTAssertEqual(try h.ok(["cat", "/target.txt"] + h.pw).out, "replacement\n")
+        XCTAssertEqual(try h.ok(["cat", "/log.txt"] + h.pw).out, "line 0\nline 1\nline 2\n")
+        XCTAssertEqual(try h.ok(["cat", "/trunc.bin"] + h.pw).stdout, Data("0123\0\0".utf8))
+        XCTAssertEqual(try h.ok(["cat", "/dir/moved/x"] + h.pw).out, "abc")
+        XCTAssertNotEqual(try h.run(["cat", "/gone.txt"] + h.pw).status, 0)
+        // cp -r in, then read back through the vault.
+        let src = h.root.appendingPathComponent("src")
+        try FileManager.default.createDirectory(at: src.appendingPathComponent("inner"), withIntermediateDirectories: true)
+        let payload = bytes(200_000, seed: 3)
+        try payload.write(to: src.appendingPathComponent("inner/data.bin"))
+        let cp = try h.run(["-r", src.path, mnt + "/copied"], program: "/bin/cp")
+        XCTAssertEqual(cp.status, 0, cp.stderr)
+        XCTAssertEqual(try h.ok(["cat", "/copied/inner/data.bin"] + h.pw).stdout, payload)
+        unmountNow()
+        let doctor = try h.run(["doctor"] + h.pw)
+        XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
+    }
+
+    func testATamperedBlobReadsAsAnIOError() throws {
+        let original = bytes(3 * 65536 + 1000)
+        try h.ok(["put", try h.localFile("big.bin", original), "/big.bin"] + h.pw)
+        let blob = try XCTUnwrap(try h.blobFiles("staging").first)
+        var sealed = try Data(contentsOf: blob)
+        sealed[112 + 65536 + 16 + 100] ^= 0x01   // inside the second segment
+        try sealed.write(to: blob)
+        try mount()
+        let r = try py("""
+            import os, sys
+            fd = os.open(sys.argv[1] + '/big.bin', os.O_RDONLY)
+            assert len(os.pread(fd, 4096, 0)) == 4096
+            try:
+                os.pread(fd, 4096, 65536 + 100); print('read tampered bytes')
+            except OSError as e: print(e.errno)
+            """)
+        XCTAssertEqual(r, "5")   // EIO
+    }
+
+    func testAMarkerWrittenThroughTheMountIsNeverPlaintextOnDisk() throws {
+        try mount()
+        let marker = "MOUNT-MARKER-\(UUID().uuidString)"
+        try py("""
+            import os, sys
+            with open(sys.argv[1] + '/secret.txt', 'w') as f:
+                for i in range(20000): f.write('\(marker) %d\\n' % i)
+                f.flush(); os.fsync(f.fileno())
+            """)
+        unmountNow()
+        for dir in [h.home.path, h.tmp.path] {
+            let g = try h.run(["-r", "-l", "-a", marker, dir], program: "/bin/grep")
+            XCTAssertEqual(g.status, 1, "plaintext under \(dir): \(g.out)")
+        }
+        XCTAssertTrue(try h.ok(["cat", "/secret.txt"] + h.pw).out.hasPrefix(marker + " 0\n"))
+    }
+
+    func testAKilledMountIsCleanedUpByTheNextMount() throws {
+        try mount()
+        try py("""
+            import sys
+            with open(sys.argv[1] + '/kept.txt', 'w') as f: f.write('closed before the kill\\n')
+            """)
+        let pids = mountPids()
+        XCTAssertEqual(pids.count, 1)
+        for pid in pids { kill(pid, SIGKILL) }
+        XCTAssertTrue(waitFor(5) { self.mountPids().isEmpty })
+        XCTAssertEqual(try py("""
+            import os, sys
+            try: os.stat(sys.argv[1]); print('ok')
+            except OSError as e: print(e.errno)
+            """), "107")   // ENOTCONN
+        try mount()
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/kept.txt", encoding: .utf8), "closed before the kill\n")
+        unmountNow()
+        let doctor = try h.run(["doctor"] + h.pw)
+        XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
+    }
+
+    func testUnmountAndReadOnly() throws {
+        try h.ok(["put", try h.localFile("a.txt", Data("alpha\n".utf8)), "/a.txt"] + h.pw)
+        try mount(["--read-only"])
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/a.txt", encoding: .utf8), "alpha\n")
+        XCTAssertEqual(try py("""
+            import sys
+            try: open(sys.argv[1] + '/b.txt', 'w'); print('written')
+            except OSError as e: print(e.errno)
+            """), "30")   // EROFS
+        let again = try h.run(["mount", mnt] + h.pw)
+        XCTAssertEqual(again.status, 5, again.stderr)   // already a mountpoint
+        try h.ok(["unmount", mnt])
+        XCTAssertTrue(waitFor(5) { self.mountPids().isEmpty })
+        XCTAssertFalse(FileManager.default.fileExists(atPath: mnt + "/a.txt"))
+        XCTAssertEqual(try h.run(["unmount", mnt]).status, 4)
+    }
+
+    func testThePolicyCanForbidMounting() throws {
+        let policy = h.root.appendingPathComponent("policy.json")
+        for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
+            try Data(rule.utf8).write(to: policy)
+            let r = try h.run(["mount", mnt] + h.pw, env: ["VAULT_POLICY_FILE": policy.path])
+            XCTAssertEqual(r.status, 11, r.stderr)
+            XCTAssertTrue(mountPids().isEmpty)
+        }
+    }
+}
+
+/// Locking reaches the mount: with a keyring session, `vault lock` makes open files and the tree
+/// EACCES within about a second, and `vault unlock` resumes.
+final class MountLockTests: XCTestCase {
+    func testLockWhileAFileIsOpenThenUnlockResumes() throws {
+        guard FileManager.default.fileExists(atPath: "/dev/fuse"), FileManager.default.isExecutableFile(atPath: "/bin/fusermount3") else {
+            throw XCTSkip("no /dev/fuse or fusermount3 here: install fuse3 to run the mount tests")
+        }
+        guard CLIHarness.keyringAvailable else { throw XCTSkip("needs a Secret Service (scripts/with-keyring.sh)") }
+        let h = try CLIHarness()
+        try h.initVault()
+        try h.ok(["unlock"] + h.pw)
+        try h.ok(["put", try h.localFile("a.bin", Data(repeating: 0x61, count: 300_000)), "/a.bin"])
+        let mnt = h.root.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
+        defer {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
+            p.arguments = ["-u", "-z", mnt]
+            try? p.run(); p.waitUntilExit()
+        }
+        let m = try h.run(["mount", mnt])
+        XCTAssertEqual(m.status, 0, m.stderr)
+        // A python process holds the file open across the lock and the unlock.
+        let script = """
+            import os, sys, time
+            m = sys.argv[1]
+            fd = os.open(m + '/a.bin', os.O_RDONLY)
+            assert os.pread(fd, 10, 0) == b'a' * 10
+            print('open', flush=True)
+            sys.stdin.readline()                      # the vault is locked now
+            def denied(f):
+                try: f(); return 'served'
+                except OSError as e: return str(e.errno)
+            r1 = denied(lambda: os.pread(fd, 10, 200000))
+            r2 = denied(lambda: os.pread(fd, 10, 0))
+            r3 = denied(lambda: os.listdir(m))
+            print(r1, r2, r3, flush=True)
+            sys.stdin.readline()                      # unlocked again
+            print(os.pread(fd, 10, 200000) == b'a' * 10, flush=True)
+            """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = ["-c", script, mnt]
+        p.environment = h.env
+        let inPipe = Pipe(), outPipe = Pipe()
+        p.standardInput = inPipe; p.standardOutput = outPipe
+        try p.run()
+        let reader = outPipe.fileHandleForReading
+        func line() -> String {
+            var s = Data()
+            while true {
+                let b = reader.readData(ofLength: 1)
+                if b.isEmpty || b == Data("\n".utf8) { return String(decoding: s, as: UTF8.self) }
+                s.append(b)
+            }
+        }
+        XCTAssertEqual(line(), "open")
+        try h.ok(["lock"])
+        usleep(2_500_000)   // the mount checks the session once a second
+        inPipe.fileHandleForWriting.write(Data("\n".utf8))
+        XCTAssertEqual(line(), "13 13 13")   // EACCES: nothing served, cached pages included
+        try h.ok(["unlock"] + h.pw)
+        usleep(2_500_000)
+        inPipe.fileHandleForWriting.write(Data("\n".utf8))
+        XCTAssertEqual(line(), "True")
+        p.waitUntilExit()
+    }
+}
