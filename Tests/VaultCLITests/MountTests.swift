@@ -239,6 +239,30 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try h.run(["unmount", mnt]).status, 4)
     }
 
+    func testGitAndSqlite3WorkOnTheMount() throws {
+        for tool in ["/usr/bin/git", "/usr/bin/sqlite3"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw XCTSkip("\(tool) is not installed")
+        }
+        try mount()
+        let repo = mnt + "/repo"
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: false)
+        let git = ["-C", repo, "-c", "user.email=t@example.org", "-c", "user.name=t"]
+        for args in [["init", "-q"], ["add", "."], ["commit", "-qm", "first"], ["gc", "-q"], ["fsck"]] {
+            if args == ["add", "."] { try Data("tracked\n".utf8).write(to: URL(fileURLWithPath: repo + "/f.txt")) }
+            let r = try h.run(git + args, program: "/usr/bin/git")
+            XCTAssertEqual(r.status, 0, "git \(args): \(r.stderr)")
+        }
+        XCTAssertTrue(try h.run(git + ["log", "--oneline"], program: "/usr/bin/git").out.contains("first"))
+        let db = mnt + "/db.sqlite"
+        try h.run([db, "create table t(x); insert into t values (1),(2);"], program: "/usr/bin/sqlite3")
+        let r = try h.run([db, "insert into t values (3); select sum(x) from t; pragma integrity_check;"], program: "/usr/bin/sqlite3")
+        XCTAssertEqual(r.out, "6\nok\n", r.stderr)
+        unmountNow()
+        try mount()
+        XCTAssertEqual(try h.run([db, "select count(*) from t;"], program: "/usr/bin/sqlite3").out, "3\n")
+        XCTAssertEqual(try h.run(["-C", repo, "show", "HEAD:f.txt"], program: "/usr/bin/git").out, "tracked\n")
+    }
+
     func testThePolicyCanForbidMounting() throws {
         let policy = h.root.appendingPathComponent("policy.json")
         for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
