@@ -263,6 +263,37 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try h.run(["-C", repo, "show", "HEAD:f.txt"], program: "/usr/bin/git").out, "tracked\n")
     }
 
+    func testAFileNotOnThisDeviceIsAnIOErrorWithTheReasonLogged() throws {
+        let server = try ServerHarness(root: h.root, args: [], tls: false)
+        defer { _ = server }
+        try h.login(to: server)
+        try h.ok(["put", try h.localFile("remote.bin", bytes(100_000)), "/remote.bin"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        try h.ok(["evict", "/remote.bin"] + h.pw)
+        try mount()
+        let started = Date()
+        XCTAssertEqual(try py("""
+            import os, sys
+            print(os.stat(sys.argv[1] + '/remote.bin').st_size, end=' ')
+            try: open(sys.argv[1] + '/remote.bin', 'rb').read(); print('read')
+            except OSError as e: print(e.errno)
+            """), "100000 5")   // the size is the vault's; the content is EIO, at once
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        let log = try String(contentsOf: h.home.appendingPathComponent("mount.log"), encoding: .utf8)
+        XCTAssertTrue(log.contains("not on this device"), log)
+    }
+
+    func testAChangeMadeBesideTheMountIsSeenThroughIt() throws {
+        try h.ok(["put", try h.localFile("f.txt", Data("first\n".utf8)), "/f.txt"] + h.pw)
+        try mount()
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/f.txt", encoding: .utf8), "first\n")
+        try h.ok(["put", "--replace", try h.localFile("f2.txt", Data("second version\n".utf8)), "/f.txt"] + h.pw)
+        try h.ok(["mv", "/f.txt", "/g.txt"] + h.pw)
+        usleep(1_200_000)   // the kernel keeps attributes and entries for 1 s
+        XCTAssertFalse(FileManager.default.fileExists(atPath: mnt + "/f.txt"))
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/g.txt", encoding: .utf8), "second version\n")
+    }
+
     func testThePolicyCanForbidMounting() throws {
         let policy = h.root.appendingPathComponent("policy.json")
         for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
