@@ -214,10 +214,40 @@ final class MountFilesystem {
 
     func flush(_ fh: UInt64) throws(FuseErrno) { try commit(try handles.file(fh).inode) }
 
+    /// Inodes closed while the vault was locked with changes not yet committed: their staged
+    /// content stays in memory and is committed once the vault is unlocked (`commitPending`).
+    private var pending: [UInt64: InodeTable.Inode] = [:]
+
     func release(_ fh: UInt64) throws(FuseErrno) {
         guard let last = handles.removeFile(fh) else { return }
-        defer { last.inode.staged?.release(); last.inode.staged = nil }
-        try commit(last.inode)
+        do throws(FuseErrno) { try commit(last.inode) } catch {
+            if error.code == EACCES, last.inode.staged?.dirty == true {
+                pending[last.inode.ino] = last.inode   // locked: kept for the unlock, not lost
+                log("\(last.inode.nodeId) was closed while the vault is locked: its changes are committed once it is unlocked")
+                return
+            }
+            dropStaged(last.inode)
+            throw error
+        }
+        dropStaged(last.inode)
+    }
+
+    private func dropStaged(_ i: InodeTable.Inode) {
+        guard i.openCount == 0 else { return }
+        i.staged?.release(); i.staged = nil
+        pending[i.ino] = nil
+    }
+
+    /// Commits the changes of files closed while the vault was locked (after `vault unlock`, and
+    /// at unmount).
+    func commitPending() {
+        for i in Array(pending.values) {
+            do throws(FuseErrno) {
+                try commit(i)
+                pending[i.ino] = nil
+                dropStaged(i)
+            } catch { log("\(i.nodeId): changes still not committed: \(error.reason ?? "errno \(error.code)")") }
+        }
     }
 
     func create(_ parent: UInt64, _ name: String, flags: Int32) throws(FuseErrno) -> (InodeAttributes, UInt64) {
@@ -250,7 +280,7 @@ final class MountFilesystem {
             let s = try stage(i, v)
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
             if i.openCount == 0 {   // truncate(2) on a closed file: commit now
-                defer { i.staged?.release(); i.staged = nil }
+                defer { dropStaged(i) }
                 try commit(i)
             }
         }
@@ -326,13 +356,14 @@ final class MountFilesystem {
 
     /// The vault locked: no open file keeps a key (its blob reader is dropped; it reopens after
     /// `vault unlock`). Staged writes stay in memory, to commit at the next close or fsync once
-    /// unlocked.
+    /// unlocked (or, for a file closed while locked, at the unlock: `commitPending`).
     func dropReaders() {
         for f in handles.openFiles { f.blob = nil }
     }
 
     /// Commits every staged change (at unmount), logging what could not be.
     func commitAll() {
+        commitPending()
         for f in handles.openFiles {
             do throws(FuseErrno) { try commit(f.inode) } catch { log("not committed at unmount: \(f.inode.nodeId): \(error.reason ?? "")") }
         }

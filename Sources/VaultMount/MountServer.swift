@@ -63,6 +63,7 @@ public final class MountServer {
                 filesystem.log("the vault locked: open files return EACCES and the kernel's cache of the mount was dropped")
             case .unlocked?:
                 filesystem.log("the vault was unlocked: the mount serves again")
+                filesystem.commitPending()
             case nil: break
             }
         }

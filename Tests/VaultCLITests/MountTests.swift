@@ -333,6 +333,8 @@ final class MountLockTests: XCTestCase {
             m = sys.argv[1]
             fd = os.open(m + '/a.bin', os.O_RDONLY)
             assert os.pread(fd, 10, 0) == b'a' * 10
+            w = os.open(m + '/w.txt', os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(w, b'written before the lock, closed after it\\n')
             print('open', flush=True)
             sys.stdin.readline()                      # the vault is locked now
             def denied(f):
@@ -341,7 +343,8 @@ final class MountLockTests: XCTestCase {
             r1 = denied(lambda: os.pread(fd, 10, 200000))
             r2 = denied(lambda: os.pread(fd, 10, 0))
             r3 = denied(lambda: os.listdir(m))
-            print(r1, r2, r3, flush=True)
+            r4 = denied(lambda: os.close(w))          # kept in memory, committed at the unlock
+            print(r1, r2, r3, r4, flush=True)
             sys.stdin.readline()                      # unlocked again
             print(os.pread(fd, 10, 200000) == b'a' * 10, flush=True)
             """
@@ -350,7 +353,9 @@ final class MountLockTests: XCTestCase {
         p.arguments = ["-c", script, mnt]
         p.environment = h.env
         let inPipe = Pipe(), outPipe = Pipe()
-        p.standardInput = inPipe; p.standardOutput = outPipe
+        let errPipe = Pipe()
+        p.standardInput = inPipe; p.standardOutput = outPipe; p.standardError = errPipe
+        defer { if p.isRunning { p.terminate() } }
         try p.run()
         let reader = outPipe.fileHandleForReading
         func line() -> String {
@@ -361,15 +366,20 @@ final class MountLockTests: XCTestCase {
                 s.append(b)
             }
         }
-        XCTAssertEqual(line(), "open")
+        let first = line()
+        if first != "open" {
+            p.waitUntilExit()
+            return XCTFail("python: \(String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        }
         try h.ok(["lock"])
         usleep(2_500_000)   // the mount checks the session once a second
         inPipe.fileHandleForWriting.write(Data("\n".utf8))
-        XCTAssertEqual(line(), "13 13 13")   // EACCES: nothing served, cached pages included
+        XCTAssertEqual(line(), "13 13 13 13")   // EACCES: nothing served, cached pages included
         try h.ok(["unlock"] + h.pw)
         usleep(2_500_000)
         inPipe.fileHandleForWriting.write(Data("\n".utf8))
         XCTAssertEqual(line(), "True")
         p.waitUntilExit()
+        XCTAssertEqual(try h.ok(["cat", "/w.txt"]).out, "written before the lock, closed after it\n")
     }
 }
