@@ -64,6 +64,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) { handlers.fsync(req, ino, datasync, fi->fh); }
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { handlers.opendir(req, ino, fi); }
 static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { handlers.readdir(req, ino, size, off, fi->fh); }
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { handlers.readdirplus(req, ino, size, off, fi->fh); }
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { handlers.releasedir(req, ino, fi->fh); }
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino) { handlers.statfs(req, ino); }
 
@@ -75,7 +76,7 @@ CFuseShims_Session *CFuseShims_session_new(const CFuseShims_Handlers *h, const c
     ops.mkdir = ll_mkdir; ops.unlink = ll_unlink; ops.rmdir = ll_rmdir; ops.rename = ll_rename;
     ops.open = ll_open; ops.create = ll_create; ops.read = ll_read; ops.write = ll_write;
     ops.flush = ll_flush; ops.release = ll_release; ops.fsync = ll_fsync;
-    ops.opendir = ll_opendir; ops.readdir = ll_readdir; ops.releasedir = ll_releasedir; ops.statfs = ll_statfs;
+    ops.opendir = ll_opendir; ops.readdir = ll_readdir; ops.readdirplus = ll_readdirplus; ops.releasedir = ll_releasedir; ops.statfs = ll_statfs;
     char options[512];
     if (snprintf(options, sizeof options, "default_permissions,fsname=%s,subtype=vault%s", fsname, read_only ? ",ro" : "")
         >= (int)sizeof options) return NULL;
@@ -158,4 +159,11 @@ size_t CFuseShims_add_direntry(CFuseShims_Req req, char *buf, size_t bufsize, co
     st.st_ino = ino;
     st.st_mode = mode;
     return fuse_add_direntry(req, buf, bufsize, name, &st, next_off);
+}
+
+size_t CFuseShims_add_direntry_plus(CFuseShims_Req req, char *buf, size_t bufsize, const char *name,
+                                    const CFuseShims_Attr *attr, double timeout, int64_t next_off) {
+    struct fuse_entry_param e;
+    entry(&e, attr, timeout);
+    return fuse_add_direntry_plus(req, buf, bufsize, name, &e, next_off);
 }

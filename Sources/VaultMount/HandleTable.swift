@@ -20,9 +20,9 @@ final class HandleTable {
         }
     }
 
-    /// One open folder: its entries as of the opendir (name, inode, folder?).
+    /// One open folder: its entries and their attributes as of the opendir.
     struct OpenFolder {
-        var entries: [(name: String, ino: UInt64, isFolder: Bool)]
+        var entries: [(name: String, attributes: InodeAttributes)]
     }
 
     private var files: [UInt64: OpenFile] = [:]

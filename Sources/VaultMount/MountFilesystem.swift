@@ -72,14 +72,20 @@ final class MountFilesystem {
         let d = try folder(ino, v)
         let kids: [Node]
         do { kids = try v.children(of: d.id) } catch { throw FuseErrno(error, doing: "listing \(d.id)") }
-        let parentIno = d.parentId.map { inodes.inode(forNode: $0).ino } ?? ino
-        var entries: [(name: String, ino: UInt64, isFolder: Bool)] = [(".", ino, true), ("..", parentIno, true)]
-        for k in kids { entries.append((k.name, inodes.inode(forNode: k.id).ino, k.isFolder)) }
+        let here = attributes(d, try inodes.inode(ino))
+        var parent = here
+        if let id = d.parentId {
+            let i = inodes.inode(forNode: id)
+            parent = attributes(try node(i, v), i)
+        }
+        var entries: [(name: String, attributes: InodeAttributes)] = [(".", here), ("..", parent)]
+        for k in kids { entries.append((k.name, attributes(k, inodes.inode(forNode: k.id)))) }
         return handles.add(HandleTable.OpenFolder(entries: entries))
     }
 
-    /// Fills up to `size` bytes of directory entries from entry `offset` on.
-    func readdir(_ fh: UInt64, size: Int, offset: Int, add: (String, UInt64, UInt32, Int, UnsafeMutableRawBufferPointer) -> Int) throws(FuseErrno) -> [UInt8] {
+    /// Fills up to `size` bytes of directory entries from entry `offset` on (`add` puts one
+    /// entry into the buffer and returns the bytes it needs; more than offered: not added).
+    func readdir(_ fh: UInt64, size: Int, offset: Int, add: (String, InodeAttributes, Int, UnsafeMutableRawBufferPointer) -> Int) throws(FuseErrno) -> [UInt8] {
         _ = try gate.vault()
         let d = try handles.folder(fh)
         var out = [UInt8](repeating: 0, count: size)
@@ -88,8 +94,7 @@ final class MountFilesystem {
         out.withUnsafeMutableBytes { buf in
             while index < d.entries.count {
                 let e = d.entries[index]
-                let mode = e.isFolder ? UInt32(S_IFDIR) : UInt32(S_IFREG)
-                let need = add(e.name, e.ino, mode, index + 1, UnsafeMutableRawBufferPointer(rebasing: buf[used...]))
+                let need = add(e.name, e.attributes, index + 1, UnsafeMutableRawBufferPointer(rebasing: buf[used...]))
                 if need > size - used { break }
                 used += need; index += 1
             }

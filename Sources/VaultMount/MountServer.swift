@@ -123,8 +123,17 @@ public final class MountServer {
         h.opendir = { req, ino, fi in serve(req) { fs, r throws(FuseErrno) in r.opened(fi!, handle: try fs.opendir(ino)) } }
         h.readdir = { req, _, size, off, fh in
             serve(req) { fs, r throws(FuseErrno) in
-                let bytes = try fs.readdir(fh, size: size, offset: Int(off)) { name, ino, mode, next, buf in
-                    CFuseShims_add_direntry(r.raw, buf.baseAddress?.assumingMemoryBound(to: CChar.self), buf.count, name, ino, mode, Int64(next))
+                let bytes = try fs.readdir(fh, size: size, offset: Int(off)) { name, a, next, buf in
+                    CFuseShims_add_direntry(r.raw, buf.baseAddress?.assumingMemoryBound(to: CChar.self), buf.count, name, a.ino, a.mode, Int64(next))
+                }
+                bytes.withUnsafeBytes { r.bytes($0) }
+            }
+        }
+        h.readdirplus = { req, _, size, off, fh in
+            serve(req) { fs, r throws(FuseErrno) in
+                let bytes = try fs.readdir(fh, size: size, offset: Int(off)) { name, a, next, buf in
+                    var c = a.packed
+                    return CFuseShims_add_direntry_plus(r.raw, buf.baseAddress?.assumingMemoryBound(to: CChar.self), buf.count, name, &c, a.timeout, Int64(next))
                 }
                 bytes.withUnsafeBytes { r.bytes($0) }
             }

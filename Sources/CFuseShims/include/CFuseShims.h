@@ -46,6 +46,8 @@ typedef struct {
     void (*fsync)(CFuseShims_Req req, uint64_t ino, int datasync, uint64_t fh);
     void (*opendir)(CFuseShims_Req req, uint64_t ino, CFuseShims_FileInfo fi);
     void (*readdir)(CFuseShims_Req req, uint64_t ino, size_t size, int64_t off, uint64_t fh);
+    /// As readdir, with each entry's attributes (CFuseShims_add_direntry_plus): `ls -l` needs no lookups.
+    void (*readdirplus)(CFuseShims_Req req, uint64_t ino, size_t size, int64_t off, uint64_t fh);
     void (*releasedir)(CFuseShims_Req req, uint64_t ino, uint64_t fh);
     void (*statfs)(CFuseShims_Req req, uint64_t ino);
 } CFuseShims_Handlers;
@@ -83,5 +85,9 @@ int CFuseShims_reply_statfs(CFuseShims_Req req, uint64_t bsize, uint64_t blocks,
 /// more than `bufsize` (then nothing was added).
 size_t CFuseShims_add_direntry(CFuseShims_Req req, char *buf, size_t bufsize, const char *name,
                                uint64_t ino, uint32_t mode, int64_t next_off);
+
+/// Adds one entry with its attributes to `buf` (see fuse_add_direntry_plus); the size it needs.
+size_t CFuseShims_add_direntry_plus(CFuseShims_Req req, char *buf, size_t bufsize, const char *name,
+                                    const CFuseShims_Attr *attr, double timeout, int64_t next_off);
 
 #endif
