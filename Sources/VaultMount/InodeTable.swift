@@ -16,6 +16,9 @@ final class InodeTable {
         var openCount = 0
         /// A modification time set through the mount (utimens) for this session.
         var modifiedOverride: Int64?
+        /// The blob served at the last open: when the next open finds the same one, the kernel may
+        /// keep the pages it cached (any change of content, here or pulled, is a new blob).
+        var servedBlob: String?
 
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
     }
@@ -47,4 +50,6 @@ final class InodeTable {
 
     /// Every inode number given out (to drop the kernel's caches of them).
     var all: [UInt64] { Array(byIno.keys) }
+
+    func forEach(_ body: (Inode) -> Void) { byIno.values.forEach(body) }
 }

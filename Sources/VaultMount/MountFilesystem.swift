@@ -104,7 +104,9 @@ final class MountFilesystem {
 
     // MARK: Reading
 
-    func open(_ ino: UInt64, flags: Int32) throws(FuseErrno) -> UInt64 {
+    /// Opens file `ino`; `keepCache`: its content is the one served at the previous open, so the
+    /// kernel's cached pages of it are still right.
+    func open(_ ino: UInt64, flags: Int32) throws(FuseErrno) -> (handle: UInt64, keepCache: Bool) {
         let v = try gate.vault()
         let i = try inodes.inode(ino)
         let n = try node(i, v)
@@ -118,7 +120,9 @@ final class MountFilesystem {
         } else if i.staged == nil && access != O_WRONLY {
             f.blob = try openBlob(n, v)
         }
-        return handles.add(f)
+        let keep = i.staged == nil && n.localPath != nil && n.localPath == i.servedBlob
+        i.servedBlob = i.staged == nil ? n.localPath : nil
+        return (handles.add(f), keep)
     }
 
     func openBlob(_ n: Node, _ v: Vault) throws(FuseErrno) -> BlobHandle {
@@ -208,6 +212,7 @@ final class MountFilesystem {
                 }
             }
             s.dirty = false
+            i.servedBlob = nil
         } catch let e as VaultError where e.kind == .notFound {
             s.dirty = false   // unlinked while open: its writes go with it, as on any filesystem
         } catch {
@@ -262,7 +267,7 @@ final class MountFilesystem {
         if let existing = try child(p, name, v) {
             if flags & O_EXCL != 0 { throw FuseErrno(EEXIST) }
             let i = inodes.inode(forNode: existing.id)
-            let fh = try open(i.ino, flags: flags)
+            let fh = try open(i.ino, flags: flags).handle
             return (attributes(existing, i), fh)
         }
         let n: Node
@@ -364,6 +369,7 @@ final class MountFilesystem {
     /// unlocked (or, for a file closed while locked, at the unlock: `commitPending`).
     func dropReaders() {
         for f in handles.openFiles { f.blob = nil }
+        inodes.forEach { $0.servedBlob = nil }
     }
 
     /// Commits every staged change (at unmount), logging what could not be.

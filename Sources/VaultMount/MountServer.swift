@@ -58,7 +58,7 @@ public final class MountServer {
             }
             switch filesystem.gate.tick() {
             case .locked?:
-                filesystem.dropReaders()
+                filesystem.dropReaders()   // and forgets which content the kernel had cached
                 channel.invalidate(filesystem.inodes.all)
                 filesystem.log("the vault locked: open files return EACCES and the kernel's cache of the mount was dropped")
             case .unlocked?:
@@ -106,7 +106,12 @@ public final class MountServer {
                 r.ok()
             }
         }
-        h.open = { req, ino, flags, fi in serve(req) { fs, r throws(FuseErrno) in r.opened(fi!, handle: try fs.open(ino, flags: flags)) } }
+        h.open = { req, ino, flags, fi in
+            serve(req) { fs, r throws(FuseErrno) in
+                let (fh, keep) = try fs.open(ino, flags: flags)
+                r.opened(fi!, handle: fh, keepCache: keep)
+            }
+        }
         h.create = { req, parent, name, _, flags, fi in
             serve(req) { fs, r throws(FuseErrno) in
                 let (a, fh) = try fs.create(parent, try MountFilesystem.name(name!), flags: flags)
