@@ -233,6 +233,11 @@ final class MountTests: XCTestCase {
             """), "30")   // EROFS
         let again = try h.run(["mount", mnt] + h.pw)
         XCTAssertEqual(again.status, 5, again.stderr)   // already a mountpoint
+        let second = h.root.appendingPathComponent("mnt2").path
+        try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
+        let other = try h.run(["mount", second] + h.pw)
+        XCTAssertEqual(other.status, 7, other.stderr)   // one mount per vault
+        XCTAssertTrue(other.stderr.contains("mounted already at \(mnt)"), other.stderr)
         try h.ok(["unmount", mnt])
         XCTAssertTrue(waitFor(5) { self.mountPids().isEmpty })
         XCTAssertFalse(FileManager.default.fileExists(atPath: mnt + "/a.txt"))

@@ -59,6 +59,8 @@ struct MountCommand: VaultCommand, ReadsPassword {
         }
         let sessions = VaultSessions(layout: ctx.layout, environment: ctx.environment, policy: ctx.policy,
                                      agent: { [agents = ctx.agents] in agents.client(for: $0) }, warn: { log("warning: \($0)") })
+        let held = try MountLock(vaultRoot: ctx.layout.root, mountpoint: path)
+        defer { withExtendedLifetime(held) {} }
         let server = MountServer(reopener: VaultReopener(sessions: sessions, password: ctx.password), mountpoint: path,
                                  readOnly: readOnly, log: log)
         try server.checkVault()
@@ -73,6 +75,7 @@ struct MountCommand: VaultCommand, ReadsPassword {
                 if null > 2 { close(null) }
                 if logFd > 2 { close(logFd) }
                 setsid()
+                _ = chdir("/")
             } else {
                 ctx.out.note("Mounted the vault at \(path)\(readOnly ? " (read-only)" : ""); Ctrl-C or `vault unmount \(path)` unmounts it")
             }
