@@ -38,6 +38,18 @@ extension Vault {
         return try publishFile(blob, in: parent, named: n.name, replacing: n)
     }
 
+    /// Sets the modification time of file `nodeId` while its new content awaits upload (the time
+    /// travels with the upload, as an imported file's does). Returns false, changing nothing,
+    /// when no upload is pending: a synced version keeps the time recorded with its content.
+    @discardableResult
+    public func setModifiedTime(of nodeId: String, to seconds: Int64) throws -> Bool {
+        try db.transaction {
+            guard let n = try node(id: nodeId), !n.isFolder, n.pendingOp == "upload" else { return false }
+            try db.run("UPDATE nodes SET modified_at = ? WHERE id = ?", [seconds, nodeId])
+            return true
+        }
+    }
+
     /// Seals `produce`'s bytes into a new durable staging blob, after checking that they fit.
     private func seal(size: UInt64, doing what: String,
                       _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {

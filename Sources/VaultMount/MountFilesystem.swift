@@ -213,6 +213,7 @@ final class MountFilesystem {
             }
             s.dirty = false
             i.servedBlob = nil
+            if let t = i.modifiedOverride, try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil }
         } catch let e as VaultError where e.kind == .notFound {
             s.dirty = false   // unlinked while open: its writes go with it, as on any filesystem
         } catch {
@@ -296,6 +297,13 @@ final class MountFilesystem {
         }
         if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }                              // FUSE_SET_ATTR_MTIME
         if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) } // FUSE_SET_ATTR_MTIME_NOW
+        if let t = i.modifiedOverride, i.staged?.dirty != true, !readOnly {
+            // Stored while the new content awaits upload (it travels with it); otherwise kept
+            // for this mount only (docs/mount.md).
+            do { if try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil } } catch {
+                throw FuseErrno(error, doing: "setting the time of \(i.nodeId)")
+            }
+        }
         // Mode, owner and atime: the vault keeps none of them (files 0600, folders 0700).
         return attributes(try node(i, v), i)
     }

@@ -299,6 +299,25 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: mnt + "/g.txt", encoding: .utf8), "second version\n")
     }
 
+    func testModificationTimesSetThroughTheMountAreKeptWithNewContent() throws {
+        try mount()
+        try py("""
+            import os, sys
+            m = sys.argv[1]
+            with open(m + '/t.txt', 'w') as f: f.write('x')
+            os.utime(m + '/t.txt', (1577836800, 1577836800))          # after the close (rsync, touch -d)
+            with open(m + '/p.txt', 'w') as f:
+                f.write('y'); f.flush(); os.utime(f.fileno(), (1500000000, 1500000000))   # before it (cp -p)
+            assert os.stat(m + '/t.txt').st_mtime == 1577836800
+            """)
+        unmountNow()
+        try mount()
+        XCTAssertEqual(try py("""
+            import os, sys
+            print(int(os.stat(sys.argv[1] + '/t.txt').st_mtime), int(os.stat(sys.argv[1] + '/p.txt').st_mtime))
+            """), "1577836800 1500000000")
+    }
+
     func testThePolicyCanForbidMounting() throws {
         let policy = h.root.appendingPathComponent("policy.json")
         for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
