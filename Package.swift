@@ -107,6 +107,8 @@ let package = Package(
         .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
+        // The mount's tables and mappings without a mount (the end-to-end tests are VaultCLITests/MountTests).
+        .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultCore"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]
 )
