@@ -200,7 +200,7 @@ final class MountFilesystem {
     /// this returns (the blob is fsynced before the metadata that names it commits).
     func commit(_ i: InodeTable.Inode) throws(FuseErrno) {
         guard let s = i.staged, s.dirty else { return }
-        let v = try gate.vault()
+        let v = try gate.vault(write: true)
         do {
             _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count)) { emit in
                 let all = s.bytes
@@ -263,7 +263,7 @@ final class MountFilesystem {
 
     func create(_ parent: UInt64, _ name: String, flags: Int32) throws(FuseErrno) -> (InodeAttributes, UInt64) {
         if readOnly { throw FuseErrno(EROFS) }
-        let v = try gate.vault()
+        let v = try gate.vault(write: true)
         let p = try folder(parent, v)
         if let existing = try child(p, name, v) {
             if flags & O_EXCL != 0 { throw FuseErrno(EEXIST) }
@@ -281,7 +281,7 @@ final class MountFilesystem {
     }
 
     func setattr(_ ino: UInt64, toSet: Int32, size: UInt64, mtime: Int64) throws(FuseErrno) -> InodeAttributes {
-        let v = try gate.vault()
+        let v = try gate.vault(write: true)
         let i = try inodes.inode(ino)
         let n = try node(i, v)
         if toSet & (1 << 3) != 0 {   // FUSE_SET_ATTR_SIZE
@@ -318,7 +318,7 @@ final class MountFilesystem {
 
     func mkdir(_ parent: UInt64, _ name: String) throws(FuseErrno) -> InodeAttributes {
         if readOnly { throw FuseErrno(EROFS) }
-        let v = try gate.vault()
+        let v = try gate.vault(write: true)
         let p = try folder(parent, v)
         if try child(p, name, v) != nil { throw FuseErrno(EEXIST) }
         let n: Node
@@ -329,7 +329,7 @@ final class MountFilesystem {
     /// unlink (`folder` false) and rmdir (`folder` true).
     func remove(_ parent: UInt64, _ name: String, folder wantFolder: Bool) throws(FuseErrno) {
         if readOnly { throw FuseErrno(EROFS) }
-        let v = try gate.vault()
+        let v = try gate.vault(write: true)
         let p = try folder(parent, v)
         guard let n = try child(p, name, v) else { throw FuseErrno(ENOENT) }
         if wantFolder && !n.isFolder { throw FuseErrno(ENOTDIR) }
@@ -347,7 +347,7 @@ final class MountFilesystem {
     func rename(_ parent: UInt64, _ name: String, _ newParent: UInt64, _ newName: String, flags: UInt32) throws(FuseErrno) {
         if readOnly { throw FuseErrno(EROFS) }
         if flags & 2 != 0 { throw FuseErrno(EINVAL, "RENAME_EXCHANGE is not supported") }
-        let v = try gate.vault()
+        let v = try gate.vault(write: true)
         let from = try folder(parent, v), to = try folder(newParent, v)
         guard let n = try child(from, name, v) else { throw FuseErrno(ENOENT) }
         if let target = try child(to, newName, v) {

@@ -25,14 +25,19 @@ final class VaultGate {
         self.reopener = reopener; self.readOnly = readOnly; self.log = log
     }
 
-    /// The open vault for one request.
+    /// The open vault for one request. A request that only reads (`write` false) runs beside a
+    /// sync pass that holds the vault (lock `.control`, as `vault browse` does), so browsing and
+    /// reading the mount go on while the agent syncs; one that changes the vault holds it alone
+    /// (waiting up to the lock timeout, then EBUSY).
     /// - Throws: EACCES while the vault is locked; the open's own failure otherwise.
-    func vault() throws(FuseErrno) -> Vault {
+    func vault(write: Bool = false) throws(FuseErrno) -> Vault {
         guard !isLocked else { throw FuseErrno(EACCES, "the vault is locked") }
         lastUse = Date()
-        if let opened { return opened }
+        if let opened, !(write && opened.isBesideSync) { return opened }
+        opened = nil
         do {
-            let v = try reopener.open(lock: .exclusive, access: readOnly ? .read : .readWrite, touch: false, lockTimeout: Vault.lockTimeout)
+            let v = try reopener.open(lock: write ? .exclusive : .control, access: readOnly ? .read : .readWrite,
+                                      touch: false, lockTimeout: Vault.lockTimeout)
             opened = v; openedAt = Date(); lastCheck = Date()
             return v
         } catch let e as VaultError where e.kind == .locked {

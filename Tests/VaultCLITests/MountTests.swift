@@ -318,6 +318,27 @@ final class MountTests: XCTestCase {
             """), "1577836800 1500000000")
     }
 
+    func testReadsGoOnBesideASyncAndChangesWaitForIt() throws {
+        try h.ok(["put", try h.localFile("a.txt", Data("alpha\n".utf8)), "/a.txt"] + h.pw)
+        try mount()
+        // Hold the vault's locks as a running sync does (`lock` alone, `lock.transfers` shared).
+        XCTAssertEqual(try py("""
+            import fcntl, os, sys, time
+            m, home = sys.argv[1], os.environ['VAULT_HOME']
+            time.sleep(0.5)                                  # the mount's burst has ended
+            main = open(home + '/lock', 'a'); fcntl.flock(main, fcntl.LOCK_EX)
+            side = open(home + '/lock.transfers', 'a'); fcntl.flock(side, fcntl.LOCK_SH)
+            listed = os.listdir(m)
+            text = open(m + '/a.txt').read()
+            t0 = time.time()
+            try: os.mkdir(m + '/new'); made = 'made'
+            except OSError as e: made = str(e.errno)
+            print(listed, repr(text), made, time.time() - t0 > 1.5)
+            """), "['a.txt'] 'alpha\\n' 16 True")   // EBUSY after the lock timeout (2 s here)
+        try h.ok(["mkdir", "/after"] + h.pw)
+        XCTAssertTrue(waitFor(3) { FileManager.default.fileExists(atPath: self.mnt + "/after") })
+    }
+
     func testThePolicyCanForbidMounting() throws {
         let policy = h.root.appendingPathComponent("policy.json")
         for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
