@@ -9,6 +9,12 @@ extension Vault {
         try child(of: parentId, named: name)
     }
 
+    /// The size of the content this device holds for file `n`: the node's size, or for an older
+    /// version kept while the server has a newer one (STALE), that version's (what a read gives).
+    public func localSize(of n: Node) throws -> UInt64 {
+        try localContent(of: n).size
+    }
+
     /// Creates file `name` in folder `parentId` with the bytes `produce` emits (sealed as they
     /// come), awaiting upload.
     /// - Throws: `.notFound` (no such folder), `.conflict` (it is a file), `.invalidName`,

@@ -23,8 +23,12 @@ final class MountFilesystem {
 
     // MARK: Tree
 
-    func attributes(_ n: Node, _ i: InodeTable.Inode) -> InodeAttributes {
-        var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: n.size, modified: i.modifiedOverride ?? n.modifiedAt)
+    /// What the kernel is told about node `n`: a STALE file's size is its local (older) version's,
+    /// the one reads return (as `cat` does).
+    func attributes(_ n: Node, _ i: InodeTable.Inode, _ v: Vault? = nil) -> InodeAttributes {
+        var size = n.size
+        if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
+        var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         return a
     }
@@ -58,13 +62,13 @@ final class MountFilesystem {
         let v = try gate.vault()
         let p = try folder(parent, v)
         guard let n = try child(p, name, v) else { throw FuseErrno(ENOENT) }
-        return attributes(n, inodes.inode(forNode: n.id))
+        return attributes(n, inodes.inode(forNode: n.id), v)
     }
 
     func getattr(_ ino: UInt64) throws(FuseErrno) -> InodeAttributes {
         let v = try gate.vault()
         let i = try inodes.inode(ino)
-        return attributes(try node(i, v), i)
+        return attributes(try node(i, v), i, v)
     }
 
     func opendir(_ ino: UInt64) throws(FuseErrno) -> UInt64 {
@@ -79,7 +83,7 @@ final class MountFilesystem {
             parent = attributes(try node(i, v), i)
         }
         var entries: [(name: String, attributes: InodeAttributes)] = [(".", here), ("..", parent)]
-        for k in kids { entries.append((k.name, attributes(k, inodes.inode(forNode: k.id)))) }
+        for k in kids { entries.append((k.name, attributes(k, inodes.inode(forNode: k.id), v))) }
         return handles.add(HandleTable.OpenFolder(entries: entries))
     }
 

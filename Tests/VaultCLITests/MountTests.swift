@@ -339,6 +339,33 @@ final class MountTests: XCTestCase {
         XCTAssertTrue(waitFor(3) { FileManager.default.fileExists(atPath: self.mnt + "/after") })
     }
 
+    func testAnotherDevicesChangesAreSeenThroughTheMountAfterASync() throws {
+        let server = try ServerHarness(root: h.root, args: [], tls: false)
+        h.useFastRetry()
+        try h.login(to: server)
+        try h.ok(["put", try h.localFile("p.txt", Data("pinned, first\n".utf8)), "/p.txt"] + h.pw)
+        try h.ok(["put", try h.localFile("s.txt", Data("stale, first\n".utf8)), "/s.txt"] + h.pw)
+        try h.ok(["pin", "/p.txt"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        let b = try CLIHarness(keyring: false)
+        b.useFastRetry()
+        try b.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + b.pw)
+        try b.ok(["sync"] + b.pw)
+        try mount()
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/p.txt", encoding: .utf8), "pinned, first\n")
+        try b.ok(["put", try b.localFile("p2", Data("pinned, changed on b\n".utf8)), "/p.txt", "--replace"] + b.pw)
+        try b.ok(["put", try b.localFile("s2", Data("stale, changed on b: longer\n".utf8)), "/s.txt", "--replace"] + b.pw)
+        try b.ok(["put", try b.localFile("n", Data("new on b\n".utf8)), "/from-b.txt"] + b.pw)
+        try b.ok(["sync"] + b.pw)
+        try h.ok(["sync"] + h.pw)   // beside the mount
+        usleep(1_200_000)
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/p.txt", encoding: .utf8), "pinned, changed on b\n")
+        // An unpinned file reads as its local, older version (as `cat` does), with that size.
+        XCTAssertEqual(try String(contentsOfFile: mnt + "/s.txt", encoding: .utf8), "stale, first\n")
+        XCTAssertEqual(try py("import os, sys; print(os.stat(sys.argv[1] + '/s.txt').st_size)"), "13")
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: mnt).contains("from-b.txt"))
+    }
+
     func testThePolicyCanForbidMounting() throws {
         let policy = h.root.appendingPathComponent("policy.json")
         for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
