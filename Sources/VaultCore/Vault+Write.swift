@@ -31,17 +31,19 @@ extension Vault {
     }
 
     /// Stores the bytes `produce` emits as the new version of file `nodeId` (the previous
-    /// content is kept as a revision, as `put --replace` does), awaiting upload.
+    /// content is kept as a revision, as `put --replace` does), awaiting upload. `keepPrevious`
+    /// false: the previous content is scratch (the empty first version of a file just created)
+    /// and is dropped rather than kept, when it never left this device.
     /// - Throws: `.notFound` (the file was removed), `.usage` (it is a folder), `.noSpace`.
     @discardableResult
-    public func replaceContent(of nodeId: String, size: UInt64,
+    public func replaceContent(of nodeId: String, size: UInt64, keepPrevious: Bool = true,
                                _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Node {
         guard let n = try node(id: nodeId), let parentId = n.parentId, let parent = try node(id: parentId) else {
             throw VaultError(.notFound, "the file was removed from the vault")
         }
         guard !n.isFolder else { throw VaultError(.usage, "\(try path(of: n)) is a folder") }
         let blob = try seal(size: size, doing: "store \(DisplayText.escaped(n.name))", produce)
-        return try publishFile(blob, in: parent, named: n.name, replacing: n)
+        return try publishFile(blob, in: parent, named: n.name, replacing: n, keepPrevious: keepPrevious)
     }
 
     /// Sets the modification time of file `nodeId` while its new content awaits upload (the time

@@ -19,6 +19,8 @@ final class InodeTable {
         /// The blob served at the last open: when the next open finds the same one, the kernel may
         /// keep the pages it cached (any change of content, here or pulled, is a new blob).
         var servedBlob: String?
+        /// Created through the mount and not committed since: its empty first version is scratch.
+        var freshlyCreated = false
 
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
     }

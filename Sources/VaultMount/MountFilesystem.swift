@@ -206,7 +206,7 @@ final class MountFilesystem {
         guard let s = i.staged, s.dirty else { return }
         let v = try gate.vault(write: true)
         do {
-            _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count)) { emit in
+            _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count), keepPrevious: !i.freshlyCreated) { emit in
                 let all = s.bytes
                 var at = 0
                 while at < all.count {
@@ -217,6 +217,7 @@ final class MountFilesystem {
             }
             s.dirty = false
             i.servedBlob = nil
+            i.freshlyCreated = false
             if let t = i.modifiedOverride, try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil }
         } catch let e as VaultError where e.kind == .notFound {
             s.dirty = false   // unlinked while open: its writes go with it, as on any filesystem
@@ -278,6 +279,7 @@ final class MountFilesystem {
         let n: Node
         do { n = try v.createFile(in: p.id, named: name, size: 0) { _ in } } catch { throw FuseErrno(error, doing: "creating in \(p.id)") }
         let i = inodes.inode(forNode: n.id)
+        i.freshlyCreated = true
         let access = flags & O_ACCMODE
         let f = HandleTable.OpenFile(inode: i, writable: access != O_RDONLY, append: flags & O_APPEND != 0)
         if i.staged == nil { i.staged = StagedContent(modified: n.modifiedAt) }

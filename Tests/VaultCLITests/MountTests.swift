@@ -146,6 +146,9 @@ final class MountTests: XCTestCase {
             except OSError as e: assert e.errno == 36, e  # ENAMETOOLONG
             """)
         XCTAssertEqual(try h.ok(["cat", "/new.txt"] + h.pw).out, "saved by vim\n")
+        // A file created through the mount keeps no empty first version; a rewrite keeps the old one.
+        XCTAssertEqual(try h.ok(["revisions", "/log.txt"] + h.pw).out.components(separatedBy: " 0 B ").count, 1)
+        XCTAssertTrue(try h.ok(["revisions", "/trunc.bin"] + h.pw).out.contains("10 B"))
         XCTAssertEqual(try h.ok(["cat", "/target.txt"] + h.pw).out, "replacement\n")
         XCTAssertEqual(try h.ok(["cat", "/log.txt"] + h.pw).out, "line 0\nline 1\nline 2\n")
         XCTAssertEqual(try h.ok(["cat", "/trunc.bin"] + h.pw).stdout, Data("0123\0\0".utf8))
