@@ -297,8 +297,8 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: mnt + "/f.txt", encoding: .utf8), "first\n")
         try h.ok(["put", "--replace", try h.localFile("f2.txt", Data("second version\n".utf8)), "/f.txt"] + h.pw)
         try h.ok(["mv", "/f.txt", "/g.txt"] + h.pw)
-        usleep(1_200_000)   // the kernel keeps attributes and entries for 1 s
-        XCTAssertFalse(FileManager.default.fileExists(atPath: mnt + "/f.txt"))
+        // The kernel keeps attributes and entries for 1 s.
+        XCTAssertTrue(waitFor(3) { !FileManager.default.fileExists(atPath: self.mnt + "/f.txt") })
         XCTAssertEqual(try String(contentsOfFile: mnt + "/g.txt", encoding: .utf8), "second version\n")
     }
 
@@ -361,12 +361,38 @@ final class MountTests: XCTestCase {
         try b.ok(["put", try b.localFile("n", Data("new on b\n".utf8)), "/from-b.txt"] + b.pw)
         try b.ok(["sync"] + b.pw)
         try h.ok(["sync"] + h.pw)   // beside the mount
-        usleep(1_200_000)
-        XCTAssertEqual(try String(contentsOfFile: mnt + "/p.txt", encoding: .utf8), "pinned, changed on b\n")
+        XCTAssertTrue(waitFor(3) { (try? String(contentsOfFile: self.mnt + "/p.txt", encoding: .utf8)) == "pinned, changed on b\n" })
         // An unpinned file reads as its local, older version (as `cat` does), with that size.
         XCTAssertEqual(try String(contentsOfFile: mnt + "/s.txt", encoding: .utf8), "stale, first\n")
         XCTAssertEqual(try py("import os, sys; print(os.stat(sys.argv[1] + '/s.txt').st_size)"), "13")
         XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: mnt).contains("from-b.txt"))
+    }
+
+    func testAFullDiskIsENOSPCAtCloseWithNothingLost() throws {
+        let disk = h.root.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        guard getuid() == 0, (try? runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", disk.path])) == 0 else {
+            throw XCTSkip("needs root and tmpfs mounts")
+        }
+        defer { unmountNow(); _ = try? runTool("/bin/umount", [disk.path]) }
+        h.env["VAULT_HOME"] = disk.appendingPathComponent("vault").path
+        try h.initVault()
+        try mount()
+        XCTAssertEqual(try py("""
+            import os, sys
+            m = sys.argv[1]
+            keep = bytes(range(256)) * 40000                 # 10 MB: fits beside the 8 MiB reserve
+            with open(m + '/keep.bin', 'wb') as f: f.write(keep)
+            try:
+                with open(m + '/big.bin', 'wb') as f: f.write(b'x' * 20000000)
+                print('stored')
+            except OSError as e: print(e.errno, end=' ')
+            print(open(m + '/keep.bin', 'rb').read() == keep)
+            """), "28 True")   // ENOSPC
+        unmountNow()
+        let doctor = try h.run(["doctor"] + h.pw)
+        XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
+        XCTAssertEqual(try h.ok(["cat", "/keep.bin"] + h.pw).stdout.count, 10_240_000)
     }
 
     func testThePolicyCanForbidMounting() throws {
