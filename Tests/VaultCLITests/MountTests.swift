@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 
 /// `vault mount` end to end through the `vault` binary and a real FUSE mount (docs/mount.md):
@@ -49,11 +50,7 @@ final class MountTests: XCTestCase {
         XCTAssertTrue(r.out.contains("Mounted the vault at"), r.out, file: file, line: line)
     }
 
-    func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end { if cond() { return true }; usleep(50_000) }
-        return cond()
-    }
+    func waitFor(_ seconds: Double, _ cond: () -> Bool) -> Bool { eventually(within: seconds, cond) }
 
     /// The processes serving this test's mountpoint.
     func mountPids() -> [Int32] {
@@ -437,16 +434,20 @@ final class MountLockTests: XCTestCase {
             w = os.open(m + '/w.txt', os.O_WRONLY | os.O_CREAT, 0o600)
             os.write(w, b'written before the lock, closed after it\\n')
             print('open', flush=True)
-            sys.stdin.readline()                      # the vault is locked now
+            sys.stdin.readline()                      # `vault lock` has returned
             def denied(f):
                 try: f(); return 'served'
                 except OSError as e: return str(e.errno)
+            end = time.time() + 5                     # the mount checks the session once a second
+            while denied(lambda: os.stat(m)) != '13' and time.time() < end: time.sleep(0.05)
             r1 = denied(lambda: os.pread(fd, 10, 200000))
             r2 = denied(lambda: os.pread(fd, 10, 0))
             r3 = denied(lambda: os.listdir(m))
             r4 = denied(lambda: os.close(w))          # kept in memory, committed at the unlock
             print(r1, r2, r3, r4, flush=True)
-            sys.stdin.readline()                      # unlocked again
+            sys.stdin.readline()                      # `vault unlock` has returned
+            end = time.time() + 5
+            while denied(lambda: os.stat(m)) != 'served' and time.time() < end: time.sleep(0.05)
             print(os.pread(fd, 10, 200000) == b'a' * 10, flush=True)
             """
         let p = Process()
@@ -473,11 +474,9 @@ final class MountLockTests: XCTestCase {
             return XCTFail("python: \(String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
         }
         try h.ok(["lock"])
-        usleep(2_500_000)   // the mount checks the session once a second
         inPipe.fileHandleForWriting.write(Data("\n".utf8))
         XCTAssertEqual(line(), "13 13 13 13")   // EACCES: nothing served, cached pages included
         try h.ok(["unlock"] + h.pw)
-        usleep(2_500_000)
         inPipe.fileHandleForWriting.write(Data("\n".utf8))
         XCTAssertEqual(line(), "True")
         p.waitUntilExit()
