@@ -48,7 +48,9 @@ public final class MountServer {
         var pfd = pollfd(fd: channel.fd, events: Int16(POLLIN), revents: 0)
         while MountServer.stopRequested == 0 {
             pfd.revents = 0
-            let n = poll(&pfd, 1, 100)
+            // Awake every 0.1 s while a burst holds the vault (to release it), else every second
+            // (the session check).
+            let n = poll(&pfd, 1, filesystem.gate.isOpen ? 100 : 1000)
             if n > 0 {
                 if pfd.revents & Int16(POLLIN) != 0 {
                     if !channel.processOne() { break }

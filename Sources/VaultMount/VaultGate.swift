@@ -74,6 +74,9 @@ final class VaultGate {
         return nil
     }
 
+    /// A burst holds the vault open (the loop then wakes sooner, to release it).
+    var isOpen: Bool { opened != nil }
+
     /// Closes the vault now (the lock file is released).
     func close() { opened = nil }
 }
