@@ -392,6 +392,54 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try h.ok(["cat", "/keep.bin"] + h.pw).stdout.count, 10_240_000)
     }
 
+    /// A POSIX checklist of our own (xfstests and pjdfstest are not packaged here): each line
+    /// is one rule, checked by errno.
+    func testPOSIXChecklist() throws {
+        try mount()
+        try py("""
+            import errno, os, sys
+            m = sys.argv[1]
+            def fails(code, f, *a):
+                try: f(*a)
+                except OSError as e:
+                    assert e.errno == code, (f.__name__, a, e); return
+                raise AssertionError('%s%r succeeded' % (f.__name__, a))
+            os.mkdir(m + '/d'); open(m + '/d/f', 'w').write('f')
+            fails(errno.EEXIST, os.mkdir, m + '/d')
+            fails(errno.EEXIST, os.open, m + '/d/f', os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            fails(errno.ENOTEMPTY, os.rmdir, m + '/d')
+            fails(errno.EISDIR, os.unlink, m + '/d')
+            fails(errno.ENOTDIR, os.rmdir, m + '/d/f')
+            fails(errno.EISDIR, os.open, m + '/d', os.O_WRONLY)
+            fails(errno.ENOENT, os.stat, m + '/missing')
+            fails(errno.ENOENT, os.rename, m + '/missing', m + '/x')
+            os.mkdir(m + '/e'); open(m + '/e/g', 'w').write('g')
+            fails(errno.ENOTEMPTY, os.rename, m + '/d', m + '/e')   # over a folder that is not empty
+            fails(errno.EISDIR, os.rename, m + '/d/f', m + '/e')    # a file over a folder
+            fails(errno.ENOTDIR, os.rename, m + '/e', m + '/d/f')   # a folder over a file
+            fails(errno.EINVAL, os.rename, m + '/d', m + '/d/inside')  # into itself
+            os.mkdir(m + '/empty'); os.rename(m + '/e', m + '/empty')   # over an empty folder
+            assert os.listdir(m + '/empty') == ['g']
+            os.rename(m + '/d/f', m + '/empty/moved')               # across folders
+            assert open(m + '/empty/moved').read() == 'f' and os.listdir(m + '/d') == []
+            # sparse write, read past the end, ftruncate on an open file
+            fd = os.open(m + '/sparse', os.O_RDWR | os.O_CREAT, 0o600)
+            os.pwrite(fd, b'end', 100000)
+            assert os.fstat(fd).st_size == 100003 and os.pread(fd, 10, 50) == bytes(10)
+            assert os.pread(fd, 10, 200000) == b''
+            os.ftruncate(fd, 5); assert os.fstat(fd).st_size == 5
+            os.close(fd)
+            assert open(m + '/sparse', 'rb').read() == bytes(5)
+            # a folder listed across several readdir calls, in order, each name once
+            os.mkdir(m + '/many')
+            names = ['entry-%04d-%s' % (i, 'x' * 60) for i in range(200)]
+            for n in names: os.close(os.open(m + '/many/' + n, os.O_CREAT | os.O_WRONLY, 0o600))
+            assert sorted(os.listdir(m + '/many')) == names
+            # names the vault refuses
+            fails(errno.ENAMETOOLONG, os.mkdir, m + '/' + 'n' * 256)
+            """)
+    }
+
     func testThePolicyCanForbidMounting() throws {
         let policy = h.root.appendingPathComponent("policy.json")
         for rule in [#"{"mountAllowed": false}"#, #"{"plaintextExport": false}"#] {
