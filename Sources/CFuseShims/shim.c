@@ -99,8 +99,9 @@ int CFuseShims_process_one(CFuseShims_Session *se) {
     return 1;
 }
 
-void CFuseShims_session_end(CFuseShims_Session *se) {
-    fuse_session_unmount(se);
+void CFuseShims_session_unmount(CFuseShims_Session *se) { fuse_session_unmount(se); }
+
+void CFuseShims_session_destroy(CFuseShims_Session *se) {
     fuse_session_destroy(se);
     free(receive_buf.mem);
     receive_buf.mem = NULL;

@@ -57,7 +57,7 @@ final class FuseChannel {
             throw MountProblem.session("libfuse could not create a session")
         }
         guard CFuseShims_mount(se, mountpoint) == 0 else {
-            CFuseShims_session_end(se)
+            CFuseShims_session_destroy(se)
             throw MountProblem.session("cannot mount at \(mountpoint) (is /dev/fuse there, and fusermount3 installed?)")
         }
         session = se
@@ -71,16 +71,25 @@ final class FuseChannel {
 
     /// Drops the kernel's page cache and attributes of `inodes` (on another thread: the kernel
     /// may wait for a read this loop has yet to answer).
-    func invalidate(_ inodes: [UInt64], then done: @escaping @Sendable () -> Void = {}) {
+    func invalidate(_ inodes: [UInt64]) {
         let se = SessionPointer(raw: session)
-        Thread.detachNewThread {
+        invalidating.enter()
+        Thread.detachNewThread { [invalidating] in
             for ino in inodes { _ = CFuseShims_invalidate_inode(se.raw, ino) }
-            done()
+            invalidating.leave()
         }
     }
 
-    /// Unmounts (when still mounted) and frees the session.
-    func end() { CFuseShims_session_end(session) }
+    /// Invalidations under way (the session is freed only once they are done).
+    private let invalidating = DispatchGroup()
+
+    /// Unmounts (when still mounted) and frees the session, once no invalidation uses its
+    /// descriptor (waiting at most 2 s: one may wait for a read this loop no longer answers).
+    func end() {
+        _ = invalidating.wait(timeout: .now() + 2)
+        CFuseShims_session_unmount(session)
+        CFuseShims_session_destroy(session)
+    }
 }
 
 /// The session pointer, passed to the invalidating thread (libfuse's notify calls may run on

@@ -19,7 +19,7 @@ extension MountFilesystem {
         if writable && readOnly { throw FuseErrno(EROFS) }
         let f = HandleTable.OpenFile(inode: i, writable: writable, append: flags & O_APPEND != 0)
         if writable && flags & O_TRUNC != 0 {
-            try stage(i, v).truncate(0)
+            try emptied(i, n).truncate(0)
         } else if i.staged == nil && access != O_WRONLY {
             f.blob = try openBlob(n, v)
         }

@@ -35,6 +35,16 @@ extension MountFilesystem {
         return s
     }
 
+    /// The inode's staged content for a truncation to zero: what it held is not loaded (so a
+    /// file of any size can be emptied). Dirty when the file had content.
+    func emptied(_ i: InodeTable.Inode, _ n: Node) throws(FuseErrno) -> StagedContent {
+        if let s = i.staged { return s }
+        let s = StagedContent(modified: n.modifiedAt)
+        if n.size > 0 { s.dirty = true }
+        i.staged = s
+        return s
+    }
+
     func write(_ fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) throws(FuseErrno) -> Int {
         let v = try gate.vault()
         let f = try handles.file(fh)
@@ -136,7 +146,7 @@ extension MountFilesystem {
             if readOnly { throw FuseErrno(EROFS) }
             guard !n.isFolder else { throw FuseErrno(EISDIR) }
             guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
-            let s = try stage(i, v)
+            let s = size == 0 ? try emptied(i, n) : try stage(i, v)
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
             if i.openCount == 0 {   // truncate(2) on a closed file: commit now
                 defer { dropStaged(i) }

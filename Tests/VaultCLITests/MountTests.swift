@@ -430,6 +430,8 @@ final class MountTests: XCTestCase {
             os.ftruncate(fd, 5); assert os.fstat(fd).st_size == 5
             os.close(fd)
             assert open(m + '/sparse', 'rb').read() == bytes(5)
+            # O_TRUNC and truncate to zero do not need the old content
+            open(m + '/sparse', 'w').close(); assert os.stat(m + '/sparse').st_size == 0
             # a folder listed across several readdir calls, in order, each name once
             os.mkdir(m + '/many')
             names = ['entry-%04d-%s' % (i, 'x' * 60) for i in range(200)]

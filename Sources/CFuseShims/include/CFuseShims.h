@@ -62,8 +62,10 @@ int CFuseShims_fd(CFuseShims_Session *se);
 /// Reads and handles one request: 1 handled, 0 interrupted (try again), -1 the session ended
 /// (unmounted), -errno on another failure.
 int CFuseShims_process_one(CFuseShims_Session *se);
-/// Unmounts (if still mounted) and frees the session.
-void CFuseShims_session_end(CFuseShims_Session *se);
+/// Unmounts the session (if still mounted) and closes its /dev/fuse descriptor.
+void CFuseShims_session_unmount(CFuseShims_Session *se);
+/// Frees the session (after `CFuseShims_session_unmount`, or one that never mounted).
+void CFuseShims_session_destroy(CFuseShims_Session *se);
 /// Drops the kernel's cached pages and attributes of `ino`; 0 or -errno (-ENOENT: not cached).
 int CFuseShims_invalidate_inode(CFuseShims_Session *se, uint64_t ino);
 /// Drops the kernel's cached entry `name` in `parent`.
