@@ -206,6 +206,19 @@ final class MountTests: XCTestCase {
             import sys
             with open(sys.argv[1] + '/kept.txt', 'w') as f: f.write('closed before the kill\\n')
             """)
+        // A writer mid-write (not closed, not fsynced) when the mount dies.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        writer.arguments = ["-c", """
+            import os, sys, time
+            fd = os.open(sys.argv[1] + '/midwrite.txt', os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, b'y' * 1000000); print('written', flush=True); time.sleep(60)
+            """, mnt]
+        let out = Pipe()
+        writer.standardOutput = out
+        try writer.run()
+        defer { if writer.isRunning { writer.terminate() } }
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readData(ofLength: 8), as: UTF8.self), "written\n")
         let pids = mountPids()
         XCTAssertEqual(pids.count, 1)
         for pid in pids { kill(pid, SIGKILL) }
@@ -215,8 +228,11 @@ final class MountTests: XCTestCase {
             try: os.stat(sys.argv[1]); print('ok')
             except OSError as e: print(e.errno)
             """), "107")   // ENOTCONN
+        writer.terminate(); writer.waitUntilExit()
         try mount()
         XCTAssertEqual(try String(contentsOfFile: mnt + "/kept.txt", encoding: .utf8), "closed before the kill\n")
+        // Only the unsynced write is lost: the file it created is there, empty.
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: mnt + "/midwrite.txt")[.size] as? NSNumber, 0)
         unmountNow()
         let doctor = try h.run(["doctor"] + h.pw)
         XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
