@@ -453,6 +453,13 @@ final class MountTests: XCTestCase {
             names = ['entry-%04d-%s' % (i, 'x' * 60) for i in range(200)]
             for n in names: os.close(os.open(m + '/many/' + n, os.O_CREAT | os.O_WRONLY, 0o600))
             assert sorted(os.listdir(m + '/many')) == names
+            # LibreOffice's save: a lock file, a temporary written and fsynced, renamed over the original
+            open(m + '/doc.odt', 'wb').write(b'v1')
+            lock = m + '/.~lock.doc.odt#'
+            open(lock, 'w').write(',user,host,01.01.2026 10:00,user;')
+            with open(m + '/lu1234.tmp', 'wb') as f: f.write(b'v2'); f.flush(); os.fsync(f.fileno())
+            os.rename(m + '/lu1234.tmp', m + '/doc.odt'); os.unlink(lock)
+            assert open(m + '/doc.odt', 'rb').read() == b'v2' and not os.path.exists(lock)
             # names the vault refuses
             fails(errno.ENAMETOOLONG, os.mkdir, m + '/' + 'n' * 256)
             """)
