@@ -463,6 +463,7 @@ final class MountTests: XCTestCase {
             # names the vault refuses
             fails(errno.ENAMETOOLONG, os.mkdir, m + '/' + 'n' * 256)
             """)
+        XCTAssertEqual(try h.ok(["cat", "/doc.odt"] + h.pw).out, "v2")
     }
 
     func testThePolicyCanForbidMounting() throws {
