@@ -22,11 +22,13 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         // One shim target per C library, named and prefixed after it.
         .target(name: "CSecretShims", dependencies: ["CSecret"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .target(name: "CGioShims", dependencies: ["CGio"]),
+        .target(name: "CFuseShims", dependencies: ["CFuse3"]),
         // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
         .target(name: "CLinuxShims"),
         .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
@@ -54,6 +56,9 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
+        // `vault mount`: the vault as a folder through libfuse3's low-level API (docs/mount.md),
+        // built only on the vault's sealed API.
+        .target(name: "VaultMount", dependencies: ["VaultCore", "VaultPrimitives", "CFuseShims"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, the scheduling
         // of sync passes (run by `vault agent work` and `vault agent listen`, in VaultCLI), and its
         // client. No VaultSync: the `vault-agent` executable links no HTTP client (docs/agent.md).
@@ -63,7 +68,7 @@ let package = Package(
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
-                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent"]),
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI", "CLinuxShims"],
                           swiftSettings: [.unsafeFlags(["-static-stdlib"])],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"])]),
@@ -102,6 +107,8 @@ let package = Package(
         .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
+        // The mount's tables and mappings without a mount (the end-to-end tests are VaultCLITests/MountTests).
+        .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultCore"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
     ]
 )

@@ -40,6 +40,8 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// "keep-both" or "last-writer-wins": how an edit here and one elsewhere are settled
     /// (docs/sync.md); the user's `vault config set conflicts` is ignored when set.
     public var conflictPolicy: String?
+    /// false forbids `vault mount` (default true: the vault may be mounted as a folder).
+    public var mountAllowed: Bool?
 
     public init() {}
 }
@@ -74,6 +76,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var lockOnScreenLock: PolicyValue<Bool>
     public var lockOnSuspend: PolicyValue<Bool>
     public var conflictPolicy: PolicyValue<String>
+    public var mountAllowed: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -116,6 +119,7 @@ public struct EffectivePolicy: Sendable, Encodable {
         lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
         lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
+        mountAllowed = pick(\.mountAllowed) { $0 && $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

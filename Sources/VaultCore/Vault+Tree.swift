@@ -132,14 +132,28 @@ extension Vault {
         // Seal first (outside the transaction: it may take minutes), then publish the metadata.
         let blob: BlobRecord
         do { blob = try blobs.importFile(source, area: .staging) } catch let p as SourceProblem { throw p.error }
+        return try publishFile(blob, in: parent, named: name, replacing: existing)
+    }
+
+    /// Publishes sealed staging blob `blob` as file `name` in `parent`: a new node, or a new
+    /// version of `existing` (its previous content kept as a revision), awaiting upload, in one
+    /// transaction. The blob is deleted when publishing fails. `keepPrevious` false drops the
+    /// previous content instead of keeping it as a revision, when it never left this device
+    /// (its pending upload takes the new content; otherwise it is kept after all).
+    func publishFile(_ blob: BlobRecord, in parent: Node, named name: String, replacing existing: Node?,
+                     keepPrevious: Bool = true) throws -> Node {
+        var dropped: String?
         do {
-            return try db.transaction {
+            let published: Node = try db.transaction {
                 try recordBlob(blob, nodeId: nil)
                 var n: Node
+                func keepAsRevision(_ old: Node, _ oldBlob: String) throws {
+                    try db.run("INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device) VALUES (?,?,?,?,?,?,?,?)",
+                               [Self.newId(), old.id, nil as String?, Int64(old.size), old.sha256, old.modifiedAt, oldBlob, "local"])
+                }
                 if var old = existing {
-                    if let oldBlob = old.localPath {
-                        try db.run("INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device) VALUES (?,?,?,?,?,?,?,?)",
-                                   [Self.newId(), old.id, nil as String?, Int64(old.size), old.sha256, old.modifiedAt, oldBlob, "local"])
+                    if let oldBlob = old.localPath, keepPrevious {
+                        try keepAsRevision(old, oldBlob)
                     }
                     old.size = blob.size; old.sha256 = blob.sha256; old.localPath = blob.id
                     old.contentState = .local; old.modifiedAt = Vault.now; old.localVersion += 1
@@ -156,14 +170,26 @@ extension Vault {
                     try insert(n)
                 }
                 try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [n.id, blob.id])
-                if try existing == nil || !mergeNewContent(into: n, blob: blob) {
+                let merged = try existing != nil && mergeNewContent(into: n, blob: blob)
+                if !merged {
                     try enqueue(.upload, nodeId: n.id,
                                 payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: blob.id,
                                                size: blob.size, sha256: blob.sha256, mimeType: n.mimeType),
                                 baseVersion: existing?.version)
                 }
+                if !keepPrevious, let old = existing, let oldBlob = old.localPath {
+                    if merged && old.remoteId == nil {
+                        try db.run("DELETE FROM blobs WHERE id = ?", [oldBlob])
+                        dropped = oldBlob
+                    } else {
+                        try keepAsRevision(old, oldBlob)   // an upload of it is under way, or it is on the server
+                    }
+                }
                 return n
             }
+            // Both areas, as `remove` does.
+            if let dropped { blobs.delete(dropped, area: .staging); blobs.delete(dropped, area: .cache) }
+            return published
         } catch {
             blobs.delete(blob.id, area: .staging)
             throw error
