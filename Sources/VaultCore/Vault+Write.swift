@@ -52,7 +52,7 @@ extension Vault {
     @discardableResult
     public func setModifiedTime(of nodeId: String, to seconds: Int64) throws -> Bool {
         try db.transaction {
-            guard let n = try node(id: nodeId), !n.isFolder, n.pendingOp == "upload" else { return false }
+            guard let n = try node(id: nodeId), !n.isFolder, n.pendingOp == .upload else { return false }
             try db.run("UPDATE nodes SET modified_at = ? WHERE id = ?", [seconds, nodeId])
             return true
         }
