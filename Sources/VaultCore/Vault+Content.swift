@@ -70,7 +70,7 @@ extension Vault {
     func localContent(of n: Node) throws -> (size: UInt64, sha256: String?) {
         guard n.contentState == .stale, let blob = n.localPath,
               let row = try db.queryOne("SELECT size, sha256 FROM blobs WHERE id = ?", [blob]) else { return (n.size, n.sha256) }
-        return (UInt64(max(0, row[0].int64 ?? 0)), row[1].string)
+        return (UInt64(max(0, try row.decode(Int64.self, "size"))), try row.decode(String.self, "sha256"))
     }
 
     /// Records that node `id` was just read (LRU order). Best effort: a read never fails because

@@ -39,12 +39,12 @@ extension Vault {
             }
             referenced.insert(blobId)
             let row = try db.queryOne("SELECT area, sealed_size FROM blobs WHERE id=?", [blobId])
-            let area = BlobArea(rawValue: row?[0].string ?? "") ?? .cache
+            let area = try row?.decode(BlobArea.self, "area") ?? .cache   // no record: looked for in the cache
             let onDisk = POSIX.fileSize(blobs.path(id: blobId, area: area))
             var damage: String?
             if row == nil { damage = "its blob record is missing" }
             else if onDisk == nil { damage = "its sealed blob is missing from disk" }
-            else if onDisk != UInt64(row?[1].int64 ?? -1) { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
+            else if let row, onDisk != UInt64(max(0, try row.decode(Int64.self, "sealed_size"))) { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
             else if verify {
                 r.blobsChecked += 1
                 // Every segment (the final one included), then the node's size and SHA-256.
@@ -67,7 +67,7 @@ extension Vault {
             }
         }
         // 4. Revision blobs are referenced too.
-        for row in try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL") { if let b = row[0].string { referenced.insert(b) } }
+        for row in try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL") { referenced.insert(try row.decode(String.self, "blob_id")) }
         // 5. Blob files or records nobody references.
         for area in [BlobArea.cache, .staging] {
             for id in blobs.idsOnDisk(area) where !referenced.contains(id) {
@@ -93,7 +93,7 @@ extension Vault {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
         if !names.isEmpty {
             let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
-                .compactMap { $0[0].string.map { $0 + ".partial" } })
+                .map { try $0.decode(String.self, "blob_id") + ".partial" })
             for name in names where !resumable.contains(name) {
                 if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append("tmp/" + name) }
             }

@@ -36,17 +36,17 @@ extension Vault {
             WITH RECURSIVE sub(top, id) AS (
               SELECT id, id FROM nodes WHERE parent_id = ? AND type = 'folder'
               UNION ALL SELECT sub.top, n.id FROM nodes n JOIN sub ON n.parent_id = sub.id)
-            SELECT sub.top,
-                   COALESCE(SUM(CASE WHEN n.type = 'file' THEN n.size ELSE 0 END), 0),
-                   COALESCE(SUM(n.type = 'file'), 0),
-                   COALESCE(SUM(n.pending_op IS NOT NULL AND n.id != sub.top), 0)
+            SELECT sub.top AS top,
+                   COALESCE(SUM(CASE WHEN n.type = 'file' THEN n.size ELSE 0 END), 0) AS bytes,
+                   COALESCE(SUM(n.type = 'file'), 0) AS files,
+                   COALESCE(SUM(n.pending_op IS NOT NULL AND n.id != sub.top), 0) AS awaiting
             FROM sub JOIN nodes n ON n.id = sub.id GROUP BY sub.top
             """, [folderId])
         var out: [String: FolderTotals] = [:]
         for r in rows {
-            guard let id = r[0].string else { continue }
-            out[id] = FolderTotals(bytes: UInt64(max(0, r[1].int64 ?? 0)), files: Int(r[2].int64 ?? 0),
-                                   awaitingUpload: Int(r[3].int64 ?? 0))
+            out[try r.decode(String.self, "top")] = FolderTotals(bytes: UInt64(max(0, try r.decode(Int64.self, "bytes"))),
+                                                                  files: try r.decode(Int.self, "files"),
+                                                                  awaitingUpload: try r.decode(Int.self, "awaiting"))
         }
         return out
     }
@@ -59,9 +59,9 @@ extension Vault {
             """, [folderId])
         var out: [String: OutboxMark] = [:]
         for r in rows {
-            guard let id = r[0].string else { continue }
+            let id = try r.decode(String.self, "node_id")
             let mark: OutboxMark
-            switch r[1].string {
+            switch try r.decode(String.self, "state") {
             case "conflict": mark = .conflict
             case "paused", "cancelled": mark = .paused
             default: mark = .pending

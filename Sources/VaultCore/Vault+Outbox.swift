@@ -7,11 +7,13 @@ import VaultSQL
 extension Vault {
     static let outboxColumns = "seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at"
 
-    static func outboxEntry(_ r: SQLRow) -> OutboxEntry {
-        OutboxEntry(seq: r[0].int64 ?? 0, op: OutboxOp(rawValue: r[1].string ?? "") ?? .move, nodeId: r[2].string ?? "",
-                    payload: decodePayload(r[3].string), baseVersion: r[4].int64, requestId: r[5].string ?? "",
-                    state: OutboxState(rawValue: r[6].string ?? "") ?? .failed, attempts: r[7].int ?? 0,
-                    lastError: r[8].string, sentAt: r[9].int64)
+    /// The entry of a row selecting `outboxColumns`; throws `SQLError.Kind.decoding` on a damaged row.
+    static func outboxEntry(_ r: SQLRow) throws -> OutboxEntry {
+        OutboxEntry(seq: try r.decode(Int64.self, "seq"), op: try r.decode(OutboxOp.self, "op"), nodeId: try r.decode(String.self, "node_id"),
+                    payload: decodePayload(try r.decode(String.self, "payload")), baseVersion: try r.decode(Int64?.self, "base_version"),
+                    requestId: try r.decode(String.self, "request_id"), state: try r.decode(OutboxState.self, "state"),
+                    attempts: try r.decode(Int.self, "attempts"), lastError: try r.decode(String?.self, "last_error"),
+                    sentAt: try r.decode(Int64?.self, "sent_at"))
     }
 
     static func decodePayload(_ json: String?) -> OutboxPayload {
@@ -47,7 +49,7 @@ extension Vault {
 
     /// The state of entry `seq` now, or nil once it is gone (another command may hold it meanwhile).
     public func outboxState(seq: Int64) throws -> OutboxState? {
-        try db.scalar("SELECT state FROM outbox WHERE seq = ?", [seq])?.string.flatMap(OutboxState.init(rawValue:))
+        try db.queryOne("SELECT state FROM outbox WHERE seq = ?", [seq])?.decode(OutboxState.self, "state")
     }
 
     /// Notes that entry `seq` is about to be sent: if the process dies before the answer is
@@ -61,7 +63,7 @@ extension Vault {
     /// none, so it is on disk before the first request that carries it.
     public func clientId(for e: OutboxEntry, proposing proposed: String = RemoteCodec.newId()) throws -> String {
         try db.transaction {
-            let current = try db.scalar("SELECT payload FROM outbox WHERE seq = ?", [e.seq])?.string
+            let current = try db.scalar(String.self, "SELECT payload FROM outbox WHERE seq = ?", [e.seq])
             var p = Self.decodePayload(current ?? "{}")
             if let id = p.clientId { return id }
             let id = proposed
@@ -104,17 +106,17 @@ extension Vault {
 
     /// `paused` or `cancelled` when the user holds the uploads of `nodeId`, else nil.
     public func outboxHold(nodeId: String) throws -> OutboxState? {
-        try db.scalar("SELECT state FROM outbox WHERE node_id = ? AND state IN ('paused', 'cancelled') LIMIT 1", [nodeId])?
-            .string.flatMap(OutboxState.init(rawValue:))
+        try db.queryOne("SELECT state FROM outbox WHERE node_id = ? AND state IN ('paused', 'cancelled') LIMIT 1", [nodeId])?
+            .decode(OutboxState.self, "state")
     }
 
     /// Unfinished upload transfers whose entries the user holds: the sync layer aborts a
     /// cancelled one's server session and shows each as paused or cancelled.
     public func heldUploadTransfers() throws -> [(transfer: TransferRow, hold: OutboxState)] {
         try db.query("""
-            SELECT DISTINCT \(Self.transferColumns(prefix: "t.")), o.state FROM transfers t JOIN outbox o ON o.node_id = t.node_id
+            SELECT DISTINCT \(Self.transferColumns(prefix: "t.")), o.state AS hold FROM transfers t JOIN outbox o ON o.node_id = t.node_id
             WHERE t.direction = 'upload' AND t.state != 'done' AND o.state IN ('paused', 'cancelled')
-            """).map { (Self.transferRow($0), OutboxState(rawValue: $0[15].string ?? "") ?? .paused) }
+            """).map { (try Self.transferRow($0), try $0.decode(OutboxState.self, "hold")) }
     }
 
     // MARK: - For people
@@ -122,9 +124,9 @@ extension Vault {
     /// Entries by state.
     public func outboxCounts() throws -> OutboxCounts {
         var c = OutboxCounts()
-        for r in try db.query("SELECT state, count(*) FROM outbox GROUP BY state") {
-            let n = r[1].int ?? 0
-            switch OutboxState(rawValue: r[0].string ?? "") {
+        for r in try db.query("SELECT state, count(*) AS n FROM outbox GROUP BY state") {
+            let n = try r.decode(Int.self, "n")
+            switch OutboxState(rawValue: try r.decode(String.self, "state")) {
             case .pending?: c.pending += n
             case .conflict?: c.conflict += n
             case .paused?, .cancelled?: c.held += n

@@ -11,7 +11,8 @@ extension Vault {
         guard let r = try db.queryOne("SELECT remote_id, type, version FROM outbox_tombstones WHERE node_id = ?", [nodeId]) else {
             return nil
         }
-        return OutboxTarget(nodeId: nodeId, node: nil, remoteId: r[0].string, version: r[2].int64 ?? 0, isFolder: r[1].string == "folder")
+        return OutboxTarget(nodeId: nodeId, node: nil, remoteId: try r.decode(String?.self, "remote_id"), version: try r.decode(Int64.self, "version"),
+                            isFolder: try r.decode(NodeType.self, "type") == .folder)
     }
 
     /// The server id of local folder `id` (`root` for the root), or nil while it is not on the server.

@@ -9,7 +9,7 @@ import Foundation
 extension Vault {
     /// The area the `blobs` table records for `id`, if it has a row.
     func recordedArea(ofBlob id: String) throws -> BlobArea? {
-        try db.scalar("SELECT area FROM blobs WHERE id = ?", [id])?.string.flatMap(BlobArea.init(rawValue:))
+        try db.queryOne("SELECT area FROM blobs WHERE id = ?", [id])?.decode(BlobArea.self, "area")
     }
 
     /// Where blob `id`'s file is: its recorded area, else the other one; nil when it is in neither.
@@ -31,7 +31,7 @@ extension Vault {
     /// The key epoch the `blobs` table records for `id` (its header's when it was written,
     /// downloaded or last rewrapped by a rotation); the current epoch when it has no row.
     func recordedEpoch(ofBlob id: String) throws -> UInt32 {
-        guard let e = try db.scalar("SELECT key_epoch FROM blobs WHERE id = ?", [id])?.int64 else { return keys.epoch }
+        guard let e = try db.scalar(Int64.self, "SELECT key_epoch FROM blobs WHERE id = ?", [id]) else { return keys.epoch }
         return UInt32(clamping: e)
     }
 
@@ -57,7 +57,8 @@ extension Vault {
             fixed.append("finished an interrupted publish: moved blob \(id) from staging/ to cache/")
         }
         for row in try db.query("SELECT id FROM blobs WHERE area = 'staging'") {
-            guard let id = row[0].string, !POSIX.exists(blobs.path(id: id, area: .staging)),
+            let id = try row.decode(String.self, "id")
+            guard !POSIX.exists(blobs.path(id: id, area: .staging)),
                   POSIX.exists(blobs.path(id: id, area: .cache)) else { continue }
             try blobs.move(id, from: .cache, to: .staging)
             fixed.append("moved blob \(id) back to staging/, where its record says it is (it is not uploaded yet)")
@@ -95,7 +96,7 @@ extension Vault {
         var older: String?
         // A blob this device holds already (a revision read here, content restored on the
         // server): the same sealed object (a blob id names one sealing), recorded once.
-        let held = try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
+        let held = try db.scalar(Int.self, "SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
         let published: Bool = try db.transaction {
             if !held { try recordBlob(blob, nodeId: nodeId) }
             guard let n = try node(id: nodeId), n.contentState == .notDownloaded || n.contentState == .stale,
@@ -116,7 +117,7 @@ extension Vault {
             if !held { blobs.delete(blob.id, area: blob.area) }
             return nil
         }
-        if let older, try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [older]) == nil {
+        if let older, try db.scalar(Int.self, "SELECT 1 FROM blobs WHERE id = ?", [older]) == nil {
             blobs.delete(older, area: .cache); blobs.delete(older, area: .staging)
         }
         return try node(id: nodeId)

@@ -2,40 +2,21 @@ import Foundation
 import VaultSQL
 internal import CLinuxShims
 
-/// Statements prepared once, for a pull's many small queries and writes (preparing each one
-/// every time took most of a large pull's database time).
-final class CachedStatements {
-    let db: SQLDatabase
-    private var statements: [String: SQLStatement] = [:]
-
-    init(db: SQLDatabase) { self.db = db }
-
-    func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] {
-        let st: SQLStatement
-        if let s = statements[sql] { st = s } else { st = try db.prepare(sql); statements[sql] = st }
-        try st.bind(params)
-        var out: [SQLRow] = []
-        while try st.step() { out.append(st.row()) }
-        try st.bind([])
-        return out
-    }
-
-    func run(_ sql: String, _ params: [any SQLBindable]) throws { _ = try rows(sql, params) }
-}
-
 /// The local state as the sync planner reads it (`LocalView`), answered by lookups in the
 /// metadata database, so a large vault is never loaded whole.
 final class SQLLocalView: LocalView {
-    let statements: CachedStatements
+    /// The database; its statement cache keeps a pull's many small queries and writes prepared
+    /// (preparing each one every time took most of a large pull's database time).
+    let db: SQLDatabase
     /// During a listing into an empty vault, what it wrote: lookups of anything else are answered
     /// without the database (nil: every lookup queries).
     var written: WrittenKeys?
     /// During a listing, the folders it looked up (nil: every lookup queries).
     var folders: ListingFolders?
 
-    init(db: SQLDatabase) { statements = CachedStatements(db: db) }
+    init(db: SQLDatabase) { self.db = db }
 
-    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try statements.rows(sql, params) }
+    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try db.query(sql, params) }
 
     /// True when `key` cannot be in the database (a listing into an empty vault never wrote it).
     private func absent(_ kind: WrittenKeys.Kind, _ key: String, _ second: String = "") -> Bool {
@@ -100,10 +81,13 @@ final class SQLLocalView: LocalView {
 
     static let baseColumns = "remote_id, parent_id, name, type, version, record_seq, content_seq, content"
 
-    static func base(_ r: SQLRow) -> RemoteBase {
-        RemoteBase(remoteId: r[0].string ?? "", parentId: r[1].string, name: r[2].string ?? "", isFolder: r[3].string == "folder",
-                   version: r[4].int64 ?? 0, recordSeq: r[5].int64 ?? 0, contentSeq: r[6].int64 ?? 0,
-                   content: r[7].string.flatMap(ContentRecord.decode(json:)))
+    /// The base of a row selecting `baseColumns`; throws `SQLError.Kind.decoding` on a damaged row.
+    static func base(_ r: SQLRow) throws -> RemoteBase {
+        RemoteBase(remoteId: try r.decode(String.self, "remote_id"), parentId: try r.decode(String?.self, "parent_id"),
+                   name: try r.decode(String.self, "name"), isFolder: try r.decode(NodeType.self, "type") == .folder,
+                   version: try r.decode(Int64.self, "version"), recordSeq: try r.decode(Int64.self, "record_seq"),
+                   contentSeq: try r.decode(Int64.self, "content_seq"),
+                   content: try r.decode(String?.self, "content").flatMap(ContentRecord.decode(json:)))
     }
 
     /// The JSON a base's content record is stored as.
@@ -129,7 +113,7 @@ final class SQLLocalView: LocalView {
         return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
     }
 
-    func nodeCount() throws -> Int { try rows("SELECT count(*) FROM nodes", []).first?[0].int ?? 0 }
+    func nodeCount() throws -> Int { try rows("SELECT count(*) AS n FROM nodes", []).first?.decode(Int.self, "n") ?? 0 }
 }
 
 /// The pull's writes (`PullStore`): a plan's actions in one transaction with the cursor, or a
@@ -147,9 +131,10 @@ public final class VaultPullStore: PullStore {
 
     public func planState() throws -> PlanState {
         let tombstones = try vault.db.query("SELECT node_id, remote_id, type, version FROM outbox_tombstones").map {
-            Tombstone(nodeId: $0[0].string ?? "", remoteId: $0[1].string, isFolder: $0[2].string == "folder", version: $0[3].int64 ?? 0)
+            Tombstone(nodeId: try $0.decode(String.self, "node_id"), remoteId: try $0.decode(String?.self, "remote_id"),
+                      isFolder: try $0.decode(NodeType.self, "type") == .folder, version: try $0.decode(Int64.self, "version"))
         }
-        let sequence = try vault.db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'")?.int64 ?? 0
+        let sequence = try vault.db.scalar(Int64.self, "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'") ?? 0
         return PlanState(view: view, outbox: try vault.outbox(), tombstones: tombstones, nextSeq: sequence + 1)
     }
 
@@ -203,10 +188,10 @@ public final class VaultPullStore: PullStore {
 
     /// Nothing but the root node, and no bases (one look at each table, not a count of a large one).
     private func isEmptyVault() throws -> Bool {
-        try vault.db.scalar("""
+        try vault.db.scalar(Bool.self, """
             SELECT EXISTS(SELECT 1 FROM nodes WHERE id = ?) AND NOT EXISTS(SELECT 1 FROM nodes WHERE id != ?)
               AND NOT EXISTS(SELECT 1 FROM remote_base)
-            """, [Node.rootId, Node.rootId])?.int == 1
+            """, [Node.rootId, Node.rootId]) == true
     }
 
     public func endListing(commit: Bool) throws {
@@ -250,7 +235,8 @@ public final class VaultPullStore: PullStore {
         var out: [String] = []
         while try st.step() {
             let r = st.row()
-            if let rid = r[1].string, !listed.contains(rid), let id = r[0].string { out.append(id) }
+            let rid = try r.decode(String.self, "remote_id")
+            if !listed.contains(rid) { out.append(try r.decode(String.self, "id")) }
         }
         return out
     }
@@ -266,24 +252,24 @@ extension Vault {
     /// are written (parents first), then bases, outbox entries and tombstones. Returns the blobs
     /// whose files to delete once committed.
     func applyPlan(_ actions: [PlanAction], _ view: SQLLocalView) throws -> [String] {
-        let sql = view.statements
+        let sql = view.db
         var doomed: [String] = []
         var exists = Set<String>()
         for case .put(let n) in actions {
-            guard view.mayHaveNode(id: n.id), let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            guard view.mayHaveNode(id: n.id), let old = try sql.query("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
             exists.insert(n.id)
-            if old[0].string != n.parentId || old[1].string != n.name {
+            if try old.decode(String?.self, "parent_id") != n.parentId || old.decode(String.self, "name") != n.name {
                 try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
             }
         }
         for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
         for case .remove(let id) in actions {
             view.forget(nodeId: id)
-            doomed += try sql.rows("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
+            doomed += try sql.query("SELECT id FROM blobs WHERE node_id = ?", [id]).map { try $0.decode(String.self, "id") }
             try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
             try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
             try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
-            try retireSeqs(remoteId: try sql.rows("SELECT remote_id FROM nodes WHERE id = ?", [id]).first?[0].string, nodeId: id)
+            try retireSeqs(remoteId: try sql.query("SELECT remote_id FROM nodes WHERE id = ?", [id]).first?.decode(String?.self, "remote_id") ?? nil, nodeId: id)
             try sql.run("DELETE FROM nodes WHERE id = ?", [id])
         }
         // What the bases of this plan say each node has seen, written with a node inserted here

@@ -16,13 +16,14 @@ extension Vault {
     /// The quarantine, oldest first.
     public func quarantinedNodes() throws -> [QuarantinedNode] {
         try db.query("SELECT remote_id, reason, seen_at FROM quarantine ORDER BY seen_at, remote_id").map {
-            QuarantinedNode(id: $0[0].string ?? "", reason: $0[1].string ?? "", seenAt: $0[2].int64 ?? 0)
+            QuarantinedNode(id: try $0.decode(String.self, "remote_id"), reason: try $0.decode(String.self, "reason"),
+                            seenAt: try $0.decode(Int64.self, "seen_at"))
         }
     }
 
     /// The remote ids in the quarantine.
     func quarantinedIds() throws -> Set<String> {
-        Set(try db.query("SELECT remote_id FROM quarantine").compactMap { $0[0].string })
+        Set(try db.query("SELECT remote_id FROM quarantine").map { try $0.decode(String.self, "remote_id") })
     }
 
     /// Puts `refused` in the quarantine (seen now) and takes `clearing` out, inside the caller's

@@ -17,10 +17,10 @@ extension Vault {
         // The first run records the newest blob row (and queues every synced node's new record);
         // later runs resume from the same mark.
         let mark: Int64 = try db.transaction {
-            if let m = try db.scalar("SELECT value FROM settings WHERE key=?", [Self.reencryptMarkKey])?.string.flatMap(Int64.init) {
+            if let m = try db.scalar(String.self, "SELECT value FROM settings WHERE key=?", [Self.reencryptMarkKey]).flatMap(Int64.init) {
                 return m
             }
-            let m = try db.scalar("SELECT COALESCE(MAX(rowid), 0) FROM blobs")?.int64 ?? 0
+            let m = try db.scalar(Int64.self, "SELECT COALESCE(MAX(rowid), 0) FROM blobs") ?? 0
             try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [Self.reencryptMarkKey, String(m)])
             if resealRemote { try queueReseals() }
             return m
@@ -29,7 +29,8 @@ extension Vault {
         let todo = try db.query("SELECT id, area FROM blobs WHERE rowid <= ? ORDER BY rowid", [mark])
         var done = 0
         for row in todo {
-            guard let oldId = row[0].string, var area = BlobArea(rawValue: row[1].string ?? "") else { continue }
+            let oldId = try row.decode(String.self, "id")
+            var area = try row.decode(BlobArea.self, "area")
             let current = try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE local_path = ? AND remote_id IS NOT NULL AND type = 'file'", [oldId])
                 .map(Node.init(row:))
             let reupload = resealRemote && current != nil

@@ -12,7 +12,7 @@ extension Vault {
     /// The sequence numbers recorded for local node `nodeId` (zeros when it has none).
     public func remoteSeqs(nodeId: String) throws -> RemoteSeqs {
         guard let r = try db.queryOne("SELECT record_seq, content_seq FROM nodes WHERE id = ?", [nodeId]) else { return RemoteSeqs() }
-        return RemoteSeqs(record: r[0].int64 ?? 0, content: r[1].int64 ?? 0)
+        return RemoteSeqs(record: try r.decode(Int64.self, "record_seq"), content: try r.decode(Int64.self, "content_seq"))
     }
 
     /// Raises the sequence numbers recorded for `nodeId` to `seqs` (never lowers them).
@@ -40,14 +40,14 @@ extension Vault {
     /// or seen, on the node, its base, or the floor.
     func highestSeqs(remoteId: String, nodeId: String?) throws -> RemoteSeqs {
         let r = try db.queryOne("""
-            SELECT max(coalesce(n.r, 0), coalesce(l.r, 0), coalesce(b.r, 0), coalesce(f.r, 0)),
-                   max(coalesce(n.c, 0), coalesce(l.c, 0), coalesce(b.c, 0), coalesce(f.c, 0))
+            SELECT max(coalesce(n.r, 0), coalesce(l.r, 0), coalesce(b.r, 0), coalesce(f.r, 0)) AS record_seq,
+                   max(coalesce(n.c, 0), coalesce(l.c, 0), coalesce(b.c, 0), coalesce(f.c, 0)) AS content_seq
             FROM (SELECT 1) LEFT JOIN (SELECT max(record_seq) r, max(content_seq) c FROM nodes WHERE remote_id = ?1) n
               LEFT JOIN (SELECT record_seq r, content_seq c FROM nodes WHERE id = ?2) l
               LEFT JOIN (SELECT record_seq r, content_seq c FROM remote_base WHERE remote_id = ?1) b
               LEFT JOIN (SELECT record_seq r, content_seq c FROM seq_floor WHERE remote_id = ?1) f
             """, [remoteId, nodeId])
-        return RemoteSeqs(record: r?[0].int64 ?? 0, content: r?[1].int64 ?? 0)
+        return RemoteSeqs(record: try r?.decode(Int64.self, "record_seq") ?? 0, content: try r?.decode(Int64.self, "content_seq") ?? 0)
     }
 
     /// Raises the floor of `remoteId` to `seqs` (never lowers it).
@@ -70,9 +70,10 @@ extension Vault {
     /// The stored row of blob `id`, if any.
     public func blobRecord(_ id: String) throws -> BlobRecord? {
         try db.queryOne("SELECT id, area, size, sealed_size, sha256, key_epoch, sealed_sha256 FROM blobs WHERE id = ?", [id]).map {
-            BlobRecord(id: $0[0].string ?? id, area: BlobArea(rawValue: $0[1].string ?? "") ?? .cache, size: UInt64(max(0, $0[2].int64 ?? 0)),
-                       sealedSize: UInt64(max(0, $0[3].int64 ?? 0)), sha256: $0[4].string ?? "", keyEpoch: UInt32($0[5].int64 ?? 0),
-                       sealedSHA256: $0[6].string)
+            BlobRecord(id: try $0.decode(String.self, "id"), area: try $0.decode(BlobArea.self, "area"),
+                       size: UInt64(max(0, try $0.decode(Int64.self, "size"))), sealedSize: UInt64(max(0, try $0.decode(Int64.self, "sealed_size"))),
+                       sha256: try $0.decode(String.self, "sha256"), keyEpoch: UInt32(try $0.decode(Int64.self, "key_epoch")),
+                       sealedSHA256: try $0.decode(String?.self, "sealed_sha256"))
         }
     }
 
@@ -91,7 +92,7 @@ extension Vault {
     public func uploadSHA256(ofBlob id: String, length: UInt64) throws -> String {
         let file = try openSealedBytes(id)
         guard length >= file.size else { throw VaultError(.internalError, "an upload shorter than the sealed blob \(id)") }
-        if length == file.size, let known = try db.scalar("SELECT sealed_sha256 FROM blobs WHERE id = ?", [id])?.string { return known }
+        if length == file.size, let known = try db.scalar(String?.self, "SELECT sealed_sha256 FROM blobs WHERE id = ?", [id]) ?? nil { return known }
         var hasher = SHA256Hasher()
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buf.deallocate() }

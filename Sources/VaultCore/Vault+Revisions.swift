@@ -37,7 +37,8 @@ extension Vault {
     public func cacheRevisions(nodeId: String, _ list: [RevisionInfo]) throws {
         try db.transaction {
             let kept = Dictionary(try db.query("SELECT remote_revision_id, blob_id FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL",
-                                               [nodeId]).map { ($0[0].string ?? "", $0[1].string) }, uniquingKeysWith: { $1 })
+                                               [nodeId]).map { (try $0.decode(String.self, "remote_revision_id"), try $0.decode(String?.self, "blob_id")) },
+                                uniquingKeysWith: { $1 })
             try db.run("DELETE FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL", [nodeId])
             for r in list {
                 let json = try r.content.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
@@ -58,17 +59,19 @@ extension Vault {
             SELECT remote_revision_id, modified_at, size, sha256, device, is_head, content, blob_id FROM revisions
             WHERE node_id = ? AND remote_revision_id IS NOT NULL ORDER BY modified_at DESC, rowid
             """, [nodeId]) {
-            let content = r[6].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) }
+            let content = try r.decode(String?.self, "content").flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) }
             if let b = content?.blob { serverBlobs.insert(b) }
-            let blob = r[7].string
-            out.append(RevisionInfo(id: r[0].string ?? "", time: r[1].int64 ?? 0, size: r[2].int64 ?? 0, sha256: r[3].string ?? "",
-                                    device: r[4].string ?? "", isHead: (r[5].int64 ?? 0) != 0, content: content,
+            let blob = try r.decode(String?.self, "blob_id")
+            out.append(RevisionInfo(id: try r.decode(String.self, "remote_revision_id"), time: try r.decode(Int64.self, "modified_at"),
+                                    size: try r.decode(Int64.self, "size"), sha256: try r.decode(String?.self, "sha256") ?? "",
+                                    device: try r.decode(String?.self, "device") ?? "", isHead: try r.decode(Bool.self, "is_head"), content: content,
                                     local: try blob.map { try locateBlob($0) != nil } ?? false))
         }
         for r in try db.query("""
             SELECT id, modified_at, size, sha256, blob_id FROM revisions WHERE node_id = ? AND remote_revision_id IS NULL ORDER BY modified_at DESC
-            """, [nodeId]) where !serverBlobs.contains(r[4].string ?? "") {
-            out.append(RevisionInfo(id: r[0].string ?? "", time: r[1].int64 ?? 0, size: r[2].int64 ?? 0, sha256: r[3].string ?? "",
+            """, [nodeId]) where !serverBlobs.contains(try r.decode(String?.self, "blob_id") ?? "") {
+            out.append(RevisionInfo(id: try r.decode(String.self, "id"), time: try r.decode(Int64.self, "modified_at"),
+                                    size: try r.decode(Int64.self, "size"), sha256: try r.decode(String?.self, "sha256") ?? "",
                                     device: "local", isHead: false, content: nil, local: true))
         }
         return out
@@ -79,15 +82,15 @@ extension Vault {
     public func revisionBlob(nodeId: String, revision: String) throws -> (blobId: String, size: UInt64, sha256: String)? {
         guard let r = try db.queryOne("""
             SELECT blob_id, size, sha256 FROM revisions WHERE node_id = ? AND (remote_revision_id = ? OR (remote_revision_id IS NULL AND id = ?))
-            """, [nodeId, revision, revision]), let blob = r[0].string, try locateBlob(blob) != nil else { return nil }
-        return (blob, UInt64(max(0, r[1].int64 ?? 0)), r[2].string ?? "")
+            """, [nodeId, revision, revision]), let blob = try r.decode(String?.self, "blob_id"), try locateBlob(blob) != nil else { return nil }
+        return (blob, UInt64(max(0, try r.decode(Int64.self, "size"))), try r.decode(String?.self, "sha256") ?? "")
     }
 
     /// Records that server revision `revision` of `nodeId` is now on this device as `blob` (a
     /// verified cache blob): it opens offline from now on.
     public func recordRevisionBlob(_ blob: BlobRecord, nodeId: String, revision: String) throws {
         try db.transaction {
-            if try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) == nil { try recordBlob(blob, nodeId: nodeId) }
+            if try db.scalar(Int.self, "SELECT 1 FROM blobs WHERE id = ?", [blob.id]) == nil { try recordBlob(blob, nodeId: nodeId) }
             try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [blob.id, nodeId, revision])
         }
     }
@@ -124,8 +127,8 @@ extension Vault {
     /// (pushed) for server file `remoteId`: a lower one from the server is a rollback, and a new
     /// record of it takes one more.
     public func seenContentSeq(remoteId: String) throws -> Int64 {
-        let base = try db.scalar("SELECT content_seq FROM remote_base WHERE remote_id = ?", [remoteId])?.int64 ?? 0
-        let own = try db.scalar("SELECT max(content_seq) FROM nodes WHERE remote_id = ?", [remoteId])?.int64 ?? 0
+        let base = try db.scalar(Int64.self, "SELECT content_seq FROM remote_base WHERE remote_id = ?", [remoteId]) ?? 0
+        let own = try db.scalar(Int64.self, "SELECT coalesce(max(content_seq), 0) FROM nodes WHERE remote_id = ?", [remoteId]) ?? 0
         return max(base, own)
     }
 }

@@ -27,12 +27,13 @@ extension Vault {
     /// The conflicts kept, oldest first.
     public func conflicts() throws -> [ConflictNote] {
         try db.query("SELECT id, created_at, kind, path, text FROM sync_messages ORDER BY id").map {
-            ConflictNote(id: $0[0].int64 ?? 0, time: $0[1].int64 ?? 0, kind: $0[2].string ?? "", path: $0[3].string ?? "", text: $0[4].string ?? "")
+            ConflictNote(id: try $0.decode(Int64.self, "id"), time: try $0.decode(Int64.self, "created_at"), kind: try $0.decode(String.self, "kind"),
+                         path: try $0.decode(String.self, "path"), text: try $0.decode(String.self, "text"))
         }
     }
 
     /// How many conflicts are kept.
-    public func conflictCount() throws -> Int { try db.scalar("SELECT count(*) FROM sync_messages")?.int ?? 0 }
+    public func conflictCount() throws -> Int { try db.scalar(Int.self, "SELECT count(*) FROM sync_messages") ?? 0 }
 
     /// Forgets every conflict kept. Returns how many.
     @discardableResult

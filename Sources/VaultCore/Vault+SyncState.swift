@@ -83,7 +83,8 @@ extension Vault {
     public func syncState(_ keys: [SyncStateKey] = SyncStateKey.allCases) throws -> [SyncStateKey: String] {
         var out: [SyncStateKey: String] = [:]
         for row in try db.query("SELECT key, value FROM sync_state") {
-            if let k = row[0].string.flatMap(SyncStateKey.init(rawValue:)), keys.contains(k), let v = row[1].string { out[k] = v }
+            // A key of another version of vault is not one of ours: skipped.
+            if let k = SyncStateKey(rawValue: try row.decode(String.self, "key")), keys.contains(k) { out[k] = try row.decode(String.self, "value") }
         }
         return out
     }
@@ -109,7 +110,7 @@ extension Vault {
 
     /// A sync-layer setting, if set.
     public func setting(_ s: SyncSetting) throws -> String? {
-        try db.scalar("SELECT value FROM settings WHERE key = ?", [s.rawValue])?.string
+        try db.scalar(String.self, "SELECT value FROM settings WHERE key = ?", [s.rawValue])
     }
 
     /// Sets (or, with nil, removes) a sync-layer setting.
@@ -142,14 +143,14 @@ extension Vault {
 
     /// How many nodes the tree has (the root included).
     public func nodeCount() throws -> Int {
-        try db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+        try db.scalar(Int.self, "SELECT count(*) FROM nodes") ?? 0
     }
 
     /// Files on the server whose content is not on this device (ids, in a stable order).
     public func remoteFilesNotDownloaded() throws -> [String] {
         try db.query("""
             SELECT id FROM nodes WHERE type = 'file' AND remote_id IS NOT NULL AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
-            """).compactMap { $0[0].string }
+            """).map { try $0.decode(String.self, "id") }
     }
 
     /// Pinned files on the server whose current content is not on this device (not downloaded,
@@ -158,6 +159,6 @@ extension Vault {
         try db.query("""
             SELECT id FROM nodes WHERE type = 'file' AND pinned = 1 AND remote_id IS NOT NULL
               AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING', 'STALE') ORDER BY id
-            """).compactMap { $0[0].string }
+            """).map { try $0.decode(String.self, "id") }
     }
 }

@@ -13,7 +13,7 @@ extension Vault {
         TransferRow.columns.map { prefix + $0 }.joined(separator: ", ")
     }
 
-    static func transferRow(_ r: SQLRow) -> TransferRow { TransferRow(row: r) }
+    static func transferRow(_ r: SQLRow) throws -> TransferRow { try TransferRow(row: r) }
 
     /// The upload of the outbox entry with `requestId`, if one was recorded.
     public func uploadTransfer(requestId: String) throws -> TransferRow? {
@@ -77,11 +77,11 @@ extension Vault {
             WHERE t.direction = 'download' AND t.state != 'done' AND n.content_state = 'LOCAL' AND lower(b.sha256) = lower(n.sha256)
             """
         return try db.transaction {
-            let rows = try db.query("SELECT t.id, t.node_id, t.bytes_total = n.size \(here)")
+            let rows = try db.query("SELECT t.id AS id, t.node_id AS node_id, t.bytes_total = n.size AS complete \(here)")
             var settled: [String] = []
             for row in rows {
-                guard let id = row[0].int64, let nodeId = row[1].string else { continue }
-                if row[2].int64 == 1 {
+                let id = try row.decode(Int64.self, "id"), nodeId = try row.decode(String.self, "node_id")
+                if try row.decode(Bool.self, "complete") {
                     try markDownloadDone(id)
                 } else {
                     try db.run("DELETE FROM transfers WHERE id = ?", [id])
@@ -110,7 +110,7 @@ extension Vault {
 
     /// Uploads of `nodeId` marked running.
     public func runningUploads(nodeId: String) throws -> Int {
-        try db.scalar("SELECT count(*) FROM transfers WHERE node_id = ? AND direction = 'upload' AND state = 'running'", [nodeId])?.int ?? 0
+        try db.scalar(Int.self, "SELECT count(*) FROM transfers WHERE node_id = ? AND direction = 'upload' AND state = 'running'", [nodeId]) ?? 0
     }
 
     /// Removes the rows of files that are gone and the finished rows beyond the history bounds

@@ -227,7 +227,7 @@ extension Vault {
             let all = [n] + below
             for x in all {
                 for r in try db.query("SELECT id, area FROM blobs WHERE node_id = ?", [x.id]) {
-                    doomedBlobs.append((r[0].string ?? "", BlobArea(rawValue: r[1].string ?? "") ?? .cache))
+                    doomedBlobs.append((try r.decode(String.self, "id"), try r.decode(BlobArea.self, "area")))
                 }
                 try db.run("DELETE FROM blobs WHERE node_id = ?", [x.id])
                 try db.run("DELETE FROM revisions WHERE node_id = ?", [x.id])

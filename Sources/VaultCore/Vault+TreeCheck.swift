@@ -16,9 +16,10 @@ extension Vault {
         let st = try db.prepare("SELECT id, parent_id, type FROM nodes")
         while try st.step() {
             let r = st.row()
-            guard let id = r[0].string, id != Node.rootId else { continue }
-            let parent = r[1].string ?? ""
-            if r[2].string == NodeType.folder.rawValue {
+            let id = try r.decode(String.self, "id")
+            guard id != Node.rootId else { continue }
+            let parent = try r.decode(String?.self, "parent_id") ?? ""
+            if try r.decode(NodeType.self, "type") == .folder {
                 parentOf[id] = parent
                 if parentOf.count > folderLimit { return try nodesOffTreeByQuery() }
             } else {
@@ -48,13 +49,13 @@ extension Vault {
 
     /// `nodesOffTree` by a recursive query from the root down through folders (no memory).
     private func nodesOffTreeByQuery() throws -> Int {
-        let all = try db.scalar("SELECT count(*) FROM nodes WHERE id != 'root'")?.int ?? 0
-        let onTree = try db.scalar("""
+        let all = try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE id != 'root'") ?? 0
+        let onTree = try db.scalar(Int.self, """
             WITH RECURSIVE t(id, folder) AS (
               SELECT 'root', 1
               UNION ALL SELECT n.id, n.type = 'folder' FROM nodes n JOIN t ON n.parent_id = t.id WHERE t.folder)
             SELECT count(*) - 1 FROM t
-            """)?.int ?? 0
+            """) ?? 0
         return all - onTree
     }
 }

@@ -33,7 +33,7 @@ extension VaultService {
             let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
                 if let row = try db.queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?",
                                              [ctx.userId, req.requestId]) {
-                    let existing = UploadSession(row: row)
+                    let existing = try UploadSession(row: row)
                     guard existing.isExpired else { return (existing, false) }
                     // An expired session is gone for good: the same requestId starts afresh.
                     try db.deleteUploadSession(existing.id)
