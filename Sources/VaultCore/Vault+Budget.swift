@@ -47,16 +47,9 @@ extension Vault {
     /// Every blob in the cache, as the budget policy sees it: a node's head content is evictable;
     /// an older revision's blob counts but stays.
     func cachedItems() throws -> [CacheBudget.Item] {
-        try db.query("""
-            SELECT b.id AS id, b.node_id AS node_id, b.sealed_size AS sealed_size, COALESCE(n.pinned, 0) AS pinned,
-                   COALESCE(n.last_accessed, b.created_at, 0) AS last_used, n.local_path = b.id AND n.type = 'file' AS head
-            FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
-            WHERE b.area = 'cache'
-            """).map { r in
-            let head = try r.decode(Bool?.self, "head") ?? false   // NULL: the blob's node is gone
-            return CacheBudget.Item(nodeId: head ? try r.decode(String.self, "node_id") : "blob:" + (try r.decode(String.self, "id")),
-                                    bytes: UInt64(max(0, try r.decode(Int64.self, "sealed_size"))), lastUsed: try r.decode(Int64.self, "last_used"),
-                                    pinned: try r.decode(Bool.self, "pinned"), evictable: head)
+        try blobsTable.cacheItems().map { b in
+            CacheBudget.Item(nodeId: b.head ? (b.nodeId ?? "") : "blob:" + b.id, bytes: UInt64(max(0, b.sealedSize)),
+                             lastUsed: b.lastUsed, pinned: b.pinned, evictable: b.head)
         }
     }
 

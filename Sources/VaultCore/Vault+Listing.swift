@@ -32,21 +32,9 @@ extension Vault {
     /// The totals below each child folder of `folderId`, by the child's id (folders holding
     /// nothing are absent).
     public func folderTotals(in folderId: String) throws -> [String: FolderTotals] {
-        let rows = try db.query("""
-            WITH RECURSIVE sub(top, id) AS (
-              SELECT id, id FROM nodes WHERE parent_id = ? AND type = 'folder'
-              UNION ALL SELECT sub.top, n.id FROM nodes n JOIN sub ON n.parent_id = sub.id)
-            SELECT sub.top AS top,
-                   COALESCE(SUM(CASE WHEN n.type = 'file' THEN n.size ELSE 0 END), 0) AS bytes,
-                   COALESCE(SUM(n.type = 'file'), 0) AS files,
-                   COALESCE(SUM(n.pending_op IS NOT NULL AND n.id != sub.top), 0) AS awaiting
-            FROM sub JOIN nodes n ON n.id = sub.id GROUP BY sub.top
-            """, [folderId])
         var out: [String: FolderTotals] = [:]
-        for r in rows {
-            out[try r.decode(String.self, "top")] = FolderTotals(bytes: UInt64(max(0, try r.decode(Int64.self, "bytes"))),
-                                                                  files: try r.decode(Int.self, "files"),
-                                                                  awaitingUpload: try r.decode(Int.self, "awaiting"))
+        for t in try nodesTable.folderTotals(in: folderId) {
+            out[t.id] = FolderTotals(bytes: UInt64(max(0, t.bytes)), files: t.files, awaitingUpload: t.awaiting)
         }
         return out
     }
@@ -54,14 +42,10 @@ extension Vault {
     /// The outbox state of each child of `folderId` that has unsent changes, by the child's id
     /// (the most pressing one when it has several: conflict, then paused, then pending).
     public func outboxMarks(in folderId: String) throws -> [String: OutboxMark] {
-        let rows = try db.query("""
-            SELECT o.node_id, o.state FROM outbox o JOIN nodes n ON n.id = o.node_id WHERE n.parent_id = ?
-            """, [folderId])
         var out: [String: OutboxMark] = [:]
-        for r in rows {
-            let id = try r.decode(String.self, "node_id")
+        for (id, state) in try outboxTable.statesOfChildren(of: folderId) {
             let mark: OutboxMark
-            switch try r.decode(String.self, "state") {
+            switch state {
             case "conflict": mark = .conflict
             case "paused", "cancelled": mark = .paused
             default: mark = .pending

@@ -16,7 +16,9 @@ final class SQLLocalView: LocalView {
 
     init(db: SQLDatabase) { self.db = db }
 
-    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try db.query(sql, params) }
+    private var nodes: NodesTable { NodesTable(db: db) }
+    private var bases: RemoteBaseTable { RemoteBaseTable(db: db) }
+
 
     /// True when `key` cannot be in the database (a listing into an empty vault never wrote it).
     private func absent(_ kind: WrittenKeys.Kind, _ key: String, _ second: String = "") -> Bool {
@@ -48,14 +50,14 @@ final class SQLLocalView: LocalView {
     func node(id: String) throws -> Node? {
         if let n = folders?.node(id: id) { return n }
         if absent(.nodeId, id) { return nil }
-        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:)))
+        return kept(try nodes.node(id: id))
     }
 
     func node(remoteId: String) throws -> Node? {
         if remoteId == Node.rootId { return try node(id: Node.rootId) }
         if let n = folders?.node(remoteId: remoteId) { return n }
         if absent(.remoteId, remoteId) { return nil }
-        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:)))
+        return kept(try nodes.node(remoteId: remoteId))
     }
 
     private func kept(_ n: Node?) -> Node? {
@@ -71,49 +73,31 @@ final class SQLLocalView: LocalView {
 
     func child(of parentId: String, named name: String) throws -> Node? {
         if absent(.child, parentId, name) { return nil }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
+        return try nodes.child(of: parentId, named: name)
     }
 
     func children(of parentId: String) throws -> [Node] {
         if absent(.parent, parentId) { return [] }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+        return try nodes.children(of: parentId, order: .name)
     }
 
-    static let baseColumns = "remote_id, parent_id, name, type, version, record_seq, content_seq, content"
-
-    /// The base of a row selecting `baseColumns`; throws `SQLError.Kind.decoding` on a damaged row.
-    static func base(_ r: SQLRow) throws -> RemoteBase {
-        RemoteBase(remoteId: try r.decode(String.self, "remote_id"), parentId: try r.decode(String?.self, "parent_id"),
-                   name: try r.decode(String.self, "name"), isFolder: try r.decode(NodeType.self, "type") == .folder,
-                   version: try r.decode(Int64.self, "version"), recordSeq: try r.decode(Int64.self, "record_seq"),
-                   contentSeq: try r.decode(Int64.self, "content_seq"),
-                   content: try r.decode(String?.self, "content").flatMap(ContentRecord.decode(json:)))
-    }
-
-    /// The JSON a base's content record is stored as.
-    static func contentJSON(_ c: ContentRecord) throws -> String {
-        try ContentRecord.storedJSON(c) ?? String(decoding: try recordEncoder.encode(c), as: UTF8.self)
-    }
-
-    private static let recordEncoder: JSONEncoder = {
-        let e = JSONEncoder(); e.outputFormatting = [.sortedKeys]; return e
-    }()
-
+    /// The JSON a base's content record is stored as (`RemoteBaseTable.contentJSON`).
+    static func contentJSON(_ c: ContentRecord) throws -> String { try RemoteBaseTable.contentJSON(c) }
 
     func base(remoteId: String) throws -> RemoteBase? {
         if let b = folders?.base(remoteId: remoteId) { return b }
         if absent(.base, remoteId) { return nil }
-        let b = try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        let b = try bases.base(remoteId: remoteId)
         if let b { folders?.keep(b) }
         return b
     }
 
     func baseChildren(of remoteId: String) throws -> [RemoteBase] {
         if absent(.baseParent, remoteId) { return [] }
-        return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
+        return try bases.children(of: remoteId)
     }
 
-    func nodeCount() throws -> Int { try rows("SELECT count(*) AS n FROM nodes", []).first?.decode(Int.self, "n") ?? 0 }
+    func nodeCount() throws -> Int { try nodes.count() }
 }
 
 /// The pull's writes (`PullStore`): a plan's actions in one transaction with the cursor, or a
@@ -130,11 +114,8 @@ public final class VaultPullStore: PullStore {
     }
 
     public func planState() throws -> PlanState {
-        let tombstones = try vault.db.query("SELECT node_id, remote_id, type, version FROM outbox_tombstones").map {
-            Tombstone(nodeId: try $0.decode(String.self, "node_id"), remoteId: try $0.decode(String?.self, "remote_id"),
-                      isFolder: try $0.decode(NodeType.self, "type") == .folder, version: try $0.decode(Int64.self, "version"))
-        }
-        let sequence = try vault.db.scalar(Int64.self, "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'") ?? 0
+        let tombstones = try vault.tombstonesTable.all()
+        let sequence = try vault.outboxTable.lastSeq()
         return PlanState(view: view, outbox: try vault.outbox(), tombstones: tombstones, nextSeq: sequence + 1)
     }
 
@@ -188,10 +169,7 @@ public final class VaultPullStore: PullStore {
 
     /// Nothing but the root node, and no bases (one look at each table, not a count of a large one).
     private func isEmptyVault() throws -> Bool {
-        try vault.db.scalar(Bool.self, """
-            SELECT EXISTS(SELECT 1 FROM nodes WHERE id = ?) AND NOT EXISTS(SELECT 1 FROM nodes WHERE id != ?)
-              AND NOT EXISTS(SELECT 1 FROM remote_base)
-            """, [Node.rootId, Node.rootId]) == true
+        try vault.nodesTable.onlyRootAndNoBases()
     }
 
     public func endListing(commit: Bool) throws {
@@ -231,12 +209,9 @@ public final class VaultPullStore: PullStore {
     public func missing(listed: ListedIds) throws -> [String] {
         // Streamed and checked against the set in memory: copying every listed id into a temporary
         // table (and a NOT IN over it) raised a first pull's peak memory at its end.
-        let st = try vault.db.prepare("SELECT id, remote_id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL")
         var out: [String] = []
-        while try st.step() {
-            let r = st.row()
-            let rid = try r.decode(String.self, "remote_id")
-            if !listed.contains(rid) { out.append(try r.decode(String.self, "id")) }
+        try vault.nodesTable.forEachSynced { id, remoteId in
+            if !listed.contains(remoteId) { out.append(id) }
         }
         return out
     }
@@ -253,24 +228,24 @@ extension Vault {
     /// whose files to delete once committed.
     func applyPlan(_ actions: [PlanAction], _ view: SQLLocalView) throws -> [String] {
         let sql = view.db
+        let nodes = NodesTable(db: sql), bases = RemoteBaseTable(db: sql), tombstones = TombstonesTable(db: sql)
         var doomed: [String] = []
         var exists = Set<String>()
         for case .put(let n) in actions {
-            guard view.mayHaveNode(id: n.id), let old = try sql.query("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            guard view.mayHaveNode(id: n.id), let old = try nodes.placement(id: n.id) else { continue }
             exists.insert(n.id)
-            if try old.decode(String?.self, "parent_id") != n.parentId || old.decode(String.self, "name") != n.name {
-                try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
-            }
+            if old.parentId != n.parentId || old.name != n.name { try nodes.detach(id: n.id) }
         }
-        for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
+        let blobRows = BlobsTable(db: sql)
+        for case let .giveBlob(blob, owner) in actions { try blobRows.setNode(id: blob, owner) }
         for case .remove(let id) in actions {
             view.forget(nodeId: id)
-            doomed += try sql.query("SELECT id FROM blobs WHERE node_id = ?", [id]).map { try $0.decode(String.self, "id") }
-            try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
-            try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
-            try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
-            try retireSeqs(remoteId: try sql.query("SELECT remote_id FROM nodes WHERE id = ?", [id]).first?.decode(String?.self, "remote_id") ?? nil, nodeId: id)
-            try sql.run("DELETE FROM nodes WHERE id = ?", [id])
+            doomed += try blobRows.blobs(ofNode: id).map(\.id)
+            try blobRows.delete(ofNode: id)
+            try RevisionsTable(db: sql).delete(nodeId: id)
+            try TransfersTable(db: sql).delete(nodeId: id)
+            try retireSeqs(remoteId: try nodes.remoteId(id: id), nodeId: id)
+            try nodes.delete(id: id)
         }
         // What the bases of this plan say each node has seen, written with a node inserted here
         // (no UPDATE after it: see below).
@@ -284,14 +259,10 @@ extension Vault {
             view.forget(nodeId: n.id)
             view.noteWritten(n)
             if exists.contains(n.id) {
-                try sql.run("""
-                    UPDATE nodes SET remote_id = ?, parent_id = ?, name = ?, type = ?, size = ?, version = ?, modified_at = ?, mime_type = ?,
-                      content_state = ?, local_path = ?, pinned = ?, last_accessed = ?, pending_op = ?, local_version = ?, sha256 = ? WHERE id = ?
-                    """, Array(n.bindings.dropFirst()) + [n.id])
+                try nodes.replace(n)
             } else {
                 let seqs = n.remoteId.flatMap { seen[$0] } ?? (0, 0)
-                try sql.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            n.bindings + [seqs.record, seqs.content])
+                try nodes.insert(n, recordSeq: seqs.record, contentSeq: seqs.content)
                 if let r = n.remoteId { inserted.insert(r) }
             }
         }
@@ -303,50 +274,35 @@ extension Vault {
                 // SQLCipher encrypts every page the statement touches — most of a first pull's
                 // time. Neither of these needs one (remote_base has no foreign keys or triggers),
                 // and a base a listing into an empty vault never wrote needs no DELETE.
-                if view.mayHaveBase(remoteId: b.remoteId) { try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [b.remoteId]) }
+                if view.mayHaveBase(remoteId: b.remoteId) { try bases.delete(remoteId: b.remoteId) }
                 view.forget(baseId: b.remoteId)
                 view.noteWritten(b)
-                try sql.run("INSERT INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
-                           [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
-                            try b.content.map(SQLLocalView.contentJSON)])
+                try bases.insert(b)
                 // What this device has seen: its next record of the node takes one more (a node
                 // inserted above already holds it).
                 if !inserted.contains(b.remoteId) {
-                    try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
-                               [b.recordSeq, b.contentSeq, b.remoteId])
+                    try nodes.raiseSeqs(remoteId: b.remoteId, recordSeq: b.recordSeq, contentSeq: b.contentSeq)
                 }
             case .dropBase(let id):
                 view.forget(baseId: id)
                 try retireSeqs(remoteId: id, nodeId: nil)
-                try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
+                try bases.delete(remoteId: id)
             case .dropEntry(let seq):
-                try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])
+                try OutboxTable(db: sql).delete(seq: seq)
             case .updateEntry(let e):
-                try sql.run("""
-                    UPDATE outbox SET op = ?, node_id = ?, payload = ?, base_version = ?, request_id = ?, state = ?, attempts = ?,
-                      last_error = ?, sent_at = ? WHERE seq = ?
-                    """, [e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
-                          e.attempts, e.lastError, e.sentAt, e.seq])
+                try OutboxTable(db: sql).replace(e)
             case .append(let e):
-                try sql.run("""
-                    INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
-                    VALUES (?,?,?,?,?,?,?,?,?,?,?)
-                    """, [e.seq, e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
-                          e.attempts, e.lastError, e.sentAt, Vault.now])
+                try OutboxTable(db: sql).insert(e, now: Vault.now)
             case .setTombstone(let t):
-                try sql.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
-                           [t.nodeId, t.remoteId, t.isFolder ? "folder" : "file", t.version])
+                try tombstones.put(t)
             case .dropTombstone(let id):
-                try sql.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [id])
+                try tombstones.delete(nodeId: id)
             case .put, .remove, .giveBlob:
                 break
             }
         }
         // Uploads whose entry was rewritten with a new request id (or dropped) are no one's now.
-        try db.run("""
-            DELETE FROM transfers WHERE direction = 'upload' AND state != 'done' AND request_id IS NOT NULL
-              AND request_id NOT IN (SELECT request_id FROM outbox)
-            """)
+        try transfersTable.deleteUploadsWithoutEntry()
         return doomed
     }
 }

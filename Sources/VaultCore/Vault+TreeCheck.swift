@@ -13,19 +13,19 @@ extension Vault {
     func nodesOffTree(folderLimit: Int = 50_000) throws -> Int {
         var parentOf: [String: String] = [:]       // folder id → its parent ("" for none)
         var filesIn: [String: Int] = [:]           // parent id → files in it
-        let st = try db.prepare("SELECT id, parent_id, type FROM nodes")
-        while try st.step() {
-            let r = st.row()
-            let id = try r.decode(String.self, "id")
-            guard id != Node.rootId else { continue }
-            let parent = try r.decode(String?.self, "parent_id") ?? ""
-            if try r.decode(NodeType.self, "type") == .folder {
+        var tooMany = false
+        try nodesTable.forEachPlacement { id, parentId, type in
+            guard id != Node.rootId else { return true }
+            let parent = parentId ?? ""
+            if type == .folder {
                 parentOf[id] = parent
-                if parentOf.count > folderLimit { return try nodesOffTreeByQuery() }
+                if parentOf.count > folderLimit { tooMany = true; return false }
             } else {
                 filesIn[parent, default: 0] += 1
             }
+            return true
         }
+        if tooMany { return try nodesOffTreeByQuery() }
         var leadsUp: [String: Bool] = [Node.rootId: true]
         func reaches(_ start: String) -> Bool {
             var chain: [String] = []
@@ -49,13 +49,7 @@ extension Vault {
 
     /// `nodesOffTree` by a recursive query from the root down through folders (no memory).
     private func nodesOffTreeByQuery() throws -> Int {
-        let all = try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE id != 'root'") ?? 0
-        let onTree = try db.scalar(Int.self, """
-            WITH RECURSIVE t(id, folder) AS (
-              SELECT 'root', 1
-              UNION ALL SELECT n.id, n.type = 'folder' FROM nodes n JOIN t ON n.parent_id = t.id WHERE t.folder)
-            SELECT count(*) - 1 FROM t
-            """) ?? 0
-        return all - onTree
+        let counts = try nodesTable.countReachable()
+        return counts.all - counts.onTree
     }
 }
