@@ -38,7 +38,7 @@ extension Vault {
                                fix: keyringAvailable ? nil : "start a desktop session with gnome-keyring"))
         }
         if let max = policy.contentBudgetMax.value {
-            let set = try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+            let set = try db.scalar(String.self, "SELECT value FROM settings WHERE key = ?", [Self.budgetKey]).flatMap(UInt64.init)
             let ok = set.map { $0 <= max } ?? true
             items.append(.init(item: "content budget", compliant: ok,
                                detail: ok ? "within the maximum of \(ByteCount.format(max))" : "the budget \(ByteCount.format(set ?? 0)) exceeds the maximum of \(ByteCount.format(max))",

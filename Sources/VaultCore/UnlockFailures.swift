@@ -67,7 +67,7 @@ public enum UnlockFailures {
 
     private static func resetCount(_ vault: Vault) throws -> String? {
         let c = read(vault.layout)
-        let seen = try vault.db.scalar("SELECT value FROM settings WHERE key=?", [seenKey])?.string.flatMap(Int64.init) ?? 0
+        let seen = try vault.db.scalar(String.self, "SELECT value FROM settings WHERE key=?", [seenKey]).flatMap(Int64.init) ?? 0
         var warning: String?
         var total = c.total
         if c.total < seen {

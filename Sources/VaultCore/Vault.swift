@@ -83,8 +83,7 @@ public final class Vault {
         // The database first: a crash before the keyslot file is written leaves no vault, not half of one.
         unlink(layout.databaseFile)
         let db = try openDatabase(layout: layout, keys: keys)
-        try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES ('root', NULL, '', 'folder', ?, 'LOCAL')",
-                   [Int64(Date().timeIntervalSince1970)])
+        try NodesTable(db: db).insertRoot(now: Int64(Date().timeIntervalSince1970))
         try POSIX.writeAtomically(try file.serialized(macKey: keys.keyslotMacKey), to: layout.keyslotFile)
         return Vault(layout: layout, keyslots: file, keys: keys, masterKey: master, db: db, lock: lock)
     }

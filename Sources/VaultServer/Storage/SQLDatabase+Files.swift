@@ -6,16 +6,18 @@ import VaultSQL
 extension SQLDatabase {
     static let fileColumns = "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id, meta, content_meta"
 
-    static func fileResource(_ row: SQLRow) -> FileResource {
+    /// The file of a row selecting `fileColumns`; throws `SQLError.Kind.decoding` on a damaged row.
+    static func fileResource(_ row: SQLRow) throws -> FileResource {
         FileResource(
-            id: row["id"].string ?? "", name: row["name"].string ?? "", parentId: row["parent_id"].string,
-            type: FileType(rawValue: row["type"].string ?? "file") ?? .file,
-            mimeType: row["mime_type"].string ?? "application/octet-stream",
-            size: row["size"].int64 ?? 0, version: row["version"].int64 ?? 1, sha256: row["sha256"].string,
-            createdAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
-            modifiedAt: Date(timeIntervalSince1970: row["modified_at"].double ?? 0),
-            trashed: (row["trashed"].int ?? 0) != 0, headRevisionId: row["head_revision_id"].string,
-            meta: row["meta"].string, contentMeta: row["content_meta"].string)
+            id: try row.decode(String.self, "id"), name: try row.decode(String.self, "name"),
+            parentId: try row.decode(String?.self, "parent_id"), type: try row.decode(FileType.self, "type"),
+            mimeType: try row.decode(String.self, "mime_type"),
+            size: try row.decode(Int64.self, "size"), version: try row.decode(Int64.self, "version"),
+            sha256: try row.decode(String?.self, "sha256"),
+            createdAt: Date(timeIntervalSince1970: try row.decode(Double.self, "created_at")),
+            modifiedAt: Date(timeIntervalSince1970: try row.decode(Double.self, "modified_at")),
+            trashed: try row.decode(Bool.self, "trashed"), headRevisionId: try row.decode(String?.self, "head_revision_id"),
+            meta: try row.decode(String?.self, "meta"), contentMeta: try row.decode(String?.self, "content_meta"))
     }
 
     /// The file `id` of `owner`, or nil (another user's id is simply absent).
@@ -53,8 +55,8 @@ extension SQLDatabase {
         var hops = 0
         while let c = current, hops < 10_000 {
             guard let row = try queryOne("SELECT parent_id, trashed FROM files WHERE owner = ? AND id = ?", [owner, c]) else { return false }
-            if (row["trashed"].int ?? 0) != 0 { return true }
-            current = row["parent_id"].string
+            if try row.decode(Bool.self, "trashed") { return true }
+            current = try row.decode(String?.self, "parent_id")
             hops += 1
         }
         return false
@@ -65,7 +67,7 @@ extension SQLDatabase {
         let row = try queryOne(
             "SELECT id FROM files WHERE owner = ? AND parent_id = ? AND name = ? AND trashed = 0",
             [owner, parentId, name])
-        if let id = row?["id"].string, id != excluding {
+        if let id = try row?.decode(String.self, "id"), id != excluding {
             throw APIError.conflict("a file named \"\(name)\" already exists in this folder", code: .nameConflict)
         }
     }
@@ -109,7 +111,7 @@ extension SQLDatabase {
         var hops = 0
         while let c = current, hops < 10_000 {
             if c == ancestor { return true }
-            current = try queryOne("SELECT parent_id FROM files WHERE owner = ? AND id = ?", [owner, c])?["parent_id"].string
+            current = try queryOne("SELECT parent_id FROM files WHERE owner = ? AND id = ?", [owner, c])?.decode(String?.self, "parent_id") ?? nil
             hops += 1
         }
         return false
