@@ -50,14 +50,21 @@ let package = Package(
         // remote nodes) and reports (push and pull summaries): no I/O, no clock, no randomness.
         // VaultCore re-exports it.
         .target(name: "VaultSyncPlan"),
-        // Layer 3: the vault.
-        .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
+        // Layer 3: the key side, with no database: the layout, keyslots and the keyslot file, the key
+        // hierarchy, recovery and org keys, keyring sessions and the agent's wrapped key, the
+        // policy and the failed-unlock count, process hardening, and `VaultError`. What the agent
+        // needs, so that `vault-agent` links no SQLCipher (VaultCLIUnitTests/AgentLinkageTests).
+        .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
+        // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
+        // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
+        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, the scheduling
         // of sync passes (run by `vault agent work` and `vault agent listen`, in VaultCLI), and its
-        // client. No VaultSync: the `vault-agent` executable links no HTTP client (docs/agent.md).
-        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultPrimitives", "CGioShims", "CLinuxShims"]),
+        // client. No VaultSync: the `vault-agent` executable links no HTTP client (docs/agent.md);
+        // no VaultCore: it links no SQLCipher either (it holds keys, never opens the database).
+        .target(name: "VaultAgent", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CGioShims", "CLinuxShims"]),
         // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
         // (no terminal: unit-tested as plain values), and thin executables.
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
@@ -99,7 +106,7 @@ let package = Package(
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
         // The command definitions of both executables: help, misplaced options, and the generated
         // man pages and completions (docs/, completions/) against what the code says.
-        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore"]),
+        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore", "VaultTestSupport"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
