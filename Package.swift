@@ -94,13 +94,13 @@ let package = Package(
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); pure Swift, no I/O; and the one wait-for-an-event
         // helper of the tests (Waiting.swift).
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI", "VaultTestSupport"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// Issue 11, "What must hold": everything that leaves the device is ciphertext. Real `vault` and
 /// `vault-server` binaries; every request goes through a wire tap; afterwards no marker of any

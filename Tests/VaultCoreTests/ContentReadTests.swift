@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// The read path: a whole read is checked against the node's size and SHA-256 (issue 9, item 1).
