@@ -102,7 +102,7 @@ let package = Package(
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI", "VaultTestSupport"]),
-        .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP"]),
+        .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
         // The command definitions of both executables: help, misplaced options, and the generated
         // man pages and completions (docs/, completions/) against what the code says.

@@ -187,17 +187,9 @@ final class ServerHarness: @unchecked Sendable {
 extension ServerHarness {
     @discardableResult
     static func sh(_ command: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", command]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw TransferTestError("command failed: \(command)") }
-        return String(decoding: data, as: UTF8.self)
+        let r = try toolOutput("/bin/sh", ["-c", command])
+        guard r.status == 0 else { throw TransferTestError("command failed: \(command)") }
+        return r.output
     }
 }
 

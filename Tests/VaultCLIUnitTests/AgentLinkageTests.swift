@@ -23,16 +23,8 @@ final class AgentLinkageTests: XCTestCase {
     /// The standard output of `tool arguments` (which must succeed).
     static func output(_ tool: String, _ arguments: [String]) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("\(tool) is not installed (binutils)") }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "\(tool) \(arguments.joined(separator: " ")) failed")
-        return String(decoding: data, as: UTF8.self)
+        let r = try toolOutput(tool, arguments)
+        XCTAssertEqual(r.status, 0, "\(tool) \(arguments.joined(separator: " ")) failed")
+        return r.output
     }
 }

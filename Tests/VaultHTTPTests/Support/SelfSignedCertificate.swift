@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 
 /// A throw-away self-signed certificate for 127.0.0.1 made with the `openssl` command, and its
 /// public-key pin (`sha256//…`).
@@ -26,16 +27,8 @@ struct SelfSignedCertificate {
 
     @discardableResult
     private static func sh(_ command: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", command]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw TestFailure("command failed: \(command)") }
-        return String(decoding: data, as: UTF8.self)
+        let r = try toolOutput("/bin/sh", ["-c", command])
+        guard r.status == 0 else { throw TestFailure("command failed: \(command)") }
+        return r.output
     }
 }
