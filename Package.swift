@@ -101,6 +101,10 @@ let package = Package(
         // helper of the tests (Waiting.swift).
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
+        // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
+        // feed's pages, against the reference server in the test process (a throwaway data folder).
+        .testTarget(name: "VaultSyncTests", dependencies: ["VaultSync", "VaultCore", "VaultServer", "VaultAPI", "VaultCrypto",
+                                                           "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI", "VaultTestSupport"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A seeded random number generator (SplitMix64): the same seed gives the same sequence on every
 /// platform and run, so a failing seed reproduces exactly.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
@@ -15,4 +17,30 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
 
     /// True with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+}
+
+/// The seed of a test's randomness: `VAULT_TEST_SEED` when set (to replay a failure), else a
+/// fresh one. Printed either way, with how to replay it.
+public enum TestSeed {
+    public static func make(_ what: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> UInt64 {
+        let seed = environment["VAULT_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        print("\(what): seed \(seed) (VAULT_TEST_SEED=\(seed) replays it)")
+        return seed
+    }
+}
+
+extension SeededGenerator {
+    /// A generator seeded by `TestSeed.make(what)` (printed, replayable with `VAULT_TEST_SEED`).
+    public init(test what: String) { self.init(seed: TestSeed.make(what)) }
+
+    /// `count` random bytes.
+    public mutating func bytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var i = 0
+        while i < count {
+            var v = next()
+            for _ in 0..<8 where i < count { out[i] = UInt8(truncatingIfNeeded: v); v >>= 8; i += 1 }
+        }
+        return out
+    }
 }
