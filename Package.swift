@@ -92,13 +92,14 @@ let package = Package(
         .target(name: "VaultAPI"),
         .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
-        // (and the multi-device simulation); pure Swift, no I/O; and the one wait-for-an-event
-        // helper of the tests (Waiting.swift).
+        // (and the multi-device simulation); the seeded test data and printed seeds (TestData,
+        // TestSeed: VAULT_TEST_SEED replays a run); the one wait-for-an-event helper of the tests
+        // (Waiting.swift); where the built executables are (BuiltProducts) and a tool's output.
         .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
         // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
@@ -113,6 +114,6 @@ let package = Package(
         .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore", "VaultTestSupport"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
+        .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore", "VaultTestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCore
 @testable import VaultKeys
 
@@ -103,7 +104,7 @@ final class EndToEndTests: XCTestCase {
         try start(settings: #"{"remotePadding": "padme"}"#)
         var originals: [String: Data] = [:]
         for (i, size) in [0, 1, 1000, 65_536, 200_001, 1 << 20].enumerated() {
-            let data = Data((0..<size).map { _ in UInt8.random(in: 0...255) })
+            let data = TestData.data(size, for: name)
             originals["f\(i).bin"] = data
             try h.ok(["put", try h.localFile("f\(i)", data), "/f\(i).bin"] + h.pw)
         }

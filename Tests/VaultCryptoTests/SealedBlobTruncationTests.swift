@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCrypto
 
 /// A sealed blob cut or extended anywhere never yields wrong plaintext: for every segment count
@@ -14,7 +15,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     let s = 4096
     var stride: Int { s + 16 }
     /// Seeds the test data; printed with every failure so it reproduces.
-    let seed = UInt64(ProcessInfo.processInfo.environment["VAULT_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+    lazy var seed = TestSeed.make(name)
 
     private func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
         var blob: [UInt8] = []

@@ -44,3 +44,26 @@ extension SeededGenerator {
         return out
     }
 }
+
+/// Random test data (file contents, junk requests) from one seeded generator per test: `key`
+/// names the test (`XCTestCase.name`, or a file and function), its seed is printed at its first
+/// use (`TestSeed`), and `VAULT_TEST_SEED` replays it.
+public enum TestData {
+    private static let lock = NSLock()
+    // SAFETY: guarded by `lock`.
+    nonisolated(unsafe) private static var generators: [String: SeededGenerator] = [:]
+
+    /// Runs `body` with the generator of `key` (created, and its seed printed, on first use).
+    public static func withGenerator<R>(for key: String, _ body: (inout SeededGenerator) -> R) -> R {
+        lock.lock(); defer { lock.unlock() }
+        var g = generators[key] ?? SeededGenerator(test: key)
+        defer { generators[key] = g }
+        return body(&g)
+    }
+
+    /// `count` seeded random bytes for the test `key`.
+    public static func bytes(_ count: Int, for key: String) -> [UInt8] { withGenerator(for: key) { $0.bytes(count) } }
+
+    /// `count` seeded random bytes for the test `key`, as `Data`.
+    public static func data(_ count: Int, for key: String) -> Data { Data(bytes(count, for: key)) }
+}
