@@ -52,12 +52,13 @@ let package = Package(
         .target(name: "VaultSyncPlan"),
         // Layer 3: the key side, with no database: the layout, keyslots and the keyslot file, the key
         // hierarchy, recovery and org keys, keyring sessions and the agent's wrapped key, the
-        // policy and the failed-unlock count, process hardening, and `VaultError`. What the agent
-        // needs, so that `vault-agent` links no SQLCipher (VaultCLIUnitTests/AgentLinkageTests).
+        // policy and the failed-unlock count, process hardening, `VaultError`, and the small helpers
+        // they use (POSIX file writes, SourceFile, DisplayText, ByteCount, RemotePadding). What the
+        // agent needs, so that `vault-agent` links no SQLCipher (VaultCLIUnitTests/AgentLinkageTests).
         .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
         // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
-        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, the scheduling

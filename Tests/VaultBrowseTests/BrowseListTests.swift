@@ -90,7 +90,7 @@ final class BrowseListTests: XCTestCase {
     /// Random operations keep the invariants: the selection is a valid row (or 0 when nothing
     /// is shown), it is on screen, and the screen is never scrolled past the end.
     func testRandomOperationsKeepTheInvariants() {
-        let seed = UInt64(ProcessInfo.processInfo.environment["BROWSE_SEED"] ?? "") ?? TestSeed.make(name)
+        let seed = UInt64(ProcessInfo.processInfo.environment["BROWSE_SEED"] ?? "") ?? TestSeed.make(self.name)
         var rng = SplitMix(seed)
         var l = BrowseList(height: 5)
         for step in 0..<3000 {

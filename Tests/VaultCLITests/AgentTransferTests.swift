@@ -34,7 +34,7 @@ final class AgentTransferTests: XCTestCase {
     }
 
     func randomFile(_ name: String, bytes: Int) throws -> (String, Data) {
-        let data = TestData.data(bytes, for: name)
+        let data = TestData.data(bytes, for: self.name)
         return (try h.localFile(name, data), data)
     }
 

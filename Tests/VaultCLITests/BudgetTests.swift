@@ -27,7 +27,7 @@ final class BudgetTests: XCTestCase {
     func putAndSync(_ sizes: [String: Int]) throws -> [String: Data] {
         var out: [String: Data] = [:]
         for (path, size) in sizes.sorted(by: { $0.key < $1.key }) {
-            let data = TestData.data(size, for: name)
+            let data = TestData.data(size, for: self.name)
             try h.ok(["put", try h.localFile(String(path.dropFirst()), data), path] + h.pw)
             out[path] = data
         }

@@ -104,7 +104,7 @@ final class EndToEndTests: XCTestCase {
         try start(settings: #"{"remotePadding": "padme"}"#)
         var originals: [String: Data] = [:]
         for (i, size) in [0, 1, 1000, 65_536, 200_001, 1 << 20].enumerated() {
-            let data = TestData.data(size, for: name)
+            let data = TestData.data(size, for: self.name)
             originals["f\(i).bin"] = data
             try h.ok(["put", try h.localFile("f\(i)", data), "/f\(i).bin"] + h.pw)
         }

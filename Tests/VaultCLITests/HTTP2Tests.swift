@@ -101,7 +101,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     private func random(_ count: Int) -> Data {
-        TestData.data(count, for: name)
+        TestData.data(count, for: self.name)
     }
 }
 

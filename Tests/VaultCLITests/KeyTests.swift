@@ -17,7 +17,7 @@ final class KeyTests: XCTestCase {
     func putFiles(_ n: Int, size: Int = 150_000) throws -> [(String, Data)] {
         var files: [(String, Data)] = []
         for i in 0..<n {
-            let d = TestData.data(size + i, for: name)
+            let d = TestData.data(size + i, for: self.name)
             try h.ok(["put", try h.localFile("f\(i)", d), "/f\(i)"] + h.pw)
             files.append(("/f\(i)", d))
         }
@@ -183,7 +183,7 @@ final class KeyTests: XCTestCase {
     func testRotationKilledAtRandomPoints() throws {
         let files = try putFiles(40, size: 20_000)
         // Seeded (VAULT_TEST_SEED reproduces a run), and the seed is printed and in every failure.
-        let seed = TestSeed.make(name)
+        let seed = TestSeed.make(self.name)
         var rng = SeededGenerator(seed: seed)
         for round in 0..<8 {
             let p = Process()

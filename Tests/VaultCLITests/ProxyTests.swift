@@ -70,7 +70,7 @@ while True:
         h.env["https_proxy"] = "http://127.0.0.1:\(port)"
         try h.ok(["login", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path,
                   "--ca-file", server.certFile!.path] + h.pw)
-        let data = TestData.data(3 << 20, for: name)
+        let data = TestData.data(3 << 20, for: self.name)
         try h.ok(["put", try h.localFile("p.bin", data), "/"] + h.pw)
         try h.ok(["sync"] + h.pw)
         try h.ok(["evict", "/p.bin"] + h.pw)

@@ -26,7 +26,7 @@ final class TransferTests: XCTestCase {
     func login() throws { try h.login(to: server) }
 
     func randomFile(_ name: String, bytes: Int) throws -> (String, Data) {
-        let data = TestData.data(bytes, for: name)
+        let data = TestData.data(bytes, for: self.name)
         return (try h.localFile(name, data), data)
     }
 

@@ -15,7 +15,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     let s = 4096
     var stride: Int { s + 16 }
     /// Seeds the test data; printed with every failure so it reproduces.
-    lazy var seed = TestSeed.make(name)
+    lazy var seed = TestSeed.make(self.name)
 
     private func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
         var blob: [UInt8] = []

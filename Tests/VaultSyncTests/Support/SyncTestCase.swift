@@ -21,7 +21,7 @@ class SyncTestCase: XCTestCase {
     static let chunk = 64 << 10
 
     override func setUpWithError() throws {
-        random = SeededGenerator(test: name)
+        random = SeededGenerator(test: self.name)
         server = try InProcessServer(chunkSize: Int64(Self.chunk))
         proxy = try CuttingProxy(to: server.port)
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("vaultsync-\(UUID().uuidString)")
