@@ -46,9 +46,6 @@ public final class Vault {
     /// Reads the keyslot file (not yet authenticated: that needs the master key).
     public static func readKeyslots(_ layout: VaultLayout) throws -> (KeyslotFile, [UInt8]) { try KeyslotFile.read(layout) }
 
-    /// Refuses a vault whose files or folders others can write.
-    static func checkPermissions(_ layout: VaultLayout) throws { try layout.checkPermissions() }
-
     /// Creates a new vault: layout, a random master key wrapped in a password slot, the database.
     @discardableResult
     public static func create(layout: VaultLayout, password: SecureBytes, kdf: KDFParameters) throws -> Vault {

@@ -40,9 +40,12 @@ final class CuttingProxy: @unchecked Sendable {
     func forwarded(_ direction: Direction) -> Int { lock.withLock { forwarded[direction]! } }
 
     func stop() {
-        let fds = lock.withLock { () -> Set<Int32> in stopped = true; return open }
         shutdown(listener, Int32(SHUT_RDWR)); close(listener)
-        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        // Under the lock: a descriptor still in `open` is not closed yet (its pumps remove it first).
+        lock.withLock {
+            stopped = true
+            for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     private static func loopback(_ port: UInt16) -> sockaddr_in {
@@ -81,16 +84,16 @@ final class CuttingProxy: @unchecked Sendable {
             let n = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { break }
-            var send = n, cutHere = false
+            var toSend = n, cutHere = false
             lock.withLock {
                 if let b = budget[direction] {
-                    if n >= b { send = b; cutHere = true; budget[direction] = nil } else { budget[direction] = b - n }
+                    if n >= b { toSend = b; cutHere = true; budget[direction] = nil } else { budget[direction] = b - n }
                 }
-                forwarded[direction]! += send
+                forwarded[direction]! += toSend
             }
             var sent = 0
-            while sent < send {
-                let w = buffer.withUnsafeBytes { write(to, $0.baseAddress! + sent, send - sent) }
+            while sent < toSend {
+                let w = buffer.withUnsafeBytes { Glibc.send(to, $0.baseAddress! + sent, toSend - sent, Int32(MSG_NOSIGNAL)) }   // a closed peer is EPIPE, not SIGPIPE
                 if w < 0 && errno == EINTR { continue }
                 guard w > 0 else { break loop }
                 sent += w
