@@ -19,12 +19,27 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 }
 
-/// The seed of a test's randomness: `VAULT_TEST_SEED` when set (to replay a failure), else a
-/// fresh one. Printed either way, with how to replay it.
+/// The seeds of the tests' randomness: one seed per run (`VAULT_TEST_SEED` when set, to replay a
+/// run; else a fresh one), and from it one seed per test, derived from the test's name, so the
+/// same run seed gives every test the same seed whichever tests run and in which order. Each
+/// test's seed is printed at its first use, with the run seed that replays it.
 public enum TestSeed {
-    public static func make(_ what: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> UInt64 {
-        let seed = environment["VAULT_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("\(what): seed \(seed) (VAULT_TEST_SEED=\(seed) replays it)")
+    private static let lock = NSLock()
+    // SAFETY: guarded by `lock`.
+    nonisolated(unsafe) private static var printed: Set<String> = []
+
+    /// The run's seed.
+    public static let run: UInt64 = ProcessInfo.processInfo.environment["VAULT_TEST_SEED"].flatMap { UInt64($0) }
+        ?? UInt64.random(in: 1...UInt64.max)
+
+    /// The seed of the test `what` (its `XCTestCase.name`, or another name of its own).
+    public static func make(_ what: String) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325                       // FNV-1a of the name…
+        for b in what.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        var g = SeededGenerator(seed: run ^ h)                       // …mixed with the run's seed
+        let seed = g.next()
+        let first = lock.withLock { printed.insert(what).inserted }
+        if first { print("\(what): seed \(seed) (VAULT_TEST_SEED=\(run) replays it)") }
         return seed
     }
 }

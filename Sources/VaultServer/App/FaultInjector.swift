@@ -13,6 +13,8 @@ final class FaultInjector: @unchecked Sendable {
     private let state = Locked(FaultSettings())
     private let drops = Locked(0)
     private let tooMany = Locked(0)
+    /// The state of the seeded `errorRate` draws (`FaultSettings.errorSeed`), nil: unseeded.
+    private let draws = Locked<UInt64?>(nil)
 
     var current: FaultSettings { state.withLock { $0 } }
 
@@ -22,6 +24,21 @@ final class FaultInjector: @unchecked Sendable {
         state.withLock { $0 = kept }
         drops.withLock { $0 = settings.dropAfterBytes == nil ? 0 : max(settings.dropCount ?? 1, 1) }
         tooMany.withLock { $0 = max(settings.retryAfter429Count ?? 0, 0) }
+        draws.withLock { $0 = settings.errorSeed }
+    }
+
+    /// A draw in [0, 1) for `errorRate`: the next of the seeded sequence (SplitMix64), or the
+    /// system generator's.
+    private func draw() -> Double {
+        draws.withLock { state -> Double in
+            guard var s = state else { return Double.random(in: 0..<1) }
+            s &+= 0x9E37_79B9_7F4A_7C15
+            state = s
+            var z = s
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) * 0x1p-53
+        }
     }
 
     /// Actions for a new request to `path`, in order (delay first, then maybe an injected error;
@@ -33,7 +50,7 @@ final class FaultInjector: @unchecked Sendable {
         let claimed429 = tooMany.withLock { n -> Bool in if n > 0 { n -= 1; return true }; return false }
         if claimed429 {
             out.append(.fail(APIError.tooMany("injected 429", retryAfter: s.retryAfterSeconds ?? 1)))
-        } else if let rate = s.errorRate, rate > 0, s.errorPathPrefix.map(path.hasPrefix) ?? true, Double.random(in: 0..<1) < rate {
+        } else if let rate = s.errorRate, rate > 0, s.errorPathPrefix.map(path.hasPrefix) ?? true, draw() < rate {
             let status = s.errorStatus ?? 503
             out.append(.fail(APIError(status: status, code: "injected_fault", message: "injected \(status)")))
         }
