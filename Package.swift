@@ -34,7 +34,8 @@ let package = Package(
         .target(name: "CTerminalShims", dependencies: ["CNcurses"]),
 
         // Layer 1½: what client and server both need, with no C library: hex, base64url, the
-        // EINTR-safe read/write loops and file operations, name rules (VaultPrimitives); the
+        // EINTR-safe read/write loops and file operations, name rules, the seeded SplitMix64 of
+        // tests, the simulation and test faults (VaultPrimitives); the
         // command-line parser with its help, man-page and completion generators (VaultArguments);
         // SHA-256 through OpenSSL (VaultDigest, so the server need not depend on VaultCrypto).
         .target(name: "VaultPrimitives"),
@@ -87,7 +88,7 @@ let package = Package(
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
         // The multi-device sync simulation (the planner and the push decisions against a model of
         // the server), and its runner for many seeds (scripts/sim.sh).
-        .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan"]),
+        .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan", "VaultPrimitives"]),
         .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation", "VaultArguments"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
@@ -96,12 +97,12 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport"]),
-        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
+        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation", "VaultTestSupport"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); the seeded test data and printed seeds (TestData,
         // TestSeed: VAULT_TEST_SEED replays a run); the one wait-for-an-event helper of the tests
         // (Waiting.swift); where the built executables are (BuiltProducts) and a tool's output.
-        .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
+        .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives"], path: "Tests/VaultTestSupport"),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
         // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
         // feed's pages, against the reference server in the test process (a throwaway data folder).

@@ -84,7 +84,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     }
 
     func testEveryTruncationAndExtensionFailsForEverySegmentCount() throws {
-        var random = TestRandom(state: seed)
+        var random = SeededGenerator(seed: seed)
         for size in sizes {
             let plaintext = random.bytes(size)
             let blob = try seal(plaintext)
@@ -111,7 +111,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     /// Any blob cut to exactly 128 bytes (the header plus any 16 bytes) reads as an error, never
     /// as an empty file: its "final segment" is opened and its tag fails.
     func testHeaderPlusAnySixteenBytesIsNeverAnEmptyFile() throws {
-        var random = TestRandom(state: seed)
+        var random = SeededGenerator(seed: seed)
         for size in [1, s, 3 * s + 5] {
             let plaintext = random.bytes(size)
             let blob = try seal(plaintext)

@@ -1,20 +1,11 @@
 import Foundation
+import VaultPrimitives
 
-/// A seeded random number generator (SplitMix64): the same seed gives the same sequence on every
-/// platform and run, so a failing seed reproduces exactly.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+/// The tests' seeded random number generator (SplitMix64, VaultPrimitives): the same seed gives
+/// the same sequence on every platform and run, so a failing seed reproduces exactly.
+public typealias SeededGenerator = SplitMix64
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// True with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import VaultAPI
+import VaultPrimitives
 
 /// The test-only fault switches, applied to requests that arrive after they are set.
 final class FaultInjector: @unchecked Sendable {
@@ -13,8 +14,8 @@ final class FaultInjector: @unchecked Sendable {
     private let state = Locked(FaultSettings())
     private let drops = Locked(0)
     private let tooMany = Locked(0)
-    /// The state of the seeded `errorRate` draws (`FaultSettings.errorSeed`), nil: unseeded.
-    private let draws = Locked<UInt64?>(nil)
+    /// The seeded `errorRate` draws (`FaultSettings.errorSeed`), nil: unseeded.
+    private let draws = Locked<SplitMix64?>(nil)
 
     var current: FaultSettings { state.withLock { $0 } }
 
@@ -24,21 +25,12 @@ final class FaultInjector: @unchecked Sendable {
         state.withLock { $0 = kept }
         drops.withLock { $0 = settings.dropAfterBytes == nil ? 0 : max(settings.dropCount ?? 1, 1) }
         tooMany.withLock { $0 = max(settings.retryAfter429Count ?? 0, 0) }
-        draws.withLock { $0 = settings.errorSeed }
+        draws.withLock { $0 = settings.errorSeed.map(SplitMix64.init(seed:)) }
     }
 
-    /// A draw in [0, 1) for `errorRate`: the next of the seeded sequence (SplitMix64), or the
-    /// system generator's.
+    /// A draw in [0, 1) for `errorRate`: the next of the seeded sequence, or the system generator's.
     private func draw() -> Double {
-        draws.withLock { state -> Double in
-            guard var s = state else { return Double.random(in: 0..<1) }
-            s &+= 0x9E37_79B9_7F4A_7C15
-            state = s
-            var z = s
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) * 0x1p-53
-        }
+        draws.withLock { g -> Double in g?.unit() ?? Double.random(in: 0..<1) }
     }
 
     /// Actions for a new request to `path`, in order (delay first, then maybe an injected error;
