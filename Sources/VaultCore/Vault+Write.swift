@@ -53,7 +53,7 @@ extension Vault {
     public func setModifiedTime(of nodeId: String, to seconds: Int64) throws -> Bool {
         try db.transaction {
             guard let n = try node(id: nodeId), !n.isFolder, n.pendingOp == .upload else { return false }
-            try db.run("UPDATE nodes SET modified_at = ? WHERE id = ?", [seconds, nodeId])
+            try nodesTable.setModifiedAt(id: nodeId, seconds)
             return true
         }
     }

@@ -130,6 +130,13 @@ struct BlobsTable {
         try db.run("DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?)", [id, id])
     }
 
+    /// After a rotation rewrapped every header: no sealed SHA-256 recorded holds any more, and
+    /// every blob is of `epoch`.
+    func rewrappedAll(toEpoch epoch: UInt32) throws {
+        try db.run("UPDATE blobs SET sealed_sha256 = NULL WHERE sealed_sha256 IS NOT NULL")
+        try db.run("UPDATE blobs SET key_epoch = ? WHERE key_epoch <> ?", [Int64(epoch), Int64(epoch)])
+    }
+
     /// Deletes the blobs of node `nodeId`.
     func delete(ofNode nodeId: String) throws {
         try db.run("DELETE FROM blobs WHERE node_id = ?", [nodeId])

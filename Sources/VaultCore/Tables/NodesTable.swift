@@ -193,6 +193,11 @@ struct NodesTable {
                     n.lastAccessed, n.id])
     }
 
+    /// Sets node `id`'s modification time to `seconds`.
+    func setModifiedAt(id: String, _ seconds: Int64) throws {
+        try db.run("UPDATE nodes SET modified_at = ? WHERE id = ?", [seconds, id])
+    }
+
     /// Moves node `id` to `name` in `parentId` at `modifiedAt`, to send as a move (unless it has another pending op).
     func move(id: String, to parentId: String, name: String, modifiedAt: Int64) throws {
         try db.run("UPDATE nodes SET parent_id=?, name=?, modified_at=?, pending_op=COALESCE(pending_op,?) WHERE id=?",

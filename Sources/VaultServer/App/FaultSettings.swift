@@ -16,6 +16,9 @@ struct FaultSettings: Codable, Sendable, Equatable {
     var errorStatus: Int?
     /// `errorRate` applies only to requests whose path starts with this (e.g. `/v1/upload`).
     var errorPathPrefix: String?
+    /// Seeds the `errorRate` draws (SplitMix64), so a test's faults come again with its seed
+    /// (`nil`: the system generator).
+    var errorSeed: UInt64?
     /// Answer the next N requests with 429 and `Retry-After`.
     var retryAfter429Count: Int?
     /// `Retry-After` seconds for those 429s (default 1).
@@ -40,8 +43,9 @@ struct FaultSettings: Codable, Sendable, Equatable {
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
                 retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil,
                 extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil, lie: FaultLie? = nil,
-                clockAheadSeconds: Int? = nil) {
+                clockAheadSeconds: Int? = nil, errorSeed: UInt64? = nil) {
         self.lie = lie
+        self.errorSeed = errorSeed
         self.clockAheadSeconds = clockAheadSeconds
         self.lieReceivedRanges = lieReceivedRanges
         self.extraContentBytes = extraContentBytes; self.contentWithoutLength = contentWithoutLength

@@ -1,6 +1,7 @@
 import Foundation
 import VaultCrypto
 import VaultPrimitives
+import VaultSyncPlan
 
 /// Enterprise policy settings (BRIEF §5). Every field is optional: absent means "no rule".
 /// The same shape serves the system policy (`/etc/vault/policy.json`) and the user's settings
