@@ -564,7 +564,7 @@ final class TransferTests: XCTestCase {
         try p.run()
         let stderrSoFar = Collected(err)
         try waitUntil("vault sync to meet the 503s") { stderrSoFar.text.contains("server answered 503") || !p.isRunning }
-        try server.faults(#"{"errorRate": 0.2, "errorStatus": 503, "dropAfterBytes": 200000, "dropCount": 2, "errorSeed": \#(TestSeed.make(self.name))}"#)
+        try server.faults(#"{"errorRate": 0.2, "errorStatus": 503, "dropAfterBytes": 200000, "dropCount": 2, "errorSeed": \#(TestSeed.make(self.name) & UInt64(Int64.max))}"#)
         let stderr = stderrSoFar.wait()
         p.waitUntilExit()
         try server.faults("{}")

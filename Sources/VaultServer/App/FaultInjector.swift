@@ -25,7 +25,7 @@ final class FaultInjector: @unchecked Sendable {
         state.withLock { $0 = kept }
         drops.withLock { $0 = settings.dropAfterBytes == nil ? 0 : max(settings.dropCount ?? 1, 1) }
         tooMany.withLock { $0 = max(settings.retryAfter429Count ?? 0, 0) }
-        draws.withLock { $0 = settings.errorSeed.map(SplitMix64.init(seed:)) }
+        draws.withLock { $0 = settings.errorSeed.map { SplitMix64(seed: UInt64($0)) } }
     }
 
     /// A draw in [0, 1) for `errorRate`: the next of the seeded sequence, or the system generator's.

@@ -18,7 +18,7 @@ struct FaultSettings: Codable, Sendable, Equatable {
     var errorPathPrefix: String?
     /// Seeds the `errorRate` draws (SplitMix64), so a test's faults come again with its seed
     /// (`nil`: the system generator).
-    var errorSeed: UInt64?
+    var errorSeed: Int64?
     /// Answer the next N requests with 429 and `Retry-After`.
     var retryAfter429Count: Int?
     /// `Retry-After` seconds for those 429s (default 1).
@@ -43,7 +43,7 @@ struct FaultSettings: Codable, Sendable, Equatable {
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
                 retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil,
                 extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil, lie: FaultLie? = nil,
-                clockAheadSeconds: Int? = nil, errorSeed: UInt64? = nil) {
+                clockAheadSeconds: Int? = nil, errorSeed: Int64? = nil) {
         self.lie = lie
         self.errorSeed = errorSeed
         self.clockAheadSeconds = clockAheadSeconds

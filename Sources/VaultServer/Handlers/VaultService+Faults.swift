@@ -38,6 +38,7 @@ extension VaultService {
         ("retryAfterSeconds", \.retryAfterSeconds64, 0...86_400),
         ("extraContentBytes", \.extraContentBytes64, 0...(1 << 40)),
         ("clockAheadSeconds", \.clockAheadSeconds64, 0...31_536_000),
+        ("errorSeed", \.errorSeed, 0...Int64.max),
     ] }
 
     static func validate(_ s: FaultSettings) throws {
