@@ -3,8 +3,8 @@ import VaultSQL
 /// How a `Node` is stored in the `nodes` table.
 extension Node {
     var bindings: [any SQLBindable] {
-        [id, remoteId, parentId, name, type.rawValue, Int64(size), version, modifiedAt, mimeType,
-         contentState.rawValue, localPath, pinned, lastAccessed, pendingOp?.rawValue, localVersion, sha256]
+        [id, remoteId, parentId, name, type, Int64(size), version, modifiedAt, mimeType,
+         contentState, localPath, pinned, lastAccessed, pendingOp, localVersion, sha256]
     }
 
     static let columns = "id, remote_id, parent_id, name, type, size, version, modified_at, mime_type, content_state, local_path, pinned, last_accessed, pending_op, local_version, sha256"

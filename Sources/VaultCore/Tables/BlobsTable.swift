@@ -45,7 +45,7 @@ struct BlobsTable {
 
     /// The ids of the rows that say `staging`.
     func stagingIds() throws -> [String] {
-        try db.query("SELECT id FROM blobs WHERE area = 'staging'").map { try $0.decode(String.self, "id") }
+        try db.query("SELECT id FROM blobs WHERE area = ?", [BlobArea.staging]).map { try $0.decode(String.self, "id") }
     }
 
     /// The blobs of node `nodeId`, with their areas.
@@ -69,10 +69,10 @@ struct BlobsTable {
 
     /// Sealed bytes in the cache of pinned files, of the rest, and in staging.
     func sealedBytes() throws -> (pinned: Int64, cached: Int64, staged: Int64) {
-        func sum(_ sql: String) throws -> Int64 { try db.scalar(Int64.self, sql) ?? 0 }
-        return (try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.area='cache' AND n.pinned=1"),
-                try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id WHERE b.area='cache' AND COALESCE(n.pinned,0)=0"),
-                try sum("SELECT COALESCE(SUM(sealed_size),0) FROM blobs WHERE area='staging'"))
+        func sum(_ sql: String, _ area: BlobArea) throws -> Int64 { try db.scalar(Int64.self, sql, [area]) ?? 0 }
+        return (try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.area=? AND n.pinned=1", .cache),
+                try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id WHERE b.area=? AND COALESCE(n.pinned,0)=0", .cache),
+                try sum("SELECT COALESCE(SUM(sealed_size),0) FROM blobs WHERE area=?", .staging))
     }
 
     /// Every blob in the cache as the budget sees it: its node (if any), sealed size, whether
@@ -80,10 +80,10 @@ struct BlobsTable {
     func cacheItems() throws -> [(id: String, nodeId: String?, sealedSize: Int64, pinned: Bool, lastUsed: Int64, head: Bool)] {
         try db.query("""
             SELECT b.id AS id, b.node_id AS node_id, b.sealed_size AS sealed_size, COALESCE(n.pinned, 0) AS pinned,
-                   COALESCE(n.last_accessed, b.created_at, 0) AS last_used, n.local_path = b.id AND n.type = 'file' AS head
+                   COALESCE(n.last_accessed, b.created_at, 0) AS last_used, n.local_path = b.id AND n.type = ? AS head
             FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
-            WHERE b.area = 'cache'
-            """).map { r in
+            WHERE b.area = ?
+            """, [NodeType.file, BlobArea.cache]).map { r in
             (try r.decode(String.self, "id"), try r.decode(String?.self, "node_id"), try r.decode(Int64.self, "sealed_size"),
              try r.decode(Bool.self, "pinned"), try r.decode(Int64.self, "last_used"),
              try r.decode(Bool?.self, "head") ?? false)   // NULL: the blob's node is gone
@@ -95,7 +95,7 @@ struct BlobsTable {
     /// Records blob `b` of node `nodeId` (nil: no node), created `now`.
     func insert(_ b: BlobRecord, nodeId: String?, now: Int64) throws {
         try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
-                   [b.id, nodeId, b.area.rawValue, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
+                   [b.id, nodeId, b.area, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
     }
 
     /// Records `fresh` (a re-sealing of blob `oldId`) in `area` for the same node, created `now`.
@@ -103,7 +103,7 @@ struct BlobsTable {
         try db.run("""
             INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
               SELECT ?, node_id, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE id = ?
-            """, [fresh.id, area.rawValue, Int64(fresh.size), Int64(fresh.sealedSize), fresh.sha256, Int64(fresh.keyEpoch), now,
+            """, [fresh.id, area, Int64(fresh.size), Int64(fresh.sealedSize), fresh.sha256, Int64(fresh.keyEpoch), now,
                   fresh.sealedSHA256, oldId])
     }
 
@@ -114,7 +114,7 @@ struct BlobsTable {
 
     /// Records that blob `id` is in the cache now.
     func markCached(id: String) throws {
-        try db.run("UPDATE blobs SET area = 'cache' WHERE id = ?", [id])
+        try db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.cache, id])
     }
 
     func setSealedSHA256(id: String, _ digest: String) throws {

@@ -44,7 +44,7 @@ struct NodesTable {
 
     /// Every file node.
     func files() throws -> [Node] {
-        try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
+        try db.query("SELECT \(Node.columns) FROM nodes WHERE type=?", [NodeType.file]).map(Node.init(row:))
     }
 
     /// The nodes with any of the server ids `remoteIds` (at most 500: one statement's parameters).
@@ -63,7 +63,7 @@ struct NodesTable {
 
     /// The synced file whose content is blob `blobId`, if any.
     func syncedFile(withBlob blobId: String) throws -> Node? {
-        try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE local_path = ? AND remote_id IS NOT NULL AND type = 'file'", [blobId])
+        try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE local_path = ? AND remote_id IS NOT NULL AND type = ?", [blobId, NodeType.file])
             .map(Node.init(row:))
     }
 
@@ -76,11 +76,11 @@ struct NodesTable {
     /// The ids of the files on the server (pinned ones only, with `pinnedOnly`) whose content
     /// is in one of `states`, in a stable order.
     func remoteFileIds(contentStates states: [ContentState], pinnedOnly: Bool) throws -> [String] {
-        let list = states.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let marks = Array(repeating: "?", count: states.count).joined(separator: ", ")
         return try db.query("""
-            SELECT id FROM nodes WHERE type = 'file'\(pinnedOnly ? " AND pinned = 1" : "") AND remote_id IS NOT NULL
-              AND content_state IN (\(list)) ORDER BY id
-            """).map { try $0.decode(String.self, "id") }
+            SELECT id FROM nodes WHERE type = ?\(pinnedOnly ? " AND pinned = 1" : "") AND remote_id IS NOT NULL
+              AND content_state IN (\(marks)) ORDER BY id
+            """, [NodeType.file] + states.map { $0 as any SQLBindable }).map { try $0.decode(String.self, "id") }
     }
 
     /// Per folder directly in `folderId`: the bytes and files below it and how many of those
@@ -88,14 +88,14 @@ struct NodesTable {
     func folderTotals(in folderId: String) throws -> [(id: String, bytes: Int64, files: Int, awaiting: Int)] {
         try db.query("""
             WITH RECURSIVE sub(top, id) AS (
-              SELECT id, id FROM nodes WHERE parent_id = ? AND type = 'folder'
+              SELECT id, id FROM nodes WHERE parent_id = ? AND type = ?
               UNION ALL SELECT sub.top, n.id FROM nodes n JOIN sub ON n.parent_id = sub.id)
             SELECT sub.top AS top,
-                   COALESCE(SUM(CASE WHEN n.type = 'file' THEN n.size ELSE 0 END), 0) AS bytes,
-                   COALESCE(SUM(n.type = 'file'), 0) AS files,
+                   COALESCE(SUM(CASE WHEN n.type = ? THEN n.size ELSE 0 END), 0) AS bytes,
+                   COALESCE(SUM(n.type = ?), 0) AS files,
                    COALESCE(SUM(n.pending_op IS NOT NULL AND n.id != sub.top), 0) AS awaiting
             FROM sub JOIN nodes n ON n.id = sub.id GROUP BY sub.top
-            """, [folderId]).map {
+            """, [folderId, NodeType.folder, NodeType.file, NodeType.file]).map {
             (try $0.decode(String.self, "top"), try $0.decode(Int64.self, "bytes"), try $0.decode(Int.self, "files"),
              try $0.decode(Int.self, "awaiting"))
         }
@@ -135,7 +135,8 @@ struct NodesTable {
     /// Streams every node but the root that has a server id to `body` (id, server id), without
     /// holding them all in memory.
     func forEachSynced(_ body: (_ id: String, _ remoteId: String) throws -> Void) throws {
-        let st = try db.prepare("SELECT id, remote_id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL")
+        let st = try db.prepare("SELECT id, remote_id FROM nodes WHERE id != ? AND remote_id IS NOT NULL")
+        try st.bind([Node.rootId])
         while try st.step() {
             let r = st.row()
             try body(try r.decode(String.self, "id"), try r.decode(String.self, "remote_id"))
@@ -155,13 +156,13 @@ struct NodesTable {
     /// How many nodes there are but the root, and how many of those the root reaches through
     /// folders (a recursive query: no memory).
     func countReachable() throws -> (all: Int, onTree: Int) {
-        let all = try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE id != 'root'") ?? 0
+        let all = try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE id != ?", [Node.rootId]) ?? 0
         let onTree = try db.scalar(Int.self, """
             WITH RECURSIVE t(id, folder) AS (
-              SELECT 'root', 1
-              UNION ALL SELECT n.id, n.type = 'folder' FROM nodes n JOIN t ON n.parent_id = t.id WHERE t.folder)
+              SELECT ?, 1
+              UNION ALL SELECT n.id, n.type = ? FROM nodes n JOIN t ON n.parent_id = t.id WHERE t.folder)
             SELECT count(*) - 1 FROM t
-            """) ?? 0
+            """, [Node.rootId, NodeType.folder]) ?? 0
         return (all, onTree)
     }
 
@@ -189,7 +190,7 @@ struct NodesTable {
     /// Records `n`'s new local content (size, SHA-256, blob, state, times, local version, pending op).
     func setNewLocalContent(_ n: Node) throws {
         try db.run("UPDATE nodes SET size=?, sha256=?, local_path=?, content_state=?, modified_at=?, local_version=?, pending_op=?, last_accessed=? WHERE id=?",
-                   [Int64(n.size), n.sha256, n.localPath, n.contentState.rawValue, n.modifiedAt, n.localVersion, n.pendingOp?.rawValue,
+                   [Int64(n.size), n.sha256, n.localPath, n.contentState, n.modifiedAt, n.localVersion, n.pendingOp,
                     n.lastAccessed, n.id])
     }
 
@@ -201,13 +202,13 @@ struct NodesTable {
     /// Moves node `id` to `name` in `parentId` at `modifiedAt`, to send as a move (unless it has another pending op).
     func move(id: String, to parentId: String, name: String, modifiedAt: Int64) throws {
         try db.run("UPDATE nodes SET parent_id=?, name=?, modified_at=?, pending_op=COALESCE(pending_op,?) WHERE id=?",
-                   [parentId, name, modifiedAt, PendingOp.move.rawValue, id])
+                   [parentId, name, modifiedAt, PendingOp.move, id])
     }
 
     /// Inserts the root folder (a new vault), modified `now`.
     func insertRoot(now: Int64) throws {
-        try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES ('root', NULL, '', 'folder', ?, 'LOCAL')",
-                   [now])
+        try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES (?, NULL, '', ?, ?, ?)",
+                   [Node.rootId, NodeType.folder, now, ContentState.local])
     }
 
     /// Records that node `id` was read at `time` (LRU order).
@@ -217,17 +218,17 @@ struct NodesTable {
 
     /// Marks node `id`'s content local, in blob `blobId`.
     func setLocalContent(id: String, blobId: String) throws {
-        try db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ?", [blobId, id])
+        try db.run("UPDATE nodes SET content_state = ?, local_path = ? WHERE id = ?", [ContentState.local, blobId, id])
     }
 
     /// Marks node `id`'s content not on this device (and forgets its blob).
     func setNotDownloaded(id: String) throws {
-        try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED', local_path=NULL WHERE id=?", [id])
+        try db.run("UPDATE nodes SET content_state=?, local_path=NULL WHERE id=?", [ContentState.notDownloaded, id])
     }
 
     /// Sets node `id`'s content state alone (its blob stays recorded).
     func setContentState(id: String, _ state: ContentState) throws {
-        try db.run("UPDATE nodes SET content_state=? WHERE id=?", [state.rawValue, id])
+        try db.run("UPDATE nodes SET content_state=? WHERE id=?", [state, id])
     }
 
     /// Points the nodes whose content is blob `old` at `new` (a re-sealing).
@@ -237,7 +238,7 @@ struct NodesTable {
 
     /// Marks node `id` as having `op` to send, unless it has another pending op already.
     func notePending(id: String, _ op: PendingOp) throws {
-        try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, ?) WHERE id = ?", [op.rawValue, id])
+        try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, ?) WHERE id = ?", [op, id])
     }
 
     /// Records node `id` as uploaded: its server id and version, nothing pending.
@@ -276,7 +277,7 @@ struct NodesTable {
         try db.run("""
             UPDATE nodes SET pending_op = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE node_id = ?) THEN COALESCE(pending_op, ?) ELSE NULL END
             WHERE id = ?
-            """, [id, PendingOp.sync.rawValue, id])
+            """, [id, PendingOp.sync, id])
     }
 
     func delete(id: String) throws {

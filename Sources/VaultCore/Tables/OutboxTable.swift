@@ -44,7 +44,8 @@ struct OutboxTable {
 
     /// Entries in conflict or failed, oldest first, at most `limit`.
     func problems(limit: Int) throws -> [OutboxEntry] {
-        try db.query("SELECT \(Self.columns) FROM outbox WHERE state IN ('conflict', 'failed') ORDER BY seq LIMIT ?", [limit]).map(Self.entry)
+        try db.query("SELECT \(Self.columns) FROM outbox WHERE state IN (?, ?) ORDER BY seq LIMIT ?",
+                     [OutboxState.conflict, OutboxState.failed, limit]).map(Self.entry)
     }
 
     func state(seq: Int64) throws -> OutboxState? {
@@ -58,7 +59,8 @@ struct OutboxTable {
 
     /// `paused` or `cancelled` when an entry of `nodeId` is held so.
     func hold(nodeId: String) throws -> OutboxState? {
-        try db.queryOne("SELECT state FROM outbox WHERE node_id = ? AND state IN ('paused', 'cancelled') LIMIT 1", [nodeId])?
+        try db.queryOne("SELECT state FROM outbox WHERE node_id = ? AND state IN (?, ?) LIMIT 1",
+                        [nodeId, OutboxState.paused, OutboxState.cancelled])?
             .decode(OutboxState.self, "state")
     }
 
@@ -85,7 +87,7 @@ struct OutboxTable {
     /// Appends a pending entry created `now`.
     func append(_ op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String, now: Int64) throws {
         try db.run("INSERT INTO outbox(op, node_id, payload, base_version, request_id, created_at) VALUES (?,?,?,?,?,?)",
-                   [op.rawValue, nodeId, try Self.encodePayload(payload), baseVersion, requestId, now])
+                   [op, nodeId, try Self.encodePayload(payload), baseVersion, requestId, now])
     }
 
     /// Inserts `e` with its own sequence number and every field (a pull's plan).
@@ -93,7 +95,7 @@ struct OutboxTable {
         try db.run("""
             INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
             VALUES (?,?,?,?,?,?,?,?,?,?,?)
-            """, [e.seq, e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
+            """, [e.seq, e.op, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
                   e.attempts, e.lastError, e.sentAt, now])
     }
 
@@ -102,15 +104,15 @@ struct OutboxTable {
         try db.run("""
             UPDATE outbox SET op = ?, node_id = ?, payload = ?, base_version = ?, request_id = ?, state = ?, attempts = ?,
               last_error = ?, sent_at = ? WHERE seq = ?
-            """, [e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
+            """, [e.op, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
                   e.attempts, e.lastError, e.sentAt, e.seq])
     }
 
     /// Rewrites entry `seq` as a fresh pending `op` (compaction).
     func rewrite(seq: Int64, op: OutboxOp, payload: OutboxPayload, baseVersion: Int64?) throws {
         try db.run("""
-            UPDATE outbox SET op = ?, payload = ?, base_version = ?, state = 'pending', last_error = NULL, sent_at = NULL WHERE seq = ?
-            """, [op.rawValue, try Self.encodePayload(payload), baseVersion, seq])
+            UPDATE outbox SET op = ?, payload = ?, base_version = ?, state = ?, last_error = NULL, sent_at = NULL WHERE seq = ?
+            """, [op, try Self.encodePayload(payload), baseVersion, OutboxState.pending, seq])
     }
 
     /// Sets the payload of entry `seq`, and its request id when given.
@@ -125,9 +127,9 @@ struct OutboxTable {
     /// Gives entry `seq` new content under a new request id; a failed entry goes back to pending.
     func setNewContent(seq: Int64, _ payload: OutboxPayload, requestId: String) throws {
         try db.run("""
-            UPDATE outbox SET payload = ?, request_id = ?, last_error = CASE state WHEN 'failed' THEN NULL ELSE last_error END,
-              state = CASE state WHEN 'failed' THEN 'pending' ELSE state END WHERE seq = ?
-            """, [try Self.encodePayload(payload), requestId, seq])
+            UPDATE outbox SET payload = ?, request_id = ?, last_error = CASE state WHEN ? THEN NULL ELSE last_error END,
+              state = CASE state WHEN ? THEN ? ELSE state END WHERE seq = ?
+            """, [try Self.encodePayload(payload), requestId, OutboxState.failed, OutboxState.failed, OutboxState.pending, seq])
     }
 
     func markSent(seq: Int64, at time: Int64) throws {
@@ -137,21 +139,22 @@ struct OutboxTable {
     /// Records a failed replay: `state` with `reason`, one more attempt, not sent.
     func markFailed(seq: Int64, _ state: OutboxState, reason: String) throws {
         try db.run("UPDATE outbox SET state = ?, last_error = ?, attempts = attempts + 1, sent_at = NULL WHERE seq = ?",
-                   [state.rawValue, reason, seq])
+                   [state, reason, seq])
     }
 
     /// Holds the entries of `nodeId` still to replay as `state`; returns how many.
     func hold(nodeId: String, as state: OutboxState) throws -> Int {
-        try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN ('pending', 'failed', 'paused', 'cancelled')",
-                   [state.rawValue, nodeId])
+        try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN (?, ?, ?, ?)",
+                   [state, nodeId, OutboxState.pending, OutboxState.failed, OutboxState.paused, OutboxState.cancelled])
     }
 
     /// Puts the paused or cancelled entries (of `nodeId`, or all) back to pending; returns how many.
     func release(nodeId: String?) throws -> Int {
+        let held: [any SQLBindable] = [OutboxState.paused, OutboxState.cancelled]
         if let nodeId {
-            return try db.run("UPDATE outbox SET state = 'pending' WHERE node_id = ? AND state IN ('paused', 'cancelled')", [nodeId])
+            return try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN (?, ?)", [OutboxState.pending, nodeId] + held)
         }
-        return try db.run("UPDATE outbox SET state = 'pending' WHERE state IN ('paused', 'cancelled')")
+        return try db.run("UPDATE outbox SET state = ? WHERE state IN (?, ?)", [OutboxState.pending] + held)
     }
 
     func delete(seq: Int64) throws {

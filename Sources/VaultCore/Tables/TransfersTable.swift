@@ -13,31 +13,32 @@ struct TransfersTable {
 
     /// The upload recorded for the outbox entry with `requestId`, if any.
     func upload(requestId: String) throws -> TransferRow? {
-        try db.queryOne("SELECT \(Self.columns()) FROM transfers WHERE request_id = ? AND direction = 'upload'", [requestId])
+        try db.queryOne("SELECT \(Self.columns()) FROM transfers WHERE request_id = ? AND direction = ?", [requestId, TransferDirection.upload])
             .map(TransferRow.init(row:))
     }
 
     /// The unfinished download of `nodeId` for content of `total` bytes, if any.
     func unfinishedDownload(nodeId: String, total: Int64) throws -> TransferRow? {
         try db.queryOne("""
-            SELECT \(Self.columns()) FROM transfers WHERE node_id = ? AND direction = 'download' AND state != 'done' AND bytes_total = ?
-            """, [nodeId, total]).map(TransferRow.init(row:))
+            SELECT \(Self.columns()) FROM transfers WHERE node_id = ? AND direction = ? AND state != ? AND bytes_total = ?
+            """, [nodeId, TransferDirection.download, TransferState.done, total]).map(TransferRow.init(row:))
     }
 
     /// The transfers of files that still exist, newest first; with `unfinishedOnly`, not `done`.
     func ofExistingFiles(unfinishedOnly: Bool) throws -> [TransferRow] {
         try db.query("""
             SELECT \(Self.columns(prefix: "t.")) FROM transfers t JOIN nodes n ON n.id = t.node_id
-            \(unfinishedOnly ? "WHERE t.state != 'done' " : "")ORDER BY t.id DESC
-            """).map(TransferRow.init(row:))
+            \(unfinishedOnly ? "WHERE t.state != ? " : "")ORDER BY t.id DESC
+            """, unfinishedOnly ? [TransferState.done] : []).map(TransferRow.init(row:))
     }
 
     /// Unfinished uploads whose outbox entries are paused or cancelled, with that hold.
     func heldUploads() throws -> [(transfer: TransferRow, hold: OutboxState)] {
         try db.query("""
             SELECT DISTINCT \(Self.columns(prefix: "t.")), o.state AS hold FROM transfers t JOIN outbox o ON o.node_id = t.node_id
-            WHERE t.direction = 'upload' AND t.state != 'done' AND o.state IN ('paused', 'cancelled')
-            """).map { (try TransferRow(row: $0), try $0.decode(OutboxState.self, "hold")) }
+            WHERE t.direction = ? AND t.state != ? AND o.state IN (?, ?)
+            """, [TransferDirection.upload, TransferState.done, OutboxState.paused, OutboxState.cancelled])
+            .map { (try TransferRow(row: $0), try $0.decode(OutboxState.self, "hold")) }
     }
 
     /// Unfinished downloads of files whose content is here (LOCAL, its blob recorded with the
@@ -46,19 +47,22 @@ struct TransfersTable {
         try db.query("""
             SELECT t.id AS id, t.node_id AS node_id, t.bytes_total = n.size AS complete
             FROM transfers t JOIN nodes n ON n.id = t.node_id JOIN blobs b ON b.id = n.local_path
-            WHERE t.direction = 'download' AND t.state != 'done' AND n.content_state = 'LOCAL' AND lower(b.sha256) = lower(n.sha256)
-            """).map { (try $0.decode(Int64.self, "id"), try $0.decode(String.self, "node_id"), try $0.decode(Bool.self, "complete")) }
+            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND lower(b.sha256) = lower(n.sha256)
+            """, [TransferDirection.download, TransferState.done, ContentState.local])
+            .map { (try $0.decode(Int64.self, "id"), try $0.decode(String.self, "node_id"), try $0.decode(Bool.self, "complete")) }
     }
 
     /// The partial blobs (in `tmp/`) of downloads not finished.
     func unfinishedDownloadBlobs() throws -> [String] {
-        try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
+        try db.query("SELECT blob_id FROM transfers WHERE direction = ? AND state != ? AND blob_id IS NOT NULL",
+                     [TransferDirection.download, TransferState.done])
             .map { try $0.decode(String.self, "blob_id") }
     }
 
     /// How many uploads of `nodeId` are marked running.
     func runningUploads(nodeId: String) throws -> Int {
-        try db.scalar(Int.self, "SELECT count(*) FROM transfers WHERE node_id = ? AND direction = 'upload' AND state = 'running'", [nodeId]) ?? 0
+        try db.scalar(Int.self, "SELECT count(*) FROM transfers WHERE node_id = ? AND direction = ? AND state = ?",
+                      [nodeId, TransferDirection.upload, TransferState.running]) ?? 0
     }
 
     /// Inserts a new row (`bytes_done` 0, created and updated `now`) and returns its id.
@@ -67,14 +71,14 @@ struct TransfersTable {
         try db.run("""
             INSERT INTO transfers(node_id, direction, state, blob_id, bytes_total, bytes_done, request_id, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
-            """, [nodeId, direction.rawValue, state.rawValue, blobId, total, requestId, now, now])
+            """, [nodeId, direction, state, blobId, total, requestId, now, now])
         return db.lastInsertRowID
     }
 
     /// Applies one change to row `id`, stamping `updated_at` with `now`.
     func update(_ id: Int64, _ change: TransferChange, now: Int64) throws {
         let (set, params): (String, [any SQLBindable]) = switch change {
-        case let .state(state, error, retryAt): ("state = ?, error = ?, next_attempt_at = ?", [state.rawValue, error, retryAt])
+        case let .state(state, error, retryAt): ("state = ?, error = ?, next_attempt_at = ?", [state, error, retryAt])
         case let .progress(bytes): ("bytes_done = ?", [bytes])
         case let .partialBlob(blobId): ("blob_id = ?", [blobId])
         case let .session(uploadId, url): ("upload_id = ?, upload_url = ?", [uploadId, url])
@@ -86,18 +90,18 @@ struct TransfersTable {
     /// Marks download `id` done with all its bytes.
     func markDownloadDone(_ id: Int64, now: Int64) throws {
         try db.run("""
-            UPDATE transfers SET state = 'done', error = NULL, next_attempt_at = NULL, bytes_done = bytes_total, updated_at = ?
-            WHERE id = ? AND direction = 'download'
-            """, [now, id])
+            UPDATE transfers SET state = ?, error = NULL, next_attempt_at = NULL, bytes_done = bytes_total, updated_at = ?
+            WHERE id = ? AND direction = ?
+            """, [TransferState.done, now, id, TransferDirection.download])
     }
 
     /// Puts the paused or cancelled transfers (of `nodeId`, or all) back to `queued`.
     func requeueHeld(nodeId: String?) throws {
-        let held = "('\(TransferState.paused.rawValue)', '\(TransferState.cancelled.rawValue)')"
+        let held: [any SQLBindable] = [TransferState.paused, TransferState.cancelled]
         if let nodeId {
-            try db.run("UPDATE transfers SET state = 'queued' WHERE node_id = ? AND state IN \(held)", [nodeId])
+            try db.run("UPDATE transfers SET state = ? WHERE node_id = ? AND state IN (?, ?)", [TransferState.queued, nodeId] + held)
         } else {
-            try db.run("UPDATE transfers SET state = 'queued' WHERE state IN \(held)")
+            try db.run("UPDATE transfers SET state = ? WHERE state IN (?, ?)", [TransferState.queued] + held)
         }
     }
 
@@ -112,21 +116,21 @@ struct TransfersTable {
 
     /// Deletes the downloads of `nodeId`.
     func deleteDownloads(nodeId: String) throws {
-        try db.run("DELETE FROM transfers WHERE node_id = ? AND direction = 'download'", [nodeId])
+        try db.run("DELETE FROM transfers WHERE node_id = ? AND direction = ?", [nodeId, TransferDirection.download])
     }
 
     /// Deletes the upload of the outbox entry with `requestId`.
     func deleteUpload(requestId: String) throws {
-        try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = 'upload'", [requestId])
+        try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = ?", [requestId, TransferDirection.upload])
     }
 
     /// Deletes the unfinished uploads whose request id no outbox entry has any more; returns how many.
     @discardableResult
     func deleteUploadsWithoutEntry() throws -> Int {
         try db.run("""
-            DELETE FROM transfers WHERE direction = 'upload' AND state != 'done' AND request_id IS NOT NULL
+            DELETE FROM transfers WHERE direction = ? AND state != ? AND request_id IS NOT NULL
               AND request_id NOT IN (SELECT request_id FROM outbox)
-            """)
+            """, [TransferDirection.upload, TransferState.done])
     }
 
     /// Deletes the rows of files that are gone; returns how many.
@@ -139,9 +143,9 @@ struct TransfersTable {
     @discardableResult
     func pruneFinished(olderThan: Int64, keep: Int) throws -> Int {
         try db.run("""
-            DELETE FROM transfers WHERE state = 'done' AND (updated_at < ? OR id NOT IN
-              (SELECT id FROM transfers WHERE state = 'done' ORDER BY id DESC LIMIT ?))
-            """, [olderThan, keep])
+            DELETE FROM transfers WHERE state = ? AND (updated_at < ? OR id NOT IN
+              (SELECT id FROM transfers WHERE state = ? ORDER BY id DESC LIMIT ?))
+            """, [TransferState.done, olderThan, TransferState.done, keep])
     }
 }
 
