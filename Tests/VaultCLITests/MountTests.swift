@@ -212,7 +212,7 @@ final class MountTests: XCTestCase {
         writer.arguments = ["-c", """
             import os, sys, time
             fd = os.open(sys.argv[1] + '/midwrite.txt', os.O_WRONLY | os.O_CREAT, 0o600)
-            os.write(fd, b'y' * 1000000); print('written', flush=True); time.sleep(60)
+            os.write(fd, b'y' * 1000000); print('written', flush=True); time.sleep(60)  # held open until the mount is killed
             """, mnt]
         let out = Pipe()
         writer.standardOutput = out
@@ -341,7 +341,7 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try py("""
             import fcntl, os, sys, time
             m, home = sys.argv[1], os.environ['VAULT_HOME']
-            time.sleep(0.5)                                  # the mount's burst has ended
+            # Blocks until the mount's burst of requests has let the vault go.
             main = open(home + '/lock', 'a'); fcntl.flock(main, fcntl.LOCK_EX)
             side = open(home + '/lock.transfers', 'a'); fcntl.flock(side, fcntl.LOCK_SH)
             listed = os.listdir(m)
