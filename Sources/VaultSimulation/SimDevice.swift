@@ -40,14 +40,7 @@ public final class SimDevice {
         return String(repeating: "0", count: 30 - digits.count) + digits + String(repeating: "0", count: 2 - dev.count) + dev
     }
 
-    func node(_ path: String) -> Node? {
-        var cur = try! state.node(id: Node.rootId)!
-        for part in path.split(separator: "/") {
-            guard let next = try! state.child(of: cur.id, named: String(part)) else { return nil }
-            cur = next
-        }
-        return cur
-    }
+    func node(_ path: String) -> Node? { try! state.node(atPath: path) }
 
     /// The local tree: path → type and content (the node's SHA-256).
     func tree() -> [String: SimEntry] {

@@ -47,6 +47,17 @@ public struct PlanState {
         return n
     }
 
+    /// The node at slash-separated `path` from the root ("a/b.txt"; "" is the root), nil when a
+    /// part of it is missing.
+    public func node(atPath path: String) throws -> Node? {
+        guard var cur = try node(id: Node.rootId) else { return nil }
+        for part in path.split(separator: "/") {
+            guard let next = try child(of: cur.id, named: String(part)) else { return nil }
+            cur = next
+        }
+        return cur
+    }
+
     public func child(of parentId: String, named name: String) throws -> Node? {
         if let id = index[parentId]?[name], let n = nodes[id] { return n }
         guard let n = try view.child(of: parentId, named: name), nodes[n.id] == nil, !removed.contains(n.id) else { return nil }

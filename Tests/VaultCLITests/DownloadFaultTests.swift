@@ -16,13 +16,8 @@ final class DownloadFaultTests: XCTestCase {
 
     /// A vault (in `vaultHome`, or the harness's own) logged in to a fresh server.
     func start(vaultHome: URL? = nil) throws {
-        h = try CLIHarness(keyring: false)
-        if let vaultHome { h.env["VAULT_HOME"] = vaultHome.path }
+        (h, server) = try CLIHarness.loggedIn(vaultHome: vaultHome)
         home = vaultHome ?? h.home
-        h.useFastRetry()
-        try h.initVault()
-        server = try ServerHarness(root: h.root, args: [], tls: false)
-        try h.login(to: server)
     }
 
     override func tearDown() {

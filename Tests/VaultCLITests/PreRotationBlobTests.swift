@@ -100,11 +100,7 @@ final class PreRotationBlobSyncTests: XCTestCase {
     let content = Data("content that was synced before the rotation\n".utf8)
 
     override func setUpWithError() throws {
-        h = try CLIHarness(keyring: false)
-        h.useFastRetry()
-        try h.initVault()
-        server = try ServerHarness(root: h.root, args: [], tls: false)
-        try h.login(to: server)
+        (h, server) = try CLIHarness.loggedIn()
     }
 
     override func tearDown() {

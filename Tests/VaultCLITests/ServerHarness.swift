@@ -209,3 +209,17 @@ func sha256Hex(_ data: Data) -> String {
     p.waitUntilExit()
     return String(String(decoding: result, as: UTF8.self).prefix(64))
 }
+
+extension CLIHarness {
+    /// A keyring-less vault (in `vaultHome` when given) with fast retries, logged in to a fresh
+    /// plain-HTTP reference server in its root: the start of most sync tests.
+    static func loggedIn(vaultHome: URL? = nil) throws -> (CLIHarness, ServerHarness) {
+        let h = try CLIHarness(keyring: false)
+        if let vaultHome { h.env["VAULT_HOME"] = vaultHome.path }
+        h.useFastRetry()
+        try h.initVault()
+        let server = try ServerHarness(root: h.root, args: [], tls: false)
+        try h.login(to: server)
+        return (h, server)
+    }
+}

@@ -349,19 +349,7 @@ final class TwoWaySyncTests: XCTestCase {
 
     /// A request as the server itself could make (its own account token, no keys).
     func send(_ method: String, _ path: String, _ json: String, ifMatch: Int? = nil) throws -> ServerHarness.Answer {
-        var args = ["-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", server.url + path,
-                    "-H", "Authorization: Bearer \(try server.token())", "-H", "Content-Type: application/json", "--data-binary", json]
-        if let ifMatch { args += ["-H", "If-Match: \"\(ifMatch)\""] }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let nl = try XCTUnwrap(data.lastIndex(of: 10))
-        return ServerHarness.Answer(status: Int(String(decoding: data[(nl + 1)...], as: UTF8.self)) ?? 0, body: Data(data[..<nl]))
+        try server.curl(method, path, json: json, headers: ifMatch.map { ["If-Match": "\"\($0)\""] } ?? [:])
     }
 
     /// PATCH of server node `id` (against its current version) with `json`.

@@ -28,14 +28,7 @@ struct PlanFixture {
     }
 
     /// The node at `path` in the state.
-    func node(_ path: String) -> Node? {
-        var cur = try! state.node(id: Node.rootId)!
-        for part in path.split(separator: "/") {
-            guard let next = try! state.child(of: cur.id, named: String(part)) else { return nil }
-            cur = next
-        }
-        return cur
-    }
+    func node(_ path: String) -> Node? { try! state.node(atPath: path) }
 
     func content(_ blob: String, seq: Int64 = 1, device: String = PlanFixture.me, size: Int64 = 10) -> ContentRecord {
         ContentRecord(blob: blob, device: device, mime: "application/octet-stream", mtime: 1, sealedSize: size + 40, seq: seq,

@@ -73,6 +73,12 @@ final class VaultService: @unchecked Sendable {
 // MARK: - Request helpers
 
 extension VaultService {
+    /// Refuses a change of `file` unless `request`'s If-Match names its current version (428
+    /// without one, 412 with the file's current state when it is another).
+    func requireMatchingVersion(_ file: FileResource, _ request: HTTPRequest) throws {
+        guard try requireIfMatch(request) == file.version else { throw APIError.stale(file) }
+    }
+
     /// The `If-Match` version: 428 when missing, 400 when not a version.
     func requireIfMatch(_ request: HTTPRequest) throws -> Int64 {
         guard let raw = request.header("if-match") else { throw APIError.preconditionRequired }

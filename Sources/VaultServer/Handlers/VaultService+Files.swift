@@ -116,8 +116,7 @@ extension VaultService {
             let decidedAt = try Self.decidedAt(ctx.request)
             let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
                 var f = try db.requireFile(owner: ctx.userId, id: id)
-                let expected = try requireIfMatch(ctx.request)
-                guard expected == f.version else { throw APIError.stale(f) }
+                try requireMatchingVersion(f, ctx.request)
                 guard id != "root" || (req.name == nil && req.parentId == nil && req.trashed == nil) else {
                     throw APIError.badRequest("the root folder cannot be renamed, moved or trashed", code: .rootImmutable)
                 }
@@ -162,8 +161,7 @@ extension VaultService {
         let decidedAt = try Self.decidedAt(ctx.request)
         let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
             var f = try db.requireFile(owner: ctx.userId, id: id)
-            let expected = try requireIfMatch(ctx.request)
-            guard expected == f.version else { throw APIError.stale(f) }
+            try requireMatchingVersion(f, ctx.request)
             guard id != "root" else { throw APIError.badRequest("the root folder cannot be deleted", code: .rootImmutable) }
             if f.trashed { return (f, nil) }
             try checkSubtreeUnchanged(db, owner: ctx.userId, f, decidedAt: decidedAt)

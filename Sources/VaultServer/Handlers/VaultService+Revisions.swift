@@ -43,12 +43,11 @@ extension VaultService {
             let req = body.isEmpty ? RestoreRequest() : try decode(RestoreRequest.self, body)
             try Self.validateRecord(req.contentMeta, "contentMeta")
             let (f, r) = try lookupRevision(ctx)
-            let expected = try requireIfMatch(ctx.request)
-            guard expected == f.version else { throw APIError.stale(f) }
+            try requireMatchingVersion(f, ctx.request)
             let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
                                    content: NewContent(source: .link(revisionId: r.id), size: r.size, sha256: r.sha256,
                                                        mimeType: r.mimeType, contentMeta: req.contentMeta ?? r.contentMeta),
-                                   target: .existing(fileId: f.id, baseVersion: expected), checkQuota: true,
+                                   target: .existing(fileId: f.id, baseVersion: f.version), checkQuota: true,
                                    restoredFrom: r.id)
             return .json(file, headers: [Self.etag(file)])
         }
