@@ -22,11 +22,16 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         // One shim target per C library, named and prefixed after it.
         .target(name: "CSecretShims", dependencies: ["CSecret"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .target(name: "CGioShims", dependencies: ["CGio"]),
+        // tpm2-tss's ESAPI: the sealing, unsealing and lockout queries vault needs, with the
+        // TPM's templates and marshalled structures kept in C.
+        .target(name: "CTPMShims", dependencies: ["CTSS2"],
+                linkerSettings: [.linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc")]),
         // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
         .target(name: "CLinuxShims"),
         .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
@@ -43,6 +48,9 @@ let package = Package(
 
         // Layer 2: crypto.
         .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL", "VaultDigest", "VaultPrimitives"]),
+        // A TPM 2.0 behind typed Swift: seal and unseal a secret under a primary the TPM derives,
+        // with an optional PIN (PolicyAuthValue) and PCR binding; errors a user can act on.
+        .target(name: "VaultTPM", dependencies: ["CTPMShims", "VaultCrypto"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher", "VaultPrimitives"]),
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CCurlShims"]),
@@ -87,6 +95,8 @@ let package = Package(
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
+        // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
+        .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultTestSupport"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
