@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
-        .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultTestSupport"]),
+        .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests

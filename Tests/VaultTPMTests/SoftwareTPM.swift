@@ -33,8 +33,25 @@ final class SoftwareTPM {
         try p.run()
         process = p
         let sock = socket
-        try waitUntil("swtpm listening on \(sock)", timeout: 30) { FileManager.default.fileExists(atPath: sock) || !p.isRunning }
+        try waitUntil("swtpm listening on \(sock)", timeout: 30) { Self.accepts(sock) || !p.isRunning }
         guard p.isRunning else { throw SoftwareTPMError("swtpm socket exited with status \(p.terminationStatus)") }
+    }
+
+    /// Whether a Unix socket at `path` accepts a connection (swtpm binds before it listens).
+    static func accepts(_ path: String) -> Bool {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { buf in
+            for (i, b) in bytes.enumerated() { buf[i] = b }
+        }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
     }
 
     /// The state folder, to start another swtpm on the same TPM (the same machine).
