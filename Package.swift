@@ -22,12 +22,14 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         // One shim target per C library, named and prefixed after it.
         .target(name: "CSecretShims", dependencies: ["CSecret"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .target(name: "CGioShims", dependencies: ["CGio"]),
+        .target(name: "CFuseShims", dependencies: ["CFuse3"]),
         // tpm2-tss's ESAPI: the sealing, unsealing and lockout queries vault needs, with the
         // TPM's templates and marshalled structures kept in C.
         .target(name: "CTPMShims", dependencies: ["CTSS2"],
@@ -39,7 +41,8 @@ let package = Package(
         .target(name: "CTerminalShims", dependencies: ["CNcurses"]),
 
         // Layer 1½: what client and server both need, with no C library: hex, base64url, the
-        // EINTR-safe read/write loops and file operations, name rules (VaultPrimitives); the
+        // EINTR-safe read/write loops and file operations, name rules, the seeded SplitMix64 of
+        // tests, the simulation and test faults (VaultPrimitives); the
         // command-line parser with its help, man-page and completion generators (VaultArguments);
         // SHA-256 through OpenSSL (VaultDigest, so the server need not depend on VaultCrypto).
         .target(name: "VaultPrimitives"),
@@ -58,20 +61,31 @@ let package = Package(
         // remote nodes) and reports (push and pull summaries): no I/O, no clock, no randomness.
         // VaultCore re-exports it.
         .target(name: "VaultSyncPlan"),
-        // Layer 3: the vault.
-        .target(name: "VaultCore", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
+        // Layer 3: the key side, with no database: the layout, keyslots and the keyslot file, the key
+        // hierarchy, recovery and org keys, keyring sessions and the agent's wrapped key, the
+        // policy and the failed-unlock count, process hardening, `VaultError`, and the small helpers
+        // they use (POSIX file writes, SourceFile, DisplayText, ByteCount, RemotePadding). What the
+        // agent needs, so that `vault-agent` links no SQLCipher (VaultCLIUnitTests/AgentLinkageTests).
+        .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
+        // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
+        // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
+        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
+        // `vault mount`: the vault as a folder through libfuse3's low-level API (docs/mount.md),
+        // built only on the vault's sealed API.
+        .target(name: "VaultMount", dependencies: ["VaultCore", "VaultPrimitives", "CFuseShims"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, the scheduling
         // of sync passes (run by `vault agent work` and `vault agent listen`, in VaultCLI), and its
-        // client. No VaultSync: the `vault-agent` executable links no HTTP client (docs/agent.md).
-        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "VaultPrimitives", "CGioShims", "CLinuxShims"]),
+        // client. No VaultSync: the `vault-agent` executable links no HTTP client (docs/agent.md);
+        // no VaultCore: it links no SQLCipher either (it holds keys, never opens the database).
+        .target(name: "VaultAgent", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CGioShims", "CLinuxShims"]),
         // Layer 6: the full-screen terminal (ncurses behind typed Swift), the browser's pure model
         // (no terminal: unit-tested as plain values), and thin executables.
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
-                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent"]),
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI", "CLinuxShims"],
                           swiftSettings: [.unsafeFlags(["-static-stdlib"])],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"])]),
@@ -87,31 +101,38 @@ let package = Package(
         .executableTarget(name: "vault-bench", dependencies: ["VaultCrypto"]),
         // The multi-device sync simulation (the planner and the push decisions against a model of
         // the server), and its runner for many seeds (scripts/sim.sh).
-        .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan"]),
+        .target(name: "VaultSimulation", dependencies: ["VaultSyncPlan", "VaultPrimitives"]),
         .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation", "VaultArguments"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
         .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
-        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives"]),
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
         .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport"]),
+        .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation", "VaultTestSupport"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
-        // (and the multi-device simulation); pure Swift, no I/O; and the one wait-for-an-event
-        // helper of the tests (Waiting.swift).
-        .target(name: "VaultTestSupport", path: "Tests/VaultTestSupport"),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
+        // (and the multi-device simulation); the seeded test data and printed seeds (TestData,
+        // TestSeed: VAULT_TEST_SEED replays a run); the one wait-for-an-event helper of the tests
+        // (Waiting.swift); where the built executables are (BuiltProducts) and a tool's output.
+        .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives"], path: "Tests/VaultTestSupport"),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
+        // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
+        // feed's pages, against the reference server in the test process (a throwaway data folder).
+        .testTarget(name: "VaultSyncTests", dependencies: ["VaultSync", "VaultCore", "VaultServer", "VaultAPI", "VaultCrypto",
+                                                           "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI", "VaultTestSupport"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
         // The command definitions of both executables: help, misplaced options, and the generated
         // man pages and completions (docs/, completions/) against what the code says.
-        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore"]),
+        .testTarget(name: "VaultCLIUnitTests", dependencies: ["VaultCLI", "VaultServer", "VaultArguments", "VaultAgent", "VaultCore", "VaultTestSupport"]),
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore"]),
+        // The mount's tables and mappings without a mount (the end-to-end tests are VaultCLITests/MountTests).
+        .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultCore"]),
+        .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore", "VaultTestSupport"]),
     ]
 )

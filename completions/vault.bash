@@ -4,7 +4,7 @@
 # The subcommands of a command path ("vault key").
 _vault_subcommands() {
     case "$1" in
-        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login join sync conflicts revisions restore config transfers browse agent help version completion' ;;
+        'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login join sync conflicts revisions restore config transfers browse mount unmount agent help version completion' ;;
         'vault key') echo 'list add-recovery add-escrow remove passwd rotate reencrypt calibrate' ;;
         'vault admin') echo 'keygen recover sign-policy' ;;
         'vault policy') echo 'show check' ;;
@@ -77,6 +77,8 @@ _vault_options() {
         'vault transfers pause') echo '--password-file --json --help -h' ;;
         'vault transfers cancel') echo '--password-file --json --help -h' ;;
         'vault browse') echo '--password-file --help -h' ;;
+        'vault mount') echo '--read-only --foreground --password-file --help -h' ;;
+        'vault unmount') echo '--help -h' ;;
         'vault agent') echo '--help -h' ;;
         'vault agent run') echo '--help -h' ;;
         'vault agent install') echo '--no-start --json --help -h' ;;
@@ -199,6 +201,7 @@ _vault_value() {
         'vault transfers pause --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault transfers cancel --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault browse --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault mount --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) return 1 ;;
     esac
 }
@@ -305,6 +308,14 @@ _vault_positional() {
         'vault browse')
             case $2 in
                 0) COMPREPLY=() ;;
+            esac ;;
+        'vault mount')
+            case $2 in
+                0) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+            esac ;;
+        'vault unmount')
+            case $2 in
+                0) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
             esac ;;
         'vault help')
             case $2 in

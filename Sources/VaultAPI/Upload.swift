@@ -60,7 +60,7 @@ public struct ByteRange: Codable, Sendable, Equatable {
 public struct UploadStatus: Codable, Sendable {
     public var uploadId: String
     /// `active` while receiving, `complete` once the file is published.
-    public var state: String
+    public var state: UploadState
     public var size: Int64
     public var chunkSize: Int64
     public var totalChunks: Int
@@ -70,10 +70,10 @@ public struct UploadStatus: Codable, Sendable {
     /// Every body byte received for this session, re-sent bytes included.
     public var bytesReceivedTotal: Int64
     public var uploadExpiresAt: Date
-    /// The published file once `state == "complete"`.
+    /// The published file once `state` is `.complete`.
     public var file: FileResource?
 
-    public init(uploadId: String, state: String, size: Int64, chunkSize: Int64, totalChunks: Int,
+    public init(uploadId: String, state: UploadState, size: Int64, chunkSize: Int64, totalChunks: Int,
                 chunksProcessed: Int, receivedRanges: [ByteRange], bytesReceivedTotal: Int64,
                 uploadExpiresAt: Date, file: FileResource?) {
         self.uploadId = uploadId; self.state = state; self.size = size; self.chunkSize = chunkSize

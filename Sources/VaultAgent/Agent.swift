@@ -1,5 +1,5 @@
 import Foundation
-import VaultCore
+import VaultKeys
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc
@@ -51,7 +51,7 @@ public final class Agent: @unchecked Sendable {
     /// cannot start: no vault, no keyring, no runtime folder, or another agent already runs for
     /// this vault.
     static func run(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy, helper: String) throws -> Never {
-        let (file, _) = try Vault.readKeyslots(layout)
+        let (file, _) = try KeyslotFile.read(layout)
         let keyring = KeyringSession.availability(environment: environment)
         guard policy.keyring.value != "forbidden" else {
             throw VaultError(.policy, "the policy forbids holding keys in the keyring, where the agent keeps its half of the session")

@@ -1,5 +1,6 @@
 import Foundation
-import VaultCore
+import VaultKeys
+import VaultSyncPlan
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc

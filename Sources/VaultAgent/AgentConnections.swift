@@ -1,4 +1,4 @@
-import VaultCore
+import VaultKeys
 
 /// The connections of one process (a command, a helper) to vaults' agents (one per local copy): each made at the first
 /// need and kept for the process's life (a `yield` lasts as long as its connection), or nil when

@@ -1,5 +1,5 @@
 import Foundation
-import VaultCore
+import VaultKeys
 import VaultPrimitives
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
-import VaultCore
+import VaultKeys
+import VaultSyncPlan
 import VaultCrypto
 
 /// A request to the agent. One JSON object per frame (see `AgentWire`); `op` says what.

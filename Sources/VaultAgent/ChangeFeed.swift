@@ -69,24 +69,22 @@ final class ChangeFeed: @unchecked Sendable {
         connected = false
     }
 
-    /// `open`, `event <id>` (`-` for none) or `retry <seconds>` from the listener.
+    /// A `ListenLine` from the listener (any other line is ignored).
     private func line(_ text: String) {
-        let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-        switch parts.first {
-        case "open":
+        switch ListenLine(text: text) {
+        case .open?:
             connected = true
             connects += 1
             openedAt = SessionHolder.now()
             eventsThisConnection = 0
             lastError = nil
             log("push channel open" + (lastEventId.map { " (after event \($0))" } ?? ""))
-        case "event":
-            let id = parts.count > 1 && parts[1] != "-" ? parts[1] : nil
+        case .event(let id)?:
             if let id, Self.isPlainId(id) { lastEventId = id }
             events += 1
             eventsThisConnection += 1
             onEvent(id)
-        default:
+        case nil:
             break
         }
     }
@@ -104,17 +102,17 @@ final class ChangeFeed: @unchecked Sendable {
         openedAt = nil
         guard wanted else { return }
         switch ChildProcess.exitCode(status) {
-        case 0?:
+        case .some(ListenExit.ended):
             lastError = "the server ended the stream"
-        case 75? where attempt == 0:
+        case .some(ListenExit.tokenRefused) where attempt == 0:
             lastError = "the server refused the token; getting a new one"
             refreshToken = true
             attempt += 1
             start()
             return
-        case 3?:
+        case .some(ListenExit.locked):
             lastError = "the vault is locked"
-        case 4?:
+        case .some(ListenExit.notLoggedIn):
             lastError = "the vault is not logged in to a server"
             wanted = false
             return

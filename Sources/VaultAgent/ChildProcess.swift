@@ -1,7 +1,7 @@
 import Foundation
 import VaultPrimitives
 internal import CLinuxShims
-import VaultCore
+import VaultKeys
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 import Foundation
 import VaultPrimitives
-import VaultCore
+import VaultKeys
 #if canImport(Glibc)
 import Glibc
 #endif

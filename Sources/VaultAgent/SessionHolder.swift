@@ -1,5 +1,5 @@
 import Foundation
-import VaultCore
+import VaultKeys
 import VaultCrypto
 
 /// The unlocked session the agent owns.

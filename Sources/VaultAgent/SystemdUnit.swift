@@ -1,5 +1,5 @@
 import Foundation
-import VaultCore
+import VaultKeys
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 import Foundation
 internal import CLinuxShims
-import VaultCore
+import VaultKeys
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import Foundation
 internal import CLinuxShims
-import VaultCore
+import VaultKeys
+import VaultSyncPlan
 import VaultPrimitives
 #if canImport(Glibc)
 import Glibc

@@ -56,25 +56,15 @@ enum AgentHelpers {
         return result
     }
 
-    /// Exit codes of `vault agent listen` besides a `VaultError`'s own.
-    enum ListenExit {
-        /// The server ended the stream (reconnect soon).
-        static let ended: Int32 = 0
-        /// The server refused the token (reconnect at once with `--refresh-token`).
-        static let tokenRefused: Int32 = 75
-        /// Any other failure (reconnect after a backoff).
-        static let failed: Int32 = 1
-    }
-
     /// `vault agent listen`: opens the push channel (the vault only while it reads the server
-    /// address and token) and prints `open`, then `event <id>` per event, on standard output.
-    /// Returns the process exit code: see `ListenExit`; 3 locked, 4 not logged in.
+    /// address and token) and prints `ListenLine`s on standard output: `open`, then one per event.
+    /// Returns the process exit code (`ListenExit`, or another `VaultError`'s own).
     static func listen(layout: VaultLayout, environment: [String: String], policy: EffectivePolicy,
                               lastEventId: String?, refreshToken: Bool, say: @escaping (String) -> Void) -> Int32 {
         let stream: ChangeEventStream
         do {
             let vault = try openVault(layout: layout, environment: environment, policy: policy, lock: .control, warn: say)
-            guard try SyncAccount.load(from: vault) != nil else { return VaultError(.notFound, "").exitCode }
+            guard try SyncAccount.load(from: vault) != nil else { return ListenExit.notLoggedIn }
             stream = try SyncClient(vault: vault, policy: policy, warn: say).changeEventStream(refreshToken: refreshToken)
         } catch {
             let e = VaultError.wrap(error)
@@ -83,7 +73,7 @@ enum AgentHelpers {
         }
         // The vault and its keys are released here: the stream holds only the address and token.
         do {
-            try stream.run(lastEventId: lastEventId, onOpen: { emit("open") }, onEvent: { emit("event \($0.id ?? "-")") })
+            try stream.run(lastEventId: lastEventId, onOpen: { emit(.open) }, onEvent: { emit(.event(id: $0.id)) })
             return ListenExit.ended
         } catch ChangeStreamError.tokenRefused {
             return ListenExit.tokenRefused
@@ -93,7 +83,7 @@ enum AgentHelpers {
         }
     }
 
-    private static func emit(_ line: String) {
-        (line + "\n").utf8CString.withUnsafeBufferPointer { _ = write(1, $0.baseAddress, $0.count - 1) }
+    private static func emit(_ line: ListenLine) {
+        (line.text + "\n").utf8CString.withUnsafeBufferPointer { _ = write(1, $0.baseAddress, $0.count - 1) }
     }
 }

@@ -10,7 +10,7 @@ struct NodeResult: Encodable {
     var modifiedAt: Int64
     var contentState: String
     var pinned: Bool
-    var pendingOp: String?
+    var pendingOp: PendingOp?
     var version: Int64
     var mimeType: String?
     var sha256: String?

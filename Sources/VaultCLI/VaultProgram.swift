@@ -28,7 +28,7 @@ struct VaultProgram: ParsableCommand {
                 StorageCommand.self, EvictCommand.self, DoctorCommand.self,
                 KeyCommand.self, AdminCommand.self, PolicyCommand.self, BackupExclusionCommand.self, BackupCommand.self,
                 LoginCommand.self, JoinCommand.self, SyncCommand.self, ConflictsCommand.self, RevisionsCommand.self, RestoreCommand.self,
-                ConfigCommand.self, TransfersCommand.self, BrowseCommand.self, AgentCommand.self,
+                ConfigCommand.self, TransfersCommand.self, BrowseCommand.self, MountCommand.self, UnmountCommand.self, AgentCommand.self,
                 HelpCommand.self, VersionCommand.self, CompletionCommand.self,
             ],
             sections: [

@@ -3,9 +3,9 @@ import VaultSQL
 /// The metadata database schema, as ordered migrations keyed by `PRAGMA user_version`.
 /// SQLCipher 3.4.1 is SQLite 3.15: no UPSERT, RETURNING, window functions or STRICT tables.
 enum MetadataSchema {
-    static let migrations: [String] = [
+    static let migrator = SQLMigrator([
         // 1: the offline-first data model (BRIEF §3).
-        """
+        SQLMigrator.Migration("offline-first data model", sql: """
         CREATE TABLE nodes(
           id TEXT PRIMARY KEY,
           remote_id TEXT UNIQUE,
@@ -80,11 +80,11 @@ enum MetadataSchema {
         );
         CREATE TABLE sync_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        """,
+        """),
         // 2: a crash-safe, compacted outbox (docs/outbox.md). `sent_at` marks a folder creation
         // sent without a recorded answer (a 409 then means "ours": adopt it); tombstones keep the
         // server id and version of nodes removed locally while entries of theirs still replay.
-        """
+        SQLMigrator.Migration("crash-safe outbox", sql: """
         ALTER TABLE outbox ADD COLUMN sent_at INTEGER;
         CREATE INDEX outbox_node ON outbox(node_id);
         CREATE TABLE outbox_tombstones(
@@ -95,24 +95,24 @@ enum MetadataSchema {
         );
         CREATE INDEX transfers_node ON transfers(node_id);
         CREATE INDEX transfers_request ON transfers(request_id);
-        """,
+        """),
         // 3: end to end (SECURITY.md "End to end"). `sealed_sha256` is the SHA-256 of a blob's
         // sealed bytes exactly as on disk (what an upload sends before padding; NULL when unknown:
         // older blobs, downloads, and every blob once a rotation rewrote its header). The seqs are
         // the highest node-record and content-record sequence numbers this device wrote or saw
         // for a node (a lower one from the server is a rollback).
-        """
+        SQLMigrator.Migration("end to end", sql: """
         ALTER TABLE blobs ADD COLUMN sealed_sha256 TEXT;
         ALTER TABLE nodes ADD COLUMN record_seq INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE nodes ADD COLUMN content_seq INTEGER NOT NULL DEFAULT 0;
-        """,
+        """),
         // 4: two-way sync (docs/sync.md). `remote_base` is what this device last knew of each
         // node on the server (placement, version, sequence numbers, the head's content record as
         // JSON): the planner's base. `sync_messages` holds what a sync said about changes made on
         // both sides until `vault conflicts --clear`. Revisions cache the server's list (decoded
         // content records, as JSON in `content`) so `vault revisions` works offline; `blob_id` is set
         // once a revision's content is on this device.
-        """
+        SQLMigrator.Migration("two-way sync", sql: """
         CREATE TABLE remote_base(
           remote_id TEXT PRIMARY KEY,
           parent_id TEXT,
@@ -133,49 +133,42 @@ enum MetadataSchema {
         );
         ALTER TABLE revisions ADD COLUMN content TEXT;
         ALTER TABLE revisions ADD COLUMN is_head INTEGER NOT NULL DEFAULT 0;
-        """,
+        """),
         // 5: the sequence-number floor (SECURITY.md "Node record"): per server node, the highest
         // node-record and content-record sequence numbers this device sealed, and those it saw
         // for a node whose row or base has gone since (removed here or on the server). It
         // outlives the node leaving this device's tree, so a record sealed after the node comes
         // back (a move replayed from a tombstone, a folder a delete-vs-edit brought back, a
         // restore) never takes a number another device has seen already.
-        """
+        SQLMigrator.Migration("sequence-number floor", sql: """
         CREATE TABLE seq_floor(
           remote_id TEXT PRIMARY KEY,
           record_seq INTEGER NOT NULL DEFAULT 0,
           content_seq INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
-        """,
+        """),
         // 6: the quarantine (docs/sync.md "Refused nodes"): server nodes a pull refused because
         // their record is missing or does not authenticate, with why and when last seen, until a
         // valid record of the node or a full listing without it clears them.
-        """
+        SQLMigrator.Migration("quarantine", sql: """
         CREATE TABLE quarantine(
           remote_id TEXT PRIMARY KEY,
           reason TEXT NOT NULL,
           seen_at INTEGER NOT NULL
         ) WITHOUT ROWID;
-        """,
-    ]
+        """),
+    ])
 
-    /// True when `db` has the newest schema (nothing to migrate).
+    /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.
     static func isCurrent(_ db: SQLDatabase) throws -> Bool {
-        try db.userVersion == migrations.count
+        try db.userVersion == migrator.latestVersion
     }
 
     /// Brings `db` to the newest schema, one transaction per migration.
     static func migrate(_ db: SQLDatabase) throws {
-        let current = try db.userVersion
-        guard current <= migrations.count else {
-            throw VaultError(.integrity, "the metadata database is from a newer vault (schema \(current))",
+        do { try migrator.migrate(db) } catch let e as SQLError where e.kind == .newerSchema {
+            throw VaultError(.integrity, "the metadata database is from a newer vault (schema \(try db.userVersion))",
                              hint: "upgrade vault")
-        }
-        for v in current..<migrations.count {
-            try db.transaction {
-                try db.execute(migrations[v])
-                try db.execute("PRAGMA user_version = \(v + 1)")
-            }
         }
     }
 }

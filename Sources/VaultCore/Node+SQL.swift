@@ -4,17 +4,21 @@ import VaultSQL
 extension Node {
     var bindings: [any SQLBindable] {
         [id, remoteId, parentId, name, type.rawValue, Int64(size), version, modifiedAt, mimeType,
-         contentState.rawValue, localPath, pinned, lastAccessed, pendingOp, localVersion, sha256]
+         contentState.rawValue, localPath, pinned, lastAccessed, pendingOp?.rawValue, localVersion, sha256]
     }
 
     static let columns = "id, remote_id, parent_id, name, type, size, version, modified_at, mime_type, content_state, local_path, pinned, last_accessed, pending_op, local_version, sha256"
 
-    init(row: SQLRow) {
-        self.init(id: row[0].string ?? "", remoteId: row[1].string, parentId: row[2].string, name: row[3].string ?? "",
-                  type: NodeType(rawValue: row[4].string ?? "") ?? .file, size: UInt64(max(0, row[5].int64 ?? 0)),
-                  version: row[6].int64 ?? 0, modifiedAt: row[7].int64 ?? 0, mimeType: row[8].string,
-                  contentState: ContentState(rawValue: row[9].string ?? "") ?? .notDownloaded, localPath: row[10].string,
-                  pinned: (row[11].int64 ?? 0) != 0, lastAccessed: row[12].int64, pendingOp: row[13].string,
-                  localVersion: row[14].int64 ?? 0, sha256: row[15].string)
+    /// The node of a row selecting `columns`; throws `SQLError.Kind.decoding` on a damaged row.
+    init(row: SQLRow) throws {
+        self.init(id: try row.decode(String.self, "id"), remoteId: try row.decode(String?.self, "remote_id"),
+                  parentId: try row.decode(String?.self, "parent_id"), name: try row.decode(String.self, "name"),
+                  type: try row.decode(NodeType.self, "type"), size: UInt64(max(0, try row.decode(Int64.self, "size"))),
+                  version: try row.decode(Int64.self, "version"), modifiedAt: try row.decode(Int64.self, "modified_at"),
+                  mimeType: try row.decode(String?.self, "mime_type"),
+                  contentState: try row.decode(ContentState.self, "content_state"), localPath: try row.decode(String?.self, "local_path"),
+                  pinned: try row.decode(Bool.self, "pinned"), lastAccessed: try row.decode(Int64?.self, "last_accessed"),
+                  pendingOp: try row.decode(String?.self, "pending_op").map { PendingOp(rawValue: $0) ?? .sync }, localVersion: try row.decode(Int64.self, "local_version"),
+                  sha256: try row.decode(String?.self, "sha256"))
     }
 }

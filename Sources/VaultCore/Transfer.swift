@@ -71,21 +71,22 @@ extension TransferRow {
     static let columns = ["id", "node_id", "direction", "state", "blob_id", "bytes_total", "bytes_done", "upload_id",
                           "upload_url", "request_id", "attempts", "next_attempt_at", "error", "created_at", "updated_at"]
 
-    init(row r: SQLRow) {
-        id = r[0].int64 ?? 0
-        nodeId = r[1].string ?? ""
-        direction = TransferDirection(rawValue: r[2].string ?? "") ?? .upload
-        state = TransferState(rawValue: r[3].string ?? "") ?? .failed
-        blobId = r[4].string
-        bytesTotal = r[5].int64 ?? 0
-        bytesDone = r[6].int64 ?? 0
-        uploadId = r[7].string
-        uploadURL = r[8].string
-        requestId = r[9].string
-        attempts = r[10].int64 ?? 0
-        nextAttemptAt = r[11].int64
-        error = r[12].string
-        createdAt = r[13].int64 ?? 0
-        updatedAt = r[14].int64 ?? 0
+    /// The transfer of a row selecting `columns`; throws `SQLError.Kind.decoding` on a damaged row.
+    init(row r: SQLRow) throws {
+        id = try r.decode(Int64.self, "id")
+        nodeId = try r.decode(String.self, "node_id")
+        direction = try r.decode(TransferDirection.self, "direction")
+        state = try r.decode(TransferState.self, "state")
+        blobId = try r.decode(String?.self, "blob_id")
+        bytesTotal = try r.decode(Int64.self, "bytes_total")
+        bytesDone = try r.decode(Int64.self, "bytes_done")
+        uploadId = try r.decode(String?.self, "upload_id")
+        uploadURL = try r.decode(String?.self, "upload_url")
+        requestId = try r.decode(String?.self, "request_id")
+        attempts = try r.decode(Int64.self, "attempts")
+        nextAttemptAt = try r.decode(Int64?.self, "next_attempt_at")
+        error = try r.decode(String?.self, "error")
+        createdAt = try r.decode(Int64.self, "created_at")
+        updatedAt = try r.decode(Int64.self, "updated_at")
     }
 }

@@ -47,16 +47,9 @@ extension Vault {
     /// Every blob in the cache, as the budget policy sees it: a node's head content is evictable;
     /// an older revision's blob counts but stays.
     func cachedItems() throws -> [CacheBudget.Item] {
-        try db.query("""
-            SELECT b.id, b.node_id, b.sealed_size, COALESCE(n.pinned, 0), COALESCE(n.last_accessed, b.created_at, 0),
-                   n.local_path = b.id AND n.type = 'file'
-            FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
-            WHERE b.area = 'cache'
-            """).map { r in
-            let head = (r[5].int64 ?? 0) != 0
-            return CacheBudget.Item(nodeId: head ? (r[1].string ?? "") : "blob:" + (r[0].string ?? ""),
-                                    bytes: UInt64(max(0, r[2].int64 ?? 0)), lastUsed: r[4].int64 ?? 0,
-                                    pinned: (r[3].int64 ?? 0) != 0, evictable: head)
+        try blobsTable.cacheItems().map { b in
+            CacheBudget.Item(nodeId: b.head ? (b.nodeId ?? "") : "blob:" + b.id, bytes: UInt64(max(0, b.sealedSize)),
+                             lastUsed: b.lastUsed, pinned: b.pinned, evictable: b.head)
         }
     }
 

@@ -69,15 +69,15 @@ extension Vault {
     /// for an older version kept while the server has a newer one (STALE), its blob's record.
     func localContent(of n: Node) throws -> (size: UInt64, sha256: String?) {
         guard n.contentState == .stale, let blob = n.localPath,
-              let row = try db.queryOne("SELECT size, sha256 FROM blobs WHERE id = ?", [blob]) else { return (n.size, n.sha256) }
-        return (UInt64(max(0, row[0].int64 ?? 0)), row[1].string)
+              let b = try blobsTable.record(id: blob) else { return (n.size, n.sha256) }
+        return (b.size, b.sha256)
     }
 
     /// Records that node `id` was just read (LRU order). Best effort: a read never fails because
     /// this small write could not be made (full disk, read-only filesystem).
     func recordAccess(_ id: String, now: Int64 = Vault.now) {
         guard !isReadOnly else { return }
-        _ = try? db.run("UPDATE nodes SET last_accessed = ? WHERE id = ?", [now, id])
+        try? nodesTable.setLastAccessed(id: id, now)
     }
 
     static func contentMismatch(_ blobId: String, path: String, _ detail: String) -> VaultError {

@@ -8,8 +8,8 @@ extension Vault {
     /// address, user and password stay, so `vault sync` signs in again as the new device.
     public func forgetDeviceIdentity() throws {
         try db.transaction {
-            try db.run("UPDATE sync_state SET value = ? WHERE key = 'device_id'", [UUID().uuidString.lowercased()])
-            try db.run("DELETE FROM sync_state WHERE key IN ('server_token', 'server_token_expires')")
+            try syncStateTable.update("device_id", to: UUID().uuidString.lowercased())
+            try syncStateTable.remove(["server_token", "server_token_expires"])
         }
     }
 }

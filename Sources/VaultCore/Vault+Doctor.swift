@@ -25,26 +25,26 @@ extension Vault {
         // 2. Blob files where their rows say (a publish interrupted between commit and move).
         r.repaired += try repairBlobAreas()
         // 3. Each node's claimed content against the disk.
-        let nodes = try db.query("SELECT \(Node.columns) FROM nodes WHERE type='file'").map(Node.init(row:))
+        let nodes = try nodesTable.files()
         var referenced = Set<String>()
         for n in nodes {
             r.nodesChecked += 1
             let p = (try? path(of: n)) ?? n.id
             guard let blobId = n.localPath else {
                 if n.contentState == .local || n.contentState == .stale || n.contentState == .downloading {
-                    try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED' WHERE id=?", [n.id])
+                    try nodesTable.setContentState(id: n.id, .notDownloaded)
                     r.repaired.append("\(p): marked NOT_DOWNLOADED (no content on disk)")
                 }
                 continue
             }
             referenced.insert(blobId)
-            let row = try db.queryOne("SELECT area, sealed_size FROM blobs WHERE id=?", [blobId])
-            let area = BlobArea(rawValue: row?[0].string ?? "") ?? .cache
+            let record = try blobsTable.record(id: blobId)
+            let area = record?.area ?? .cache   // no record: looked for in the cache
             let onDisk = POSIX.fileSize(blobs.path(id: blobId, area: area))
             var damage: String?
-            if row == nil { damage = "its blob record is missing" }
+            if record == nil { damage = "its blob record is missing" }
             else if onDisk == nil { damage = "its sealed blob is missing from disk" }
-            else if onDisk != UInt64(row?[1].int64 ?? -1) { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
+            else if let record, onDisk != record.sealedSize { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
             else if verify {
                 r.blobsChecked += 1
                 // Every segment (the final one included), then the node's size and SHA-256.
@@ -55,24 +55,24 @@ extension Vault {
                     r.problems.append("\(p): \(damage); this content was never uploaded and cannot be recovered here")
                 } else {
                     try db.transaction {
-                        try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED', local_path=NULL WHERE id=?", [n.id])
-                        try db.run("DELETE FROM blobs WHERE id=?", [blobId])
+                        try nodesTable.setNotDownloaded(id: n.id)
+                        try blobsTable.delete(id: blobId)
                     }
                     blobs.delete(blobId, area: area)
                     r.repaired.append("\(p): \(damage); marked NOT_DOWNLOADED (download it again)")
                 }
             } else if n.contentState != .local && n.contentState != .stale {
-                try db.run("UPDATE nodes SET content_state='LOCAL' WHERE id=?", [n.id])
+                try nodesTable.setContentState(id: n.id, .local)
                 r.repaired.append("\(p): content is on disk; marked LOCAL")
             }
         }
         // 4. Revision blobs are referenced too.
-        for row in try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL") { if let b = row[0].string { referenced.insert(b) } }
+        referenced.formUnion(try revisionsTable.blobIds())
         // 5. Blob files or records nobody references.
         for area in [BlobArea.cache, .staging] {
             for id in blobs.idsOnDisk(area) where !referenced.contains(id) {
                 blobs.delete(id, area: area)
-                try db.run("DELETE FROM blobs WHERE id=?", [id])
+                try blobsTable.delete(id: id)
                 r.repaired.append("removed an unreferenced blob \(area.rawValue)/\(id)")
             }
         }
@@ -92,8 +92,7 @@ extension Vault {
         var removed: [String] = []
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
         if !names.isEmpty {
-            let resumable = Set(try db.query("SELECT blob_id FROM transfers WHERE direction = 'download' AND state != 'done' AND blob_id IS NOT NULL")
-                .compactMap { $0[0].string.map { $0 + ".partial" } })
+            let resumable = Set(try transfersTable.unfinishedDownloadBlobs().map { $0 + ".partial" })
             for name in names where !resumable.contains(name) {
                 if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append("tmp/" + name) }
             }

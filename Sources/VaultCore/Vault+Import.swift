@@ -89,7 +89,7 @@ extension Vault {
                     }
                     let n = Node(id: Self.newId(), remoteId: nil, parentId: parent.id, name: name, type: .folder, size: 0,
                                  version: 0, modifiedAt: Vault.now, mimeType: nil, contentState: .local, localPath: nil,
-                                 pinned: parent.pinned, lastAccessed: nil, pendingOp: "create", localVersion: 1, sha256: nil)
+                                 pinned: parent.pinned, lastAccessed: nil, pendingOp: .create, localVersion: 1, sha256: nil)
                     try insert(n)
                     try enqueue(.createFolder, nodeId: n.id, payload: .init(name: name, parentId: parent.id), baseVersion: nil)
                     ids[rel] = n
@@ -106,7 +106,7 @@ extension Vault {
                     let n = Node(id: Self.newId(), remoteId: nil, parentId: parent.id, name: name, type: .file, size: blob.size,
                                  version: 0, modifiedAt: Vault.now, mimeType: NameRules.mimeType(forName: name),
                                  contentState: .local, localPath: blob.id, pinned: parent.pinned, lastAccessed: Vault.now,
-                                 pendingOp: "upload", localVersion: 1, sha256: blob.sha256)
+                                 pendingOp: .upload, localVersion: 1, sha256: blob.sha256)
                     try insert(n)
                     try recordBlob(blob, nodeId: n.id)
                     try enqueue(.upload, nodeId: n.id,

@@ -27,8 +27,7 @@ extension Vault {
             }
             let lock = try VaultLock(path: layout.lockFile, timeout: lockTimeout)
             let db = try openDatabase(layout: layout, keys: keys)
-            try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES ('root', NULL, '', 'folder', ?, 'LOCAL')",
-                       [Vault.now])
+            try NodesTable(db: db).insertRoot(now: Vault.now)
             try POSIX.writeAtomically(envelope, to: layout.keyslotFile)
             return Vault(layout: layout, keyslots: file, keys: keys, masterKey: masterKey, db: db, lock: lock)
         } catch {

@@ -32,21 +32,9 @@ extension Vault {
     /// The totals below each child folder of `folderId`, by the child's id (folders holding
     /// nothing are absent).
     public func folderTotals(in folderId: String) throws -> [String: FolderTotals] {
-        let rows = try db.query("""
-            WITH RECURSIVE sub(top, id) AS (
-              SELECT id, id FROM nodes WHERE parent_id = ? AND type = 'folder'
-              UNION ALL SELECT sub.top, n.id FROM nodes n JOIN sub ON n.parent_id = sub.id)
-            SELECT sub.top,
-                   COALESCE(SUM(CASE WHEN n.type = 'file' THEN n.size ELSE 0 END), 0),
-                   COALESCE(SUM(n.type = 'file'), 0),
-                   COALESCE(SUM(n.pending_op IS NOT NULL AND n.id != sub.top), 0)
-            FROM sub JOIN nodes n ON n.id = sub.id GROUP BY sub.top
-            """, [folderId])
         var out: [String: FolderTotals] = [:]
-        for r in rows {
-            guard let id = r[0].string else { continue }
-            out[id] = FolderTotals(bytes: UInt64(max(0, r[1].int64 ?? 0)), files: Int(r[2].int64 ?? 0),
-                                   awaitingUpload: Int(r[3].int64 ?? 0))
+        for t in try nodesTable.folderTotals(in: folderId) {
+            out[t.id] = FolderTotals(bytes: UInt64(max(0, t.bytes)), files: t.files, awaitingUpload: t.awaiting)
         }
         return out
     }
@@ -54,14 +42,10 @@ extension Vault {
     /// The outbox state of each child of `folderId` that has unsent changes, by the child's id
     /// (the most pressing one when it has several: conflict, then paused, then pending).
     public func outboxMarks(in folderId: String) throws -> [String: OutboxMark] {
-        let rows = try db.query("""
-            SELECT o.node_id, o.state FROM outbox o JOIN nodes n ON n.id = o.node_id WHERE n.parent_id = ?
-            """, [folderId])
         var out: [String: OutboxMark] = [:]
-        for r in rows {
-            guard let id = r[0].string else { continue }
+        for (id, state) in try outboxTable.statesOfChildren(of: folderId) {
             let mark: OutboxMark
-            switch r[1].string {
+            switch state {
             case "conflict": mark = .conflict
             case "paused", "cancelled": mark = .paused
             default: mark = .pending

@@ -32,14 +32,11 @@ extension Vault {
         let byId = Dictionary(uniqueKeysWithValues: removed.map { ($0.id, $0) })
         for id in r.tombstoned {
             guard let x = byId[id] else { continue }
-            try db.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
-                       [x.id, x.remoteId, x.type.rawValue, x.version])
+            try tombstonesTable.put(Tombstone(nodeId: x.id, remoteId: x.remoteId, isFolder: x.isFolder, version: x.version))
         }
-        for seq in r.drop { try db.run("DELETE FROM outbox WHERE seq = ?", [seq]) }
+        for seq in r.drop { try outboxTable.delete(seq: seq) }
         for (seq, w) in r.rewrite {
-            try db.run("""
-                UPDATE outbox SET op = ?, payload = ?, base_version = ?, state = 'pending', last_error = NULL, sent_at = NULL WHERE seq = ?
-                """, [w.op.rawValue, try Self.encodePayload(w.payload), w.baseVersion, seq])
+            try outboxTable.rewrite(seq: seq, op: w.op, payload: w.payload, baseVersion: w.baseVersion)
         }
     }
 
@@ -50,11 +47,8 @@ extension Vault {
                                                    session: { try uploadTransfer(requestId: $0)?.uploadId }) else { return false }
         var p = e.payload
         p.blobId = blob.id; p.size = blob.size; p.sha256 = blob.sha256
-        try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = 'upload'", [e.requestId])
-        try db.run("""
-            UPDATE outbox SET payload = ?, request_id = ?, last_error = CASE state WHEN 'failed' THEN NULL ELSE last_error END,
-              state = CASE state WHEN 'failed' THEN 'pending' ELSE state END WHERE seq = ?
-            """, [try Self.encodePayload(p), Self.newRequestId(), e.seq])
+        try transfersTable.deleteUpload(requestId: e.requestId)
+        try outboxTable.setNewContent(seq: e.seq, p, requestId: Self.newRequestId())
         return true
     }
 }

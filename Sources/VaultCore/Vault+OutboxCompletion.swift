@@ -8,10 +8,8 @@ extension Vault {
         if let n = try node(id: nodeId) {
             return OutboxTarget(nodeId: nodeId, node: n, remoteId: n.remoteId, version: n.version, isFolder: n.isFolder)
         }
-        guard let r = try db.queryOne("SELECT remote_id, type, version FROM outbox_tombstones WHERE node_id = ?", [nodeId]) else {
-            return nil
-        }
-        return OutboxTarget(nodeId: nodeId, node: nil, remoteId: r[0].string, version: r[2].int64 ?? 0, isFolder: r[1].string == "folder")
+        guard let t = try tombstonesTable.tombstone(nodeId: nodeId) else { return nil }
+        return OutboxTarget(nodeId: nodeId, node: nil, remoteId: t.remoteId, version: t.version, isFolder: t.isFolder)
     }
 
     /// The server id of local folder `id` (`root` for the root), or nil while it is not on the server.
@@ -24,8 +22,7 @@ extension Vault {
     public func nodes(withRemoteIds remoteIds: [String]) throws -> [Node] {
         var out: [Node] = []
         for chunk in stride(from: 0, to: remoteIds.count, by: 500).map({ Array(remoteIds[$0..<min($0 + 500, remoteIds.count)]) }) {
-            let marks = chunk.map { _ in "?" }.joined(separator: ",")
-            out += try db.query("SELECT \(Node.columns) FROM nodes WHERE remote_id IN (\(marks))", chunk).map(Node.init(row:))
+            out += try nodesTable.nodes(remoteIds: chunk)
         }
         return out
     }
@@ -51,11 +48,8 @@ extension Vault {
                 try recordRemote(nodeId: e.nodeId, remoteId: remoteId, version: version)
                 if let n = try node(id: e.nodeId) { publish = try publishInTransaction(n, blobId: blobId) }
             }
-            try db.run("DELETE FROM outbox WHERE seq = ?", [e.seq])
-            try db.run("""
-                UPDATE nodes SET pending_op = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE node_id = ?) THEN COALESCE(pending_op, 'sync') ELSE NULL END
-                WHERE id = ?
-                """, [e.nodeId, e.nodeId])
+            try outboxTable.delete(seq: e.seq)
+            try nodesTable.settlePendingOp(id: e.nodeId)
             try dropSpentTombstones()
             if let base { _ = try applyPlan([.setBase(base)], SQLLocalView(db: db)) }
         }
@@ -64,17 +58,14 @@ extension Vault {
 
     /// The server id and version of a node, or of its tombstone once it was removed locally.
     func recordRemote(nodeId: String, remoteId: String, version: Int64) throws {
-        if try db.run("UPDATE nodes SET remote_id = ?, version = ? WHERE id = ?", [remoteId, version, nodeId]) == 0 {
-            try db.run("UPDATE outbox_tombstones SET remote_id = ?, version = ? WHERE node_id = ?", [remoteId, version, nodeId])
+        if try !nodesTable.setRemote(id: nodeId, remoteId: remoteId, version: version) {
+            try tombstonesTable.setRemote(nodeId: nodeId, remoteId: remoteId, version: version)
         }
     }
 
     /// Tombstones no entry needs any more: none of their own, and none that names them as the
     /// folder to go into (ids are UUIDs, so a payload that contains one names it).
     func dropSpentTombstones() throws {
-        try db.run("""
-            DELETE FROM outbox_tombstones WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.node_id = outbox_tombstones.node_id)
-              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, outbox_tombstones.node_id) > 0)
-            """)
+        try tombstonesTable.deleteSpent()
     }
 }

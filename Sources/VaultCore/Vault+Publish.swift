@@ -9,7 +9,7 @@ import Foundation
 extension Vault {
     /// The area the `blobs` table records for `id`, if it has a row.
     func recordedArea(ofBlob id: String) throws -> BlobArea? {
-        try db.scalar("SELECT area FROM blobs WHERE id = ?", [id])?.string.flatMap(BlobArea.init(rawValue:))
+        try blobsTable.area(id: id)
     }
 
     /// Where blob `id`'s file is: its recorded area, else the other one; nil when it is in neither.
@@ -31,7 +31,7 @@ extension Vault {
     /// The key epoch the `blobs` table records for `id` (its header's when it was written,
     /// downloaded or last rewrapped by a rotation); the current epoch when it has no row.
     func recordedEpoch(ofBlob id: String) throws -> UInt32 {
-        guard let e = try db.scalar("SELECT key_epoch FROM blobs WHERE id = ?", [id])?.int64 else { return keys.epoch }
+        guard let e = try blobsTable.keyEpoch(id: id) else { return keys.epoch }
         return UInt32(clamping: e)
     }
 
@@ -56,8 +56,8 @@ extension Vault {
             try blobs.move(id, from: .staging, to: .cache)
             fixed.append("finished an interrupted publish: moved blob \(id) from staging/ to cache/")
         }
-        for row in try db.query("SELECT id FROM blobs WHERE area = 'staging'") {
-            guard let id = row[0].string, !POSIX.exists(blobs.path(id: id, area: .staging)),
+        for id in try blobsTable.stagingIds() {
+            guard !POSIX.exists(blobs.path(id: id, area: .staging)),
                   POSIX.exists(blobs.path(id: id, area: .cache)) else { continue }
             try blobs.move(id, from: .cache, to: .staging)
             fixed.append("moved blob \(id) back to staging/, where its record says it is (it is not uploaded yet)")
@@ -71,7 +71,7 @@ extension Vault {
         var publish: String?
         try db.transaction {
             guard let n = try node(id: nodeId) else { throw VaultError(.notFound, "no node \(nodeId)") }
-            try db.run("UPDATE nodes SET remote_id = ?, version = ?, pending_op = NULL WHERE id = ?", [remoteId, version, nodeId])
+            try nodesTable.setUploaded(id: nodeId, remoteId: remoteId, version: version)
             publish = try publishInTransaction(n)
         }
         if let publish { moveStagedToCache(publish) }
@@ -81,7 +81,7 @@ extension Vault {
     /// file `moveStagedToCache` must move after the commit.
     func publishInTransaction(_ n: Node, blobId: String? = nil) throws -> String? {
         guard let id = n.localPath, blobId == nil || blobId == id, try recordedArea(ofBlob: id) == .staging else { return nil }
-        try db.run("UPDATE blobs SET area = 'cache' WHERE id = ?", [id])
+        try blobsTable.markCached(id: id)
         return id
     }
 
@@ -95,19 +95,19 @@ extension Vault {
         var older: String?
         // A blob this device holds already (a revision read here, content restored on the
         // server): the same sealed object (a blob id names one sealing), recorded once.
-        let held = try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) != nil
+        let held = try blobsTable.exists(id: blob.id)
         let published: Bool = try db.transaction {
             if !held { try recordBlob(blob, nodeId: nodeId) }
             guard let n = try node(id: nodeId), n.contentState == .notDownloaded || n.contentState == .stale,
                   n.sha256?.lowercased() == blob.sha256.lowercased() else {
-                if !held { try db.run("DELETE FROM blobs WHERE id = ?", [blob.id]) }
+                if !held { try blobsTable.delete(id: blob.id) }
                 return false
             }
             if n.contentState == .stale, let old = n.localPath, old != blob.id {
                 older = old
-                try db.run("DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?)", [old, old])
+                try blobsTable.deleteUnlessRevision(id: old)
             }
-            try db.run("UPDATE nodes SET content_state = 'LOCAL', local_path = ? WHERE id = ?", [blob.id, nodeId])
+            try nodesTable.setLocalContent(id: nodeId, blobId: blob.id)
             if let transfer { try markDownloadDone(transfer) }
             return true
         }
@@ -116,7 +116,7 @@ extension Vault {
             if !held { blobs.delete(blob.id, area: blob.area) }
             return nil
         }
-        if let older, try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [older]) == nil {
+        if let older, try !blobsTable.exists(id: older) {
             blobs.delete(older, area: .cache); blobs.delete(older, area: .staging)
         }
         return try node(id: nodeId)

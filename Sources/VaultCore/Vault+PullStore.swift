@@ -2,40 +2,23 @@ import Foundation
 import VaultSQL
 internal import CLinuxShims
 
-/// Statements prepared once, for a pull's many small queries and writes (preparing each one
-/// every time took most of a large pull's database time).
-final class CachedStatements {
-    let db: SQLDatabase
-    private var statements: [String: SQLStatement] = [:]
-
-    init(db: SQLDatabase) { self.db = db }
-
-    func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] {
-        let st: SQLStatement
-        if let s = statements[sql] { st = s } else { st = try db.prepare(sql); statements[sql] = st }
-        try st.bind(params)
-        var out: [SQLRow] = []
-        while try st.step() { out.append(st.row()) }
-        try st.bind([])
-        return out
-    }
-
-    func run(_ sql: String, _ params: [any SQLBindable]) throws { _ = try rows(sql, params) }
-}
-
 /// The local state as the sync planner reads it (`LocalView`), answered by lookups in the
 /// metadata database, so a large vault is never loaded whole.
 final class SQLLocalView: LocalView {
-    let statements: CachedStatements
+    /// The database; its statement cache keeps a pull's many small queries and writes prepared
+    /// (preparing each one every time took most of a large pull's database time).
+    let db: SQLDatabase
     /// During a listing into an empty vault, what it wrote: lookups of anything else are answered
     /// without the database (nil: every lookup queries).
     var written: WrittenKeys?
     /// During a listing, the folders it looked up (nil: every lookup queries).
     var folders: ListingFolders?
 
-    init(db: SQLDatabase) { statements = CachedStatements(db: db) }
+    init(db: SQLDatabase) { self.db = db }
 
-    private func rows(_ sql: String, _ params: [any SQLBindable]) throws -> [SQLRow] { try statements.rows(sql, params) }
+    private var nodes: NodesTable { NodesTable(db: db) }
+    private var bases: RemoteBaseTable { RemoteBaseTable(db: db) }
+
 
     /// True when `key` cannot be in the database (a listing into an empty vault never wrote it).
     private func absent(_ kind: WrittenKeys.Kind, _ key: String, _ second: String = "") -> Bool {
@@ -67,14 +50,14 @@ final class SQLLocalView: LocalView {
     func node(id: String) throws -> Node? {
         if let n = folders?.node(id: id) { return n }
         if absent(.nodeId, id) { return nil }
-        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).first.map(Node.init(row:)))
+        return kept(try nodes.node(id: id))
     }
 
     func node(remoteId: String) throws -> Node? {
         if remoteId == Node.rootId { return try node(id: Node.rootId) }
         if let n = folders?.node(remoteId: remoteId) { return n }
         if absent(.remoteId, remoteId) { return nil }
-        return kept(try rows("SELECT \(Node.columns) FROM nodes WHERE remote_id = ?", [remoteId]).first.map(Node.init(row:)))
+        return kept(try nodes.node(remoteId: remoteId))
     }
 
     private func kept(_ n: Node?) -> Node? {
@@ -90,46 +73,31 @@ final class SQLLocalView: LocalView {
 
     func child(of parentId: String, named name: String) throws -> Node? {
         if absent(.child, parentId, name) { return nil }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).first.map(Node.init(row:))
+        return try nodes.child(of: parentId, named: name)
     }
 
     func children(of parentId: String) throws -> [Node] {
         if absent(.parent, parentId) { return [] }
-        return try rows("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+        return try nodes.children(of: parentId, order: .name)
     }
 
-    static let baseColumns = "remote_id, parent_id, name, type, version, record_seq, content_seq, content"
-
-    static func base(_ r: SQLRow) -> RemoteBase {
-        RemoteBase(remoteId: r[0].string ?? "", parentId: r[1].string, name: r[2].string ?? "", isFolder: r[3].string == "folder",
-                   version: r[4].int64 ?? 0, recordSeq: r[5].int64 ?? 0, contentSeq: r[6].int64 ?? 0,
-                   content: r[7].string.flatMap(ContentRecord.decode(json:)))
-    }
-
-    /// The JSON a base's content record is stored as.
-    static func contentJSON(_ c: ContentRecord) throws -> String {
-        try ContentRecord.storedJSON(c) ?? String(decoding: try recordEncoder.encode(c), as: UTF8.self)
-    }
-
-    private static let recordEncoder: JSONEncoder = {
-        let e = JSONEncoder(); e.outputFormatting = [.sortedKeys]; return e
-    }()
-
+    /// The JSON a base's content record is stored as (`RemoteBaseTable.contentJSON`).
+    static func contentJSON(_ c: ContentRecord) throws -> String { try RemoteBaseTable.contentJSON(c) }
 
     func base(remoteId: String) throws -> RemoteBase? {
         if let b = folders?.base(remoteId: remoteId) { return b }
         if absent(.base, remoteId) { return nil }
-        let b = try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE remote_id = ?", [remoteId]).first.map(Self.base)
+        let b = try bases.base(remoteId: remoteId)
         if let b { folders?.keep(b) }
         return b
     }
 
     func baseChildren(of remoteId: String) throws -> [RemoteBase] {
         if absent(.baseParent, remoteId) { return [] }
-        return try rows("SELECT \(Self.baseColumns) FROM remote_base WHERE parent_id = ?", [remoteId]).map(Self.base)
+        return try bases.children(of: remoteId)
     }
 
-    func nodeCount() throws -> Int { try rows("SELECT count(*) FROM nodes", []).first?[0].int ?? 0 }
+    func nodeCount() throws -> Int { try nodes.count() }
 }
 
 /// The pull's writes (`PullStore`): a plan's actions in one transaction with the cursor, or a
@@ -146,10 +114,8 @@ public final class VaultPullStore: PullStore {
     }
 
     public func planState() throws -> PlanState {
-        let tombstones = try vault.db.query("SELECT node_id, remote_id, type, version FROM outbox_tombstones").map {
-            Tombstone(nodeId: $0[0].string ?? "", remoteId: $0[1].string, isFolder: $0[2].string == "folder", version: $0[3].int64 ?? 0)
-        }
-        let sequence = try vault.db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'")?.int64 ?? 0
+        let tombstones = try vault.tombstonesTable.all()
+        let sequence = try vault.outboxTable.lastSeq()
         return PlanState(view: view, outbox: try vault.outbox(), tombstones: tombstones, nextSeq: sequence + 1)
     }
 
@@ -203,10 +169,7 @@ public final class VaultPullStore: PullStore {
 
     /// Nothing but the root node, and no bases (one look at each table, not a count of a large one).
     private func isEmptyVault() throws -> Bool {
-        try vault.db.scalar("""
-            SELECT EXISTS(SELECT 1 FROM nodes WHERE id = ?) AND NOT EXISTS(SELECT 1 FROM nodes WHERE id != ?)
-              AND NOT EXISTS(SELECT 1 FROM remote_base)
-            """, [Node.rootId, Node.rootId])?.int == 1
+        try vault.nodesTable.onlyRootAndNoBases()
     }
 
     public func endListing(commit: Bool) throws {
@@ -246,11 +209,9 @@ public final class VaultPullStore: PullStore {
     public func missing(listed: ListedIds) throws -> [String] {
         // Streamed and checked against the set in memory: copying every listed id into a temporary
         // table (and a NOT IN over it) raised a first pull's peak memory at its end.
-        let st = try vault.db.prepare("SELECT id, remote_id FROM nodes WHERE id != 'root' AND remote_id IS NOT NULL")
         var out: [String] = []
-        while try st.step() {
-            let r = st.row()
-            if let rid = r[1].string, !listed.contains(rid), let id = r[0].string { out.append(id) }
+        try vault.nodesTable.forEachSynced { id, remoteId in
+            if !listed.contains(remoteId) { out.append(id) }
         }
         return out
     }
@@ -266,25 +227,25 @@ extension Vault {
     /// are written (parents first), then bases, outbox entries and tombstones. Returns the blobs
     /// whose files to delete once committed.
     func applyPlan(_ actions: [PlanAction], _ view: SQLLocalView) throws -> [String] {
-        let sql = view.statements
+        let sql = view.db
+        let nodes = NodesTable(db: sql), bases = RemoteBaseTable(db: sql), tombstones = TombstonesTable(db: sql)
         var doomed: [String] = []
         var exists = Set<String>()
         for case .put(let n) in actions {
-            guard view.mayHaveNode(id: n.id), let old = try sql.rows("SELECT parent_id, name FROM nodes WHERE id = ?", [n.id]).first else { continue }
+            guard view.mayHaveNode(id: n.id), let old = try nodes.placement(id: n.id) else { continue }
             exists.insert(n.id)
-            if old[0].string != n.parentId || old[1].string != n.name {
-                try sql.run("UPDATE nodes SET parent_id = NULL WHERE id = ?", [n.id])
-            }
+            if old.parentId != n.parentId || old.name != n.name { try nodes.detach(id: n.id) }
         }
-        for case let .giveBlob(blob, owner) in actions { try sql.run("UPDATE blobs SET node_id = ? WHERE id = ?", [owner, blob]) }
+        let blobRows = BlobsTable(db: sql)
+        for case let .giveBlob(blob, owner) in actions { try blobRows.setNode(id: blob, owner) }
         for case .remove(let id) in actions {
             view.forget(nodeId: id)
-            doomed += try sql.rows("SELECT id FROM blobs WHERE node_id = ?", [id]).compactMap { $0[0].string }
-            try sql.run("DELETE FROM blobs WHERE node_id = ?", [id])
-            try sql.run("DELETE FROM revisions WHERE node_id = ?", [id])
-            try sql.run("DELETE FROM transfers WHERE node_id = ?", [id])
-            try retireSeqs(remoteId: try sql.rows("SELECT remote_id FROM nodes WHERE id = ?", [id]).first?[0].string, nodeId: id)
-            try sql.run("DELETE FROM nodes WHERE id = ?", [id])
+            doomed += try blobRows.blobs(ofNode: id).map(\.id)
+            try blobRows.delete(ofNode: id)
+            try RevisionsTable(db: sql).delete(nodeId: id)
+            try TransfersTable(db: sql).delete(nodeId: id)
+            try retireSeqs(remoteId: try nodes.remoteId(id: id), nodeId: id)
+            try nodes.delete(id: id)
         }
         // What the bases of this plan say each node has seen, written with a node inserted here
         // (no UPDATE after it: see below).
@@ -298,14 +259,10 @@ extension Vault {
             view.forget(nodeId: n.id)
             view.noteWritten(n)
             if exists.contains(n.id) {
-                try sql.run("""
-                    UPDATE nodes SET remote_id = ?, parent_id = ?, name = ?, type = ?, size = ?, version = ?, modified_at = ?, mime_type = ?,
-                      content_state = ?, local_path = ?, pinned = ?, last_accessed = ?, pending_op = ?, local_version = ?, sha256 = ? WHERE id = ?
-                    """, Array(n.bindings.dropFirst()) + [n.id])
+                try nodes.replace(n)
             } else {
                 let seqs = n.remoteId.flatMap { seen[$0] } ?? (0, 0)
-                try sql.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            n.bindings + [seqs.record, seqs.content])
+                try nodes.insert(n, recordSeq: seqs.record, contentSeq: seqs.content)
                 if let r = n.remoteId { inserted.insert(r) }
             }
         }
@@ -317,50 +274,35 @@ extension Vault {
                 // SQLCipher encrypts every page the statement touches — most of a first pull's
                 // time. Neither of these needs one (remote_base has no foreign keys or triggers),
                 // and a base a listing into an empty vault never wrote needs no DELETE.
-                if view.mayHaveBase(remoteId: b.remoteId) { try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [b.remoteId]) }
+                if view.mayHaveBase(remoteId: b.remoteId) { try bases.delete(remoteId: b.remoteId) }
                 view.forget(baseId: b.remoteId)
                 view.noteWritten(b)
-                try sql.run("INSERT INTO remote_base(\(SQLLocalView.baseColumns)) VALUES (?,?,?,?,?,?,?,?)",
-                           [b.remoteId, b.parentId, b.name, b.isFolder ? "folder" : "file", b.version, b.recordSeq, b.contentSeq,
-                            try b.content.map(SQLLocalView.contentJSON)])
+                try bases.insert(b)
                 // What this device has seen: its next record of the node takes one more (a node
                 // inserted above already holds it).
                 if !inserted.contains(b.remoteId) {
-                    try sql.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE remote_id = ?",
-                               [b.recordSeq, b.contentSeq, b.remoteId])
+                    try nodes.raiseSeqs(remoteId: b.remoteId, recordSeq: b.recordSeq, contentSeq: b.contentSeq)
                 }
             case .dropBase(let id):
                 view.forget(baseId: id)
                 try retireSeqs(remoteId: id, nodeId: nil)
-                try sql.run("DELETE FROM remote_base WHERE remote_id = ?", [id])
+                try bases.delete(remoteId: id)
             case .dropEntry(let seq):
-                try sql.run("DELETE FROM outbox WHERE seq = ?", [seq])
+                try OutboxTable(db: sql).delete(seq: seq)
             case .updateEntry(let e):
-                try sql.run("""
-                    UPDATE outbox SET op = ?, node_id = ?, payload = ?, base_version = ?, request_id = ?, state = ?, attempts = ?,
-                      last_error = ?, sent_at = ? WHERE seq = ?
-                    """, [e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
-                          e.attempts, e.lastError, e.sentAt, e.seq])
+                try OutboxTable(db: sql).replace(e)
             case .append(let e):
-                try sql.run("""
-                    INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
-                    VALUES (?,?,?,?,?,?,?,?,?,?,?)
-                    """, [e.seq, e.op.rawValue, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state.rawValue,
-                          e.attempts, e.lastError, e.sentAt, Vault.now])
+                try OutboxTable(db: sql).insert(e, now: Vault.now)
             case .setTombstone(let t):
-                try sql.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
-                           [t.nodeId, t.remoteId, t.isFolder ? "folder" : "file", t.version])
+                try tombstones.put(t)
             case .dropTombstone(let id):
-                try sql.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [id])
+                try tombstones.delete(nodeId: id)
             case .put, .remove, .giveBlob:
                 break
             }
         }
         // Uploads whose entry was rewritten with a new request id (or dropped) are no one's now.
-        try db.run("""
-            DELETE FROM transfers WHERE direction = 'upload' AND state != 'done' AND request_id IS NOT NULL
-              AND request_id NOT IN (SELECT request_id FROM outbox)
-            """)
+        try transfersTable.deleteUploadsWithoutEntry()
         return doomed
     }
 }

@@ -15,22 +15,19 @@ public struct QuarantinedNode: Sendable, Equatable, Codable {
 extension Vault {
     /// The quarantine, oldest first.
     public func quarantinedNodes() throws -> [QuarantinedNode] {
-        try db.query("SELECT remote_id, reason, seen_at FROM quarantine ORDER BY seen_at, remote_id").map {
-            QuarantinedNode(id: $0[0].string ?? "", reason: $0[1].string ?? "", seenAt: $0[2].int64 ?? 0)
-        }
+        try QuarantineTable(db: db).all()
     }
 
     /// The remote ids in the quarantine.
     func quarantinedIds() throws -> Set<String> {
-        Set(try db.query("SELECT remote_id FROM quarantine").compactMap { $0[0].string })
+        try QuarantineTable(db: db).ids()
     }
 
     /// Puts `refused` in the quarantine (seen now) and takes `clearing` out, inside the caller's
     /// transaction.
     func quarantine(_ refused: [RefusedNode], clearing: Set<String>) throws {
-        for id in clearing.sorted() { _ = try db.run("DELETE FROM quarantine WHERE remote_id = ?", [id]) }
-        for r in refused {
-            _ = try db.run("INSERT OR REPLACE INTO quarantine(remote_id, reason, seen_at) VALUES (?, ?, ?)", [r.id, r.reason, Vault.now])
-        }
+        let table = QuarantineTable(db: db)
+        for id in clearing.sorted() { try table.delete(remoteId: id) }
+        for r in refused { try table.put(remoteId: r.id, reason: r.reason, seenAt: Vault.now) }
     }
 }

@@ -17,38 +17,34 @@ extension Vault {
         // The first run records the newest blob row (and queues every synced node's new record);
         // later runs resume from the same mark.
         let mark: Int64 = try db.transaction {
-            if let m = try db.scalar("SELECT value FROM settings WHERE key=?", [Self.reencryptMarkKey])?.string.flatMap(Int64.init) {
+            if let m = try settingsTable.value(Self.reencryptMarkKey).flatMap(Int64.init) {
                 return m
             }
-            let m = try db.scalar("SELECT COALESCE(MAX(rowid), 0) FROM blobs")?.int64 ?? 0
-            try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [Self.reencryptMarkKey, String(m)])
+            let m = try blobsTable.lastRowid()
+            try settingsTable.set(Self.reencryptMarkKey, String(m))
             if resealRemote { try queueReseals() }
             return m
         }
         try repairBlobAreas()   // each file where its row says, before it is re-sealed in that area
-        let todo = try db.query("SELECT id, area FROM blobs WHERE rowid <= ? ORDER BY rowid", [mark])
+        let todo = try blobsTable.blobs(upTo: mark)
         var done = 0
         for row in todo {
-            guard let oldId = row[0].string, var area = BlobArea(rawValue: row[1].string ?? "") else { continue }
-            let current = try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE local_path = ? AND remote_id IS NOT NULL AND type = 'file'", [oldId])
-                .map(Node.init(row:))
+            let oldId = row.id
+            var area = row.area
+            let current = try nodesTable.syncedFile(withBlob: oldId)
             let reupload = resealRemote && current != nil
             if reupload { area = .staging }   // not evictable until the server has it
             let source = try openBlob(oldId, area: try locateBlob(oldId) ?? area).handle
             try checkFreeSpaceForCopy(source.plaintextSize)
             let fresh = try blobs.write(area: area) { emit in try source.stream { try emit($0) } }
             try db.transaction {
-                try db.run("""
-                    INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
-                      SELECT ?, node_id, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE id = ?
-                    """, [fresh.id, area.rawValue, Int64(fresh.size), Int64(fresh.sealedSize), fresh.sha256, Int64(fresh.keyEpoch), Vault.now,
-                          fresh.sealedSHA256, oldId])
-                try db.run("UPDATE nodes SET local_path = ? WHERE local_path = ?", [fresh.id, oldId])
-                try db.run("UPDATE revisions SET blob_id = ? WHERE blob_id = ?", [fresh.id, oldId])
+                try blobsTable.insert(fresh, area: area, replacing: oldId, now: Vault.now)
+                try nodesTable.rebindBlob(from: oldId, to: fresh.id)
+                try revisionsTable.rebindBlob(from: oldId, to: fresh.id)
                 try rebindUploads(from: oldId, to: fresh)
                 if reupload, var n = current {
                     n.localPath = fresh.id
-                    try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, 'upload') WHERE id = ?", [n.id])
+                    try nodesTable.notePending(id: n.id, .upload)
                     if try !outbox(nodeId: n.id).contains(where: { $0.op == .upload && $0.payload.blobId == fresh.id }) {
                         try enqueue(.upload, nodeId: n.id,
                                     payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: fresh.id,
@@ -56,24 +52,24 @@ extension Vault {
                                     baseVersion: n.version)
                     }
                 }
-                try db.run("DELETE FROM blobs WHERE id = ?", [oldId])
+                try blobsTable.delete(id: oldId)
             }
             blobs.delete(oldId, area: .cache); blobs.delete(oldId, area: .staging)
             done += 1
             progress(done, todo.count)
             if done == 2 { TestHooks.crashPoint("reencrypt-some") }
         }
-        try db.run("DELETE FROM settings WHERE key=?", [Self.reencryptMarkKey])
+        try settingsTable.set(Self.reencryptMarkKey, nil)
         return (done, todo.count)
     }
 
     /// Queues a new name token and node record under the current epoch for every node on the
     /// server: a `move` to where it is (the replay seals both afresh).
     func queueReseals() throws {
-        for n in try db.query("SELECT \(Node.columns) FROM nodes WHERE remote_id IS NOT NULL AND id != ? ORDER BY rowid", [Self.rootId]).map(Node.init(row:)) {
+        for n in try nodesTable.synced() {
             try enqueue(.move, nodeId: n.id, payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, reseal: true),
                         baseVersion: n.version)
-            try db.run("UPDATE nodes SET pending_op = COALESCE(pending_op, 'move') WHERE id = ?", [n.id])
+            try nodesTable.notePending(id: n.id, .move)
         }
     }
 
@@ -85,10 +81,10 @@ extension Vault {
             p.blobId = fresh.id
             var requestId = e.requestId
             if try uploadTransfer(requestId: e.requestId) != nil {
-                try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = 'upload'", [e.requestId])
+                try transfersTable.deleteUpload(requestId: e.requestId)
                 requestId = Self.newRequestId()
             }
-            try db.run("UPDATE outbox SET payload = ?, request_id = ? WHERE seq = ?", [try Self.encodePayload(p), requestId, e.seq])
+            try outboxTable.setPayload(seq: e.seq, p, requestId: requestId)
         }
     }
 

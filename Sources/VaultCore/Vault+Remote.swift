@@ -11,14 +11,12 @@ import Glibc
 extension Vault {
     /// The sequence numbers recorded for local node `nodeId` (zeros when it has none).
     public func remoteSeqs(nodeId: String) throws -> RemoteSeqs {
-        guard let r = try db.queryOne("SELECT record_seq, content_seq FROM nodes WHERE id = ?", [nodeId]) else { return RemoteSeqs() }
-        return RemoteSeqs(record: r[0].int64 ?? 0, content: r[1].int64 ?? 0)
+        try nodesTable.seqs(id: nodeId) ?? RemoteSeqs()
     }
 
     /// Raises the sequence numbers recorded for `nodeId` to `seqs` (never lowers them).
     public func noteRemoteSeqs(nodeId: String, _ seqs: RemoteSeqs) throws {
-        try db.run("UPDATE nodes SET record_seq = max(record_seq, ?), content_seq = max(content_seq, ?) WHERE id = ?",
-                   [seqs.record, seqs.content, nodeId])
+        try nodesTable.raiseSeqs(id: nodeId, seqs)
     }
 
     /// The sequence numbers the next records of server node `remoteId` (local node `nodeId`, when
@@ -39,25 +37,13 @@ extension Vault {
     /// The highest sequence numbers known for `remoteId` (and local node `nodeId`): sealed here
     /// or seen, on the node, its base, or the floor.
     func highestSeqs(remoteId: String, nodeId: String?) throws -> RemoteSeqs {
-        let r = try db.queryOne("""
-            SELECT max(coalesce(n.r, 0), coalesce(l.r, 0), coalesce(b.r, 0), coalesce(f.r, 0)),
-                   max(coalesce(n.c, 0), coalesce(l.c, 0), coalesce(b.c, 0), coalesce(f.c, 0))
-            FROM (SELECT 1) LEFT JOIN (SELECT max(record_seq) r, max(content_seq) c FROM nodes WHERE remote_id = ?1) n
-              LEFT JOIN (SELECT record_seq r, content_seq c FROM nodes WHERE id = ?2) l
-              LEFT JOIN (SELECT record_seq r, content_seq c FROM remote_base WHERE remote_id = ?1) b
-              LEFT JOIN (SELECT record_seq r, content_seq c FROM seq_floor WHERE remote_id = ?1) f
-            """, [remoteId, nodeId])
-        return RemoteSeqs(record: r?[0].int64 ?? 0, content: r?[1].int64 ?? 0)
+        try SeqFloorTable(db: db).highest(remoteId: remoteId, nodeId: nodeId)
     }
 
     /// Raises the floor of `remoteId` to `seqs` (never lowers it).
     func raiseSeqFloor(remoteId: String, to seqs: RemoteSeqs) throws {
         guard seqs.record > 0 || seqs.content > 0 else { return }
-        try db.run("""
-            INSERT OR REPLACE INTO seq_floor(remote_id, record_seq, content_seq)
-            SELECT ?1, max(?2, coalesce((SELECT record_seq FROM seq_floor WHERE remote_id = ?1), 0)),
-                       max(?3, coalesce((SELECT content_seq FROM seq_floor WHERE remote_id = ?1), 0))
-            """, [remoteId, seqs.record, seqs.content])
+        try SeqFloorTable(db: db).raise(remoteId: remoteId, to: seqs)
     }
 
     /// Keeps what node `nodeId` and the base of `remoteId` say this device has seen in the floor,
@@ -69,11 +55,7 @@ extension Vault {
 
     /// The stored row of blob `id`, if any.
     public func blobRecord(_ id: String) throws -> BlobRecord? {
-        try db.queryOne("SELECT id, area, size, sealed_size, sha256, key_epoch, sealed_sha256 FROM blobs WHERE id = ?", [id]).map {
-            BlobRecord(id: $0[0].string ?? id, area: BlobArea(rawValue: $0[1].string ?? "") ?? .cache, size: UInt64(max(0, $0[2].int64 ?? 0)),
-                       sealedSize: UInt64(max(0, $0[3].int64 ?? 0)), sha256: $0[4].string ?? "", keyEpoch: UInt32($0[5].int64 ?? 0),
-                       sealedSHA256: $0[6].string)
-        }
+        try blobsTable.record(id: id)
     }
 
     /// Opens blob `id`'s sealed bytes for raw reads (an upload sends them as they are), after
@@ -91,7 +73,7 @@ extension Vault {
     public func uploadSHA256(ofBlob id: String, length: UInt64) throws -> String {
         let file = try openSealedBytes(id)
         guard length >= file.size else { throw VaultError(.internalError, "an upload shorter than the sealed blob \(id)") }
-        if length == file.size, let known = try db.scalar("SELECT sealed_sha256 FROM blobs WHERE id = ?", [id])?.string { return known }
+        if length == file.size, let known = try blobsTable.sealedSHA256(id: id) { return known }
         var hasher = SHA256Hasher()
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buf.deallocate() }
@@ -111,7 +93,7 @@ extension Vault {
             left -= UInt64(n)
         }
         let digest = Hex.encode(hasher.finalize())
-        if length == offset && !isReadOnly { try db.run("UPDATE blobs SET sealed_sha256 = ? WHERE id = ?", [digest, id]) }
+        if length == offset && !isReadOnly { try blobsTable.setSealedSHA256(id: id, digest) }
         return digest
     }
 }

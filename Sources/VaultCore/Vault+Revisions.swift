@@ -36,15 +36,12 @@ extension Vault {
     /// kept here only (`put --replace` before an upload) stay.
     public func cacheRevisions(nodeId: String, _ list: [RevisionInfo]) throws {
         try db.transaction {
-            let kept = Dictionary(try db.query("SELECT remote_revision_id, blob_id FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL",
-                                               [nodeId]).map { ($0[0].string ?? "", $0[1].string) }, uniquingKeysWith: { $1 })
-            try db.run("DELETE FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL", [nodeId])
+            let kept = Dictionary(try revisionsTable.serverRevisions(nodeId: nodeId).map { ($0.remoteId ?? "", $0.blobId) },
+                                  uniquingKeysWith: { $1 })
+            try revisionsTable.deleteServer(nodeId: nodeId)
             for r in list {
                 let json = try r.content.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-                try db.run("""
-                    INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device, content, is_head)
-                    VALUES (?,?,?,?,?,?,?,?,?,?)
-                    """, [Self.newId(), nodeId, r.id, r.size, r.sha256, r.time, kept[r.id] ?? nil, r.device, json, r.isHead])
+                try revisionsTable.insertServer(id: Self.newId(), nodeId: nodeId, r, contentJSON: json, blobId: kept[r.id] ?? nil)
             }
         }
     }
@@ -54,21 +51,16 @@ extension Vault {
     public func revisions(nodeId: String) throws -> [RevisionInfo] {
         var out: [RevisionInfo] = []
         var serverBlobs = Set<String>()
-        for r in try db.query("""
-            SELECT remote_revision_id, modified_at, size, sha256, device, is_head, content, blob_id FROM revisions
-            WHERE node_id = ? AND remote_revision_id IS NOT NULL ORDER BY modified_at DESC, rowid
-            """, [nodeId]) {
-            let content = r[6].string.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) }
+        for r in try revisionsTable.serverRevisions(nodeId: nodeId) {
+            let content = r.contentJSON.flatMap { try? JSONDecoder().decode(ContentRecord.self, from: Data($0.utf8)) }
             if let b = content?.blob { serverBlobs.insert(b) }
-            let blob = r[7].string
-            out.append(RevisionInfo(id: r[0].string ?? "", time: r[1].int64 ?? 0, size: r[2].int64 ?? 0, sha256: r[3].string ?? "",
-                                    device: r[4].string ?? "", isHead: (r[5].int64 ?? 0) != 0, content: content,
+            let blob = r.blobId
+            out.append(RevisionInfo(id: r.remoteId ?? "", time: r.modifiedAt, size: r.size, sha256: r.sha256 ?? "",
+                                    device: r.device ?? "", isHead: r.isHead, content: content,
                                     local: try blob.map { try locateBlob($0) != nil } ?? false))
         }
-        for r in try db.query("""
-            SELECT id, modified_at, size, sha256, blob_id FROM revisions WHERE node_id = ? AND remote_revision_id IS NULL ORDER BY modified_at DESC
-            """, [nodeId]) where !serverBlobs.contains(r[4].string ?? "") {
-            out.append(RevisionInfo(id: r[0].string ?? "", time: r[1].int64 ?? 0, size: r[2].int64 ?? 0, sha256: r[3].string ?? "",
+        for r in try revisionsTable.localRevisions(nodeId: nodeId) where !serverBlobs.contains(r.blobId ?? "") {
+            out.append(RevisionInfo(id: r.id, time: r.modifiedAt, size: r.size, sha256: r.sha256 ?? "",
                                     device: "local", isHead: false, content: nil, local: true))
         }
         return out
@@ -77,18 +69,16 @@ extension Vault {
     /// The blob of a revision whose content is on this device (a server revision downloaded, or
     /// an older version kept here), if any.
     public func revisionBlob(nodeId: String, revision: String) throws -> (blobId: String, size: UInt64, sha256: String)? {
-        guard let r = try db.queryOne("""
-            SELECT blob_id, size, sha256 FROM revisions WHERE node_id = ? AND (remote_revision_id = ? OR (remote_revision_id IS NULL AND id = ?))
-            """, [nodeId, revision, revision]), let blob = r[0].string, try locateBlob(blob) != nil else { return nil }
-        return (blob, UInt64(max(0, r[1].int64 ?? 0)), r[2].string ?? "")
+        guard let r = try revisionsTable.revision(nodeId: nodeId, revision), let blob = r.blobId, try locateBlob(blob) != nil else { return nil }
+        return (blob, UInt64(max(0, r.size)), r.sha256 ?? "")
     }
 
     /// Records that server revision `revision` of `nodeId` is now on this device as `blob` (a
     /// verified cache blob): it opens offline from now on.
     public func recordRevisionBlob(_ blob: BlobRecord, nodeId: String, revision: String) throws {
         try db.transaction {
-            if try db.scalar("SELECT 1 FROM blobs WHERE id = ?", [blob.id]) == nil { try recordBlob(blob, nodeId: nodeId) }
-            try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [blob.id, nodeId, revision])
+            if try !blobsTable.exists(id: blob.id) { try recordBlob(blob, nodeId: nodeId) }
+            try revisionsTable.setBlob(nodeId: nodeId, revision: revision, blob.id)
         }
     }
 
@@ -124,8 +114,8 @@ extension Vault {
     /// (pushed) for server file `remoteId`: a lower one from the server is a rollback, and a new
     /// record of it takes one more.
     public func seenContentSeq(remoteId: String) throws -> Int64 {
-        let base = try db.scalar("SELECT content_seq FROM remote_base WHERE remote_id = ?", [remoteId])?.int64 ?? 0
-        let own = try db.scalar("SELECT max(content_seq) FROM nodes WHERE remote_id = ?", [remoteId])?.int64 ?? 0
+        let base = try RemoteBaseTable(db: db).contentSeq(remoteId: remoteId) ?? 0
+        let own = try nodesTable.highestContentSeq(remoteId: remoteId)
         return max(base, own)
     }
 }

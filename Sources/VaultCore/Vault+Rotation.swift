@@ -140,11 +140,10 @@ extension Vault {
             guard needsRekey else { return }
             do {
                 let old = try openDatabase(layout: layout, keys: oldKeys)
-                // Every header changes: no blob's sealed bytes keep their recorded SHA-256.
-                try old.run("UPDATE blobs SET sealed_sha256 = NULL WHERE sealed_sha256 IS NOT NULL")
-                // Every header is rewrapped to the new epoch: from here on a header naming an
+                // Every header changes: no blob's sealed bytes keep their recorded SHA-256; and
+                // every header is rewrapped to the new epoch: from here on a header naming an
                 // older one is a copy from before the rotation, refused by the readers.
-                try old.run("UPDATE blobs SET key_epoch = ? WHERE key_epoch <> ?", [Int64(pending.epoch), Int64(pending.epoch)])
+                try BlobsTable(db: old).rewrappedAll(toEpoch: pending.epoch)
                 try newKeys.databaseKey.withUnsafeBytes { try old.exportCopy(to: copy, rawKey: $0) }
                 old.close()
             } catch { exportFailure.value.error = error }

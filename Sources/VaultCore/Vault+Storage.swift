@@ -28,7 +28,7 @@ extension Vault {
 
     /// The content budget: the one set, capped by the policy's maximum (which also applies when none is set).
     public func contentBudget() throws -> UInt64? {
-        let set = try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+        let set = try settingsTable.value(Self.budgetKey).flatMap(UInt64.init)
         switch (set, budgetMax) {
         case let (s?, m?): return min(s, m)
         case let (s, m): return s ?? m
@@ -36,17 +36,12 @@ extension Vault {
     }
 
     public func setContentBudget(_ bytes: UInt64?) throws {
-        try db.transaction {
-            try db.run("DELETE FROM settings WHERE key = ?", [Self.budgetKey])
-            if let bytes { try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [Self.budgetKey, String(bytes)]) }
-        }
+        try db.transaction { try settingsTable.set(Self.budgetKey, bytes.map { String($0) }) }
     }
 
     public func storageReport() throws -> StorageReport {
-        func sum(_ sql: String) throws -> UInt64 { UInt64(max(0, try db.scalar(sql)?.int64 ?? 0)) }
-        let pinned = try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.area='cache' AND n.pinned=1")
-        let cached = try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id WHERE b.area='cache' AND COALESCE(n.pinned,0)=0")
-        let staged = try sum("SELECT COALESCE(SUM(sealed_size),0) FROM blobs WHERE area='staging'")
+        let sums = try blobsTable.sealedBytes()
+        let pinned = UInt64(max(0, sums.pinned)), cached = UInt64(max(0, sums.cached)), staged = UInt64(max(0, sums.staged))
         let budget = try contentBudget()
         var warning: String?
         if let budget, pinned > budget {
@@ -82,13 +77,12 @@ extension Vault {
     /// Drops one node's cached content; nil when it is not evictable (staged: not uploaded).
     func evictContent(of n: Node) throws -> UInt64? {
         guard let blobId = n.localPath,
-              let row = try db.queryOne("SELECT area, sealed_size FROM blobs WHERE id = ?", [blobId]),
-              row[0].string == BlobArea.cache.rawValue else { return nil }
+              let record = try blobsTable.record(id: blobId), record.area == .cache else { return nil }
         try db.transaction {
-            try db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED', local_path=NULL WHERE id=?", [n.id])
-            try db.run("DELETE FROM blobs WHERE id = ?", [blobId])
+            try nodesTable.setNotDownloaded(id: n.id)
+            try blobsTable.delete(id: blobId)
         }
         blobs.delete(blobId, area: .cache)
-        return UInt64(max(0, row[1].int64 ?? 0))
+        return record.sealedSize
     }
 }

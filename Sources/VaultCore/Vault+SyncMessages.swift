@@ -17,24 +17,19 @@ extension Vault {
     public func recordConflicts(_ messages: [SyncMessage]) throws {
         guard !messages.isEmpty else { return }
         try db.transaction {
-            for m in messages {
-                try db.run("INSERT INTO sync_messages(created_at, kind, path, text) VALUES (?, ?, ?, ?)",
-                           [Vault.now, m.kind.rawValue, m.path, m.text])
-            }
+            for m in messages { try SyncMessagesTable(db: db).insert(m, at: Vault.now) }
         }
     }
 
     /// The conflicts kept, oldest first.
     public func conflicts() throws -> [ConflictNote] {
-        try db.query("SELECT id, created_at, kind, path, text FROM sync_messages ORDER BY id").map {
-            ConflictNote(id: $0[0].int64 ?? 0, time: $0[1].int64 ?? 0, kind: $0[2].string ?? "", path: $0[3].string ?? "", text: $0[4].string ?? "")
-        }
+        try SyncMessagesTable(db: db).all()
     }
 
     /// How many conflicts are kept.
-    public func conflictCount() throws -> Int { try db.scalar("SELECT count(*) FROM sync_messages")?.int ?? 0 }
+    public func conflictCount() throws -> Int { try SyncMessagesTable(db: db).count() }
 
     /// Forgets every conflict kept. Returns how many.
     @discardableResult
-    public func clearConflicts() throws -> Int { try db.run("DELETE FROM sync_messages") }
+    public func clearConflicts() throws -> Int { try SyncMessagesTable(db: db).deleteAll() }
 }

@@ -82,8 +82,9 @@ extension Vault {
     /// The stored values of `keys` (missing keys are absent).
     public func syncState(_ keys: [SyncStateKey] = SyncStateKey.allCases) throws -> [SyncStateKey: String] {
         var out: [SyncStateKey: String] = [:]
-        for row in try db.query("SELECT key, value FROM sync_state") {
-            if let k = row[0].string.flatMap(SyncStateKey.init(rawValue:)), keys.contains(k), let v = row[1].string { out[k] = v }
+        for (key, value) in try syncStateTable.all() {
+            // A key of another version of vault is not one of ours: skipped.
+            if let k = SyncStateKey(rawValue: key), keys.contains(k) { out[k] = value }
         }
         return out
     }
@@ -101,23 +102,17 @@ extension Vault {
 
     /// `setSyncState` inside a transaction the caller holds (transactions do not nest).
     func writeSyncState(_ values: [(SyncStateKey, String?)]) throws {
-        for (k, v) in values {
-            try db.run("DELETE FROM sync_state WHERE key = ?", [k.rawValue])
-            if let v { try db.run("INSERT INTO sync_state(key, value) VALUES (?, ?)", [k.rawValue, v]) }
-        }
+        for (k, v) in values { try syncStateTable.set(k.rawValue, v) }
     }
 
     /// A sync-layer setting, if set.
     public func setting(_ s: SyncSetting) throws -> String? {
-        try db.scalar("SELECT value FROM settings WHERE key = ?", [s.rawValue])?.string
+        try settingsTable.value(s.rawValue)
     }
 
     /// Sets (or, with nil, removes) a sync-layer setting.
     public func setSetting(_ s: SyncSetting, _ value: String?) throws {
-        try db.transaction {
-            try db.run("DELETE FROM settings WHERE key = ?", [s.rawValue])
-            if let value { try db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [s.rawValue, value]) }
-        }
+        try db.transaction { try settingsTable.set(s.rawValue, value) }
     }
 
     /// Records a sync that finished (its entries replayed, or left as conflicts or failures).
@@ -142,22 +137,17 @@ extension Vault {
 
     /// How many nodes the tree has (the root included).
     public func nodeCount() throws -> Int {
-        try db.scalar("SELECT count(*) FROM nodes")?.int ?? 0
+        try nodesTable.count()
     }
 
     /// Files on the server whose content is not on this device (ids, in a stable order).
     public func remoteFilesNotDownloaded() throws -> [String] {
-        try db.query("""
-            SELECT id FROM nodes WHERE type = 'file' AND remote_id IS NOT NULL AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING') ORDER BY id
-            """).compactMap { $0[0].string }
+        try nodesTable.remoteFileIds(contentStates: [.notDownloaded, .downloading], pinnedOnly: false)
     }
 
     /// Pinned files on the server whose current content is not on this device (not downloaded,
     /// or an older version: STALE), ids in a stable order.
     public func pinnedFilesToDownload() throws -> [String] {
-        try db.query("""
-            SELECT id FROM nodes WHERE type = 'file' AND pinned = 1 AND remote_id IS NOT NULL
-              AND content_state IN ('NOT_DOWNLOADED', 'DOWNLOADING', 'STALE') ORDER BY id
-            """).compactMap { $0[0].string }
+        try nodesTable.remoteFileIds(contentStates: [.notDownloaded, .downloading, .stale], pinnedOnly: true)
     }
 }

@@ -9,11 +9,11 @@ extension Vault {
 
     /// The node with `id`, if any.
     public func node(id: String) throws -> Node? {
-        try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE id = ?", [id]).map(Node.init(row:))
+        try nodesTable.node(id: id)
     }
 
     func child(of parentId: String, named name: String) throws -> Node? {
-        try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name = ?", [parentId, name]).map(Node.init(row:))
+        try nodesTable.child(of: parentId, named: name)
     }
 
     /// The node at a vault path ("/" is the root).
@@ -30,7 +30,7 @@ extension Vault {
 
     /// The children of folder `id`, folders first, then by name.
     public func children(of id: String) throws -> [Node] {
-        try db.query("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY type DESC, name", [id]).map(Node.init(row:))
+        try nodesTable.children(of: id)
     }
 
     /// The absolute vault path of a node.
@@ -63,7 +63,7 @@ extension Vault {
     }
 
     func insert(_ n: Node) throws {
-        try db.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
+        try nodesTable.insert(n)
     }
 
     static func newId() -> String { UUID().uuidString.lowercased() }
@@ -88,7 +88,7 @@ extension Vault {
                 }
                 let n = Node(id: Self.newId(), remoteId: nil, parentId: current.id, name: part, type: .folder, size: 0,
                              version: 0, modifiedAt: Vault.now, mimeType: nil, contentState: .local, localPath: nil,
-                             pinned: current.pinned, lastAccessed: nil, pendingOp: "create", localVersion: 1, sha256: nil)
+                             pinned: current.pinned, lastAccessed: nil, pendingOp: .create, localVersion: 1, sha256: nil)
                 try insert(n)
                 try enqueue(.createFolder, nodeId: n.id, payload: .init(name: part, parentId: current.id), baseVersion: nil)
                 current = n
@@ -132,37 +132,60 @@ extension Vault {
         // Seal first (outside the transaction: it may take minutes), then publish the metadata.
         let blob: BlobRecord
         do { blob = try blobs.importFile(source, area: .staging) } catch let p as SourceProblem { throw p.error }
+        return try publishFile(blob, in: parent, named: name, replacing: existing)
+    }
+
+    /// Publishes sealed staging blob `blob` as file `name` in `parent`: a new node, or a new
+    /// version of `existing` (its previous content kept as a revision), awaiting upload, in one
+    /// transaction. The blob is deleted when publishing fails. `keepPrevious` false drops the
+    /// previous content instead of keeping it as a revision, when it never left this device
+    /// (its pending upload takes the new content; otherwise it is kept after all).
+    func publishFile(_ blob: BlobRecord, in parent: Node, named name: String, replacing existing: Node?,
+                     keepPrevious: Bool = true) throws -> Node {
+        var dropped: String?
         do {
-            return try db.transaction {
+            let published: Node = try db.transaction {
                 try recordBlob(blob, nodeId: nil)
                 var n: Node
+                func keepAsRevision(_ old: Node, _ oldBlob: String) throws {
+                    try revisionsTable.insertLocal(id: Self.newId(), nodeId: old.id, size: Int64(old.size), sha256: old.sha256,
+                                                   modifiedAt: old.modifiedAt, blobId: oldBlob)
+                }
                 if var old = existing {
-                    if let oldBlob = old.localPath {
-                        try db.run("INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device) VALUES (?,?,?,?,?,?,?,?)",
-                                   [Self.newId(), old.id, nil as String?, Int64(old.size), old.sha256, old.modifiedAt, oldBlob, "local"])
-                    }
+                    if let oldBlob = old.localPath, keepPrevious { try keepAsRevision(old, oldBlob) }
                     old.size = blob.size; old.sha256 = blob.sha256; old.localPath = blob.id
                     old.contentState = .local; old.modifiedAt = Vault.now; old.localVersion += 1
-                    old.pendingOp = "upload"; old.lastAccessed = Vault.now
-                    try db.run("UPDATE nodes SET size=?, sha256=?, local_path=?, content_state='LOCAL', modified_at=?, local_version=?, pending_op='upload', last_accessed=? WHERE id=?",
-                               [Int64(old.size), old.sha256, old.localPath, old.modifiedAt, old.localVersion, old.lastAccessed, old.id])
+                    old.pendingOp = .upload; old.lastAccessed = Vault.now
+                    try nodesTable.setNewLocalContent(old)
                     n = old
                 } else {
                     n = Node(id: Self.newId(), remoteId: nil, parentId: parent.id, name: name, type: .file, size: blob.size,
                              version: 0, modifiedAt: Vault.now, mimeType: NameRules.mimeType(forName: name),
                              contentState: .local, localPath: blob.id, pinned: parent.pinned, lastAccessed: Vault.now,
-                             pendingOp: "upload", localVersion: 1, sha256: blob.sha256)
+                             pendingOp: .upload, localVersion: 1, sha256: blob.sha256)
                     try insert(n)
                 }
-                try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [n.id, blob.id])
-                if try existing == nil || !mergeNewContent(into: n, blob: blob) {
+                try blobsTable.setNode(id: blob.id, n.id)
+                let merged = try existing != nil && mergeNewContent(into: n, blob: blob)
+                if !merged {
                     try enqueue(.upload, nodeId: n.id,
                                 payload: .init(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: blob.id,
                                                size: blob.size, sha256: blob.sha256, mimeType: n.mimeType),
                                 baseVersion: existing?.version)
                 }
+                if !keepPrevious, let old = existing, let oldBlob = old.localPath {
+                    if merged && old.remoteId == nil {
+                        try blobsTable.delete(id: oldBlob)
+                        dropped = oldBlob
+                    } else {
+                        try keepAsRevision(old, oldBlob)   // an upload of it is under way, or it is on the server
+                    }
+                }
                 return n
             }
+            // Both areas, as `remove` does.
+            if let dropped { blobs.delete(dropped, area: .staging); blobs.delete(dropped, area: .cache) }
+            return published
         } catch {
             blobs.delete(blob.id, area: .staging)
             throw error
@@ -170,8 +193,7 @@ extension Vault {
     }
 
     func recordBlob(_ b: BlobRecord, nodeId: String?) throws {
-        try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
-                   [b.id, nodeId, b.area.rawValue, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), Vault.now, b.sealedSHA256])
+        try blobsTable.insert(b, nodeId: nodeId, now: Vault.now)
     }
 
     /// Renames and/or moves a node. Moving into an existing folder keeps the name.
@@ -196,8 +218,7 @@ extension Vault {
                 walk = try w.parentId.flatMap { try node(id: $0) }
             }
             n.parentId = parent.id; n.name = name; n.modifiedAt = Vault.now
-            try db.run("UPDATE nodes SET parent_id=?, name=?, modified_at=?, pending_op=COALESCE(pending_op,'move') WHERE id=?",
-                       [parent.id, name, n.modifiedAt, n.id])
+            try nodesTable.move(id: n.id, to: parent.id, name: name, modifiedAt: n.modifiedAt)
             try enqueue(.move, nodeId: n.id, payload: .init(name: name, parentId: parent.id, remoteId: n.remoteId), baseVersion: n.version)
             return n
         }
@@ -205,12 +226,7 @@ extension Vault {
 
     /// All descendants of a folder (not including it), deepest last.
     func descendants(of id: String) throws -> [Node] {
-        let cols = Node.columns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
-        return try db.query("""
-            WITH RECURSIVE sub(id) AS (SELECT id FROM nodes WHERE parent_id = ?
-              UNION ALL SELECT nodes.id FROM nodes JOIN sub ON nodes.parent_id = sub.id)
-            SELECT \(cols) FROM nodes n JOIN sub ON n.id = sub.id
-            """, [id]).map(Node.init(row:))
+        try nodesTable.descendants(of: id)
     }
 
     /// Removes a file, or a folder (non-empty only with `recursive`). Returns the removed nodes.
@@ -226,19 +242,17 @@ extension Vault {
             }
             let all = [n] + below
             for x in all {
-                for r in try db.query("SELECT id, area FROM blobs WHERE node_id = ?", [x.id]) {
-                    doomedBlobs.append((r[0].string ?? "", BlobArea(rawValue: r[1].string ?? "") ?? .cache))
-                }
-                try db.run("DELETE FROM blobs WHERE node_id = ?", [x.id])
-                try db.run("DELETE FROM revisions WHERE node_id = ?", [x.id])
+                doomedBlobs += try blobsTable.blobs(ofNode: x.id).map { ($0.id, $0.area) }
+                try blobsTable.delete(ofNode: x.id)
+                try revisionsTable.delete(nodeId: x.id)
             }
             try compactOutbox(removing: all)
             // Children first, for the parent reference.
             for x in all.reversed() {
                 try retireSeqs(remoteId: x.remoteId, nodeId: x.id)
-                try db.run("DELETE FROM nodes WHERE id = ?", [x.id])
+                try nodesTable.delete(id: x.id)
             }
-            try db.run("DELETE FROM transfers WHERE node_id NOT IN (SELECT id FROM nodes)")
+            try transfersTable.deleteOfMissingNodes()
             return all
         }
         // Both areas: a publish interrupted between its commit and its move leaves the file in the other.
@@ -252,7 +266,7 @@ extension Vault {
         try db.transaction {
             let n = try resolve(path)
             let all = [n] + (n.isFolder ? try descendants(of: n.id) : [])
-            for x in all { try db.run("UPDATE nodes SET pinned = ? WHERE id = ?", [pinned, x.id]) }
+            for x in all { try nodesTable.setPinned(id: x.id, pinned) }
             return all
         }
     }

@@ -13,18 +13,19 @@ extension Vault {
     func nodesOffTree(folderLimit: Int = 50_000) throws -> Int {
         var parentOf: [String: String] = [:]       // folder id → its parent ("" for none)
         var filesIn: [String: Int] = [:]           // parent id → files in it
-        let st = try db.prepare("SELECT id, parent_id, type FROM nodes")
-        while try st.step() {
-            let r = st.row()
-            guard let id = r[0].string, id != Node.rootId else { continue }
-            let parent = r[1].string ?? ""
-            if r[2].string == NodeType.folder.rawValue {
+        var tooMany = false
+        try nodesTable.forEachPlacement { id, parentId, type in
+            guard id != Node.rootId else { return true }
+            let parent = parentId ?? ""
+            if type == .folder {
                 parentOf[id] = parent
-                if parentOf.count > folderLimit { return try nodesOffTreeByQuery() }
+                if parentOf.count > folderLimit { tooMany = true; return false }
             } else {
                 filesIn[parent, default: 0] += 1
             }
+            return true
         }
+        if tooMany { return try nodesOffTreeByQuery() }
         var leadsUp: [String: Bool] = [Node.rootId: true]
         func reaches(_ start: String) -> Bool {
             var chain: [String] = []
@@ -48,13 +49,7 @@ extension Vault {
 
     /// `nodesOffTree` by a recursive query from the root down through folders (no memory).
     private func nodesOffTreeByQuery() throws -> Int {
-        let all = try db.scalar("SELECT count(*) FROM nodes WHERE id != 'root'")?.int ?? 0
-        let onTree = try db.scalar("""
-            WITH RECURSIVE t(id, folder) AS (
-              SELECT 'root', 1
-              UNION ALL SELECT n.id, n.type = 'folder' FROM nodes n JOIN t ON n.parent_id = t.id WHERE t.folder)
-            SELECT count(*) - 1 FROM t
-            """)?.int ?? 0
-        return all - onTree
+        let counts = try nodesTable.countReachable()
+        return counts.all - counts.onTree
     }
 }

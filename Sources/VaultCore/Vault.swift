@@ -41,25 +41,10 @@ public final class Vault {
     }
 
     /// True when `layout` holds a vault.
-    public static func exists(_ layout: VaultLayout) -> Bool { POSIX.exists(layout.keyslotFile) }
+    public static func exists(_ layout: VaultLayout) -> Bool { layout.holdsVault }
 
     /// Reads the keyslot file (not yet authenticated: that needs the master key).
-    public static func readKeyslots(_ layout: VaultLayout) throws -> (KeyslotFile, [UInt8]) {
-        guard exists(layout) else {
-            if let note = FileManager.default.contents(atPath: UnlockFailures.wipedMarker(layout)) {
-                throw VaultError(.notInitialized, "no vault at \(layout.root): " + String(decoding: note, as: UTF8.self).split(separator: "\n").joined(separator: " "))
-            }
-            throw VaultError(.notInitialized, "no vault at \(layout.root)", hint: "run `vault init` first (or set VAULT_HOME)")
-        }
-        try checkPermissions(layout)
-        let bytes = try POSIX.readFile(layout.keyslotFile)
-        return (try KeyslotFile.parse(bytes), bytes)
-    }
-
-    /// Refuses a vault whose files or folders others can write.
-    static func checkPermissions(_ layout: VaultLayout) throws {
-        for p in layout.directories + [layout.keyslotFile, layout.databaseFile] { try POSIX.checkPrivate(p) }
-    }
+    public static func readKeyslots(_ layout: VaultLayout) throws -> (KeyslotFile, [UInt8]) { try KeyslotFile.read(layout) }
 
     /// Creates a new vault: layout, a random master key wrapped in a password slot, the database.
     @discardableResult
@@ -83,8 +68,7 @@ public final class Vault {
         // The database first: a crash before the keyslot file is written leaves no vault, not half of one.
         unlink(layout.databaseFile)
         let db = try openDatabase(layout: layout, keys: keys)
-        try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES ('root', NULL, '', 'folder', ?, 'LOCAL')",
-                   [Int64(Date().timeIntervalSince1970)])
+        try NodesTable(db: db).insertRoot(now: Int64(Date().timeIntervalSince1970))
         try POSIX.writeAtomically(try file.serialized(macKey: keys.keyslotMacKey), to: layout.keyslotFile)
         return Vault(layout: layout, keyslots: file, keys: keys, masterKey: master, db: db, lock: lock)
     }

@@ -13,6 +13,12 @@ public final class SQLDatabase {
     // SAFETY: the handle is owned by this object and used only through it.
     private var handle: OpaquePointer?
     public let path: String
+    /// Prepared statements of `run`/`query`/`queryOne`/`scalar`, by SQL text. A statement is taken
+    /// out while in use (a nested or concurrent use of the same text prepares its own) and put back
+    /// reset, its bindings cleared; all are finalized on close.
+    private let statements = StatementCache()
+    /// How many statements the cache holds at most (the rest are finalized after use).
+    static let statementCacheLimit = 256
 
     /// Opens (creating if needed) the database at `path`. With `rawKey` (32 bytes) the file is
     /// encrypted with that raw key (`PRAGMA key = "x'…'"`, SQLCipher's KDF skipped); a wrong key
@@ -36,7 +42,7 @@ public final class SQLDatabase {
                 let krc = Self.withKeyPragma(rawKey) { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
                 if krc != SQLITE_OK { throw lastError(krc) }
             }
-            let version = try scalar("PRAGMA cipher_version")?.string ?? ""
+            let version: String = try scalar(String?.self, "PRAGMA cipher_version").flatMap { $0 } ?? ""
             guard !version.isEmpty else {
                 throw SQLError(kind: .notSQLCipher, code: 0,
                                message: "the linked SQLite is not SQLCipher; refusing to store metadata unencrypted")
@@ -45,7 +51,7 @@ public final class SQLDatabase {
             _ = try scalar("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
         } catch {
-            sqlite3_close_v2(db); handle = nil
+            close()
             throw error
         }
     }
@@ -59,7 +65,7 @@ public final class SQLDatabase {
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: digits.count / 2, alignment: 1)
         defer { buf.initializeMemory(as: UInt8.self, repeating: 0); buf.deallocate() }
         guard digits.withUnsafeBytes({ Hex.decode($0, into: buf) }) else {
-            throw SQLError(kind: .other, code: 21, message: "the raw key is not an even number of hex digits")
+            throw SQLError(kind: .other, code: .misuse, message: "the raw key is not an even number of hex digits")
         }
         try self.init(path: path, rawKey: UnsafeRawBufferPointer(buf), busyTimeoutMillis: busyTimeoutMillis)
     }
@@ -73,10 +79,29 @@ public final class SQLDatabase {
         return pragma.withUnsafeBytes(body)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit { close() }
 
-    /// Closes the connection now (also done on deinit).
-    public func close() { sqlite3_close_v2(handle); handle = nil }
+    /// Closes the connection now (also done on deinit), finalizing the cached statements first.
+    public func close() {
+        statements.withLock { $0.removeAll() }
+        sqlite3_close_v2(handle); handle = nil
+    }
+
+    /// How many prepared statements the cache holds (for tests).
+    var cachedStatementCount: Int { statements.withLock { $0.count } }
+
+    /// Runs `body` with a prepared statement for `sql`, from the cache when one is free, and puts
+    /// it back reset with its bindings cleared.
+    func withCachedStatement<R>(_ sql: String, _ body: (SQLStatement) throws -> R) throws -> R {
+        let st = try statements.withLock { $0.removeValue(forKey: sql) } ?? prepare(sql)
+        defer {
+            st.reset()
+            statements.withLock { cache in
+                if handle != nil, cache.count < Self.statementCacheLimit { cache[sql] = st }
+            }
+        }
+        return try body(st)
+    }
 
     func lastError(_ rc: Int32, sql: String? = nil) -> SQLError {
         let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
@@ -107,31 +132,44 @@ public final class SQLDatabase {
     /// Runs a statement with parameters and returns the number of rows changed.
     @discardableResult
     public func run(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int {
-        let st = try prepare(sql)
-        try st.bind(params)
-        while try st.step() {}
-        return Int(sqlite3_changes(handle))
+        try withCachedStatement(sql) { st in
+            try st.bind(params)
+            while try st.step() {}
+            return Int(sqlite3_changes(handle))
+        }
     }
 
     /// All rows of a query.
     public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [SQLRow] {
-        let st = try prepare(sql)
-        try st.bind(params)
-        var rows: [SQLRow] = []
-        while try st.step() { rows.append(st.row()) }
-        return rows
+        try withCachedStatement(sql) { st in
+            try st.bind(params)
+            var rows: [SQLRow] = []
+            while try st.step() { rows.append(st.row()) }
+            return rows
+        }
     }
 
     /// The first row of a query, if any.
     public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> SQLRow? {
-        let st = try prepare(sql)
-        try st.bind(params)
-        return try st.step() ? st.row() : nil
+        try withCachedStatement(sql) { st in
+            try st.bind(params)
+            return try st.step() ? st.row() : nil
+        }
     }
 
     /// The first column of the first row, if any.
     public func scalar(_ sql: String, _ params: [any SQLBindable] = []) throws -> SQLValue? {
-        try queryOne(sql, params)?[0]
+        try queryOne(sql, params)?.values.first
+    }
+
+    /// The only column of the first row decoded as `T`, nil when there is no row. A NULL throws
+    /// `.decoding` unless `T` is Optional (prefer `coalesce(max(x), 0)` for aggregates).
+    public func scalar<T: SQLDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> T? {
+        guard let row = try queryOne(sql, params) else { return nil }
+        guard row.values.count == 1, let name = row.columns.first else {
+            throw SQLError(kind: .decoding, code: .mismatch, message: "a scalar query returned \(row.values.count) columns", sql: sql)
+        }
+        return try row.decode(type, name)
     }
 
     /// The rowid of the last insert on this connection.
@@ -152,7 +190,12 @@ public final class SQLDatabase {
 
     /// `PRAGMA user_version`, used for schema migrations.
     public var userVersion: Int {
-        get throws { try scalar("PRAGMA user_version")?.int ?? 0 }
+        get throws { try scalar(Int.self, "PRAGMA user_version") ?? 0 }
+    }
+
+    /// Sets `PRAGMA user_version` (the pragma takes no parameters; `version` is an integer).
+    public func setUserVersion(_ version: Int) throws {
+        try execute("PRAGMA user_version = \(version)")
     }
 
     /// Writes a complete copy of this database, encrypted under `rawKey`, to a new file at `path`
@@ -188,7 +231,7 @@ public final class SQLDatabase {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw SQLError(kind: .other, code: 0, message: "cannot reopen \(path)") }
         defer { Glibc.close(fd) }
-        guard fsync(fd) == 0 else { throw SQLError(kind: .full, code: 13, message: "fsync of \(path) failed") }
+        guard fsync(fd) == 0 else { throw SQLError(kind: .full, code: .full, message: "fsync of \(path) failed") }
     }
 
     /// Re-encrypts the whole file under a new raw key (SQLCipher `PRAGMA rekey`).

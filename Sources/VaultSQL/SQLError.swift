@@ -15,6 +15,11 @@ public struct SQLError: Error, CustomStringConvertible, Sendable {
         case notSQLCipher
         /// A write to a database opened read-only, or on a read-only filesystem (SQLITE_READONLY).
         case readOnly
+        /// A result column is missing or holds another type than the code reads (a bug in the
+        /// query or a damaged row); the message names the column and what was found.
+        case decoding
+        /// The database's schema is newer than every migration this code knows: upgrade the program.
+        case newerSchema
         case other
     }
     public let kind: Kind
@@ -26,20 +31,27 @@ public struct SQLError: Error, CustomStringConvertible, Sendable {
         self.kind = kind; self.code = code; self.message = message; self.sql = sql
     }
 
+    public init(kind: Kind, code: SQLResultCode, message: String, sql: String? = nil) {
+        self.init(kind: kind, code: code.rawValue, message: message, sql: sql)
+    }
+
+    /// The result code as a named value (`error.resultCode ~= .busy`).
+    public var resultCode: SQLResultCode { SQLResultCode(rawValue: code) }
+
     static func kind(forCode code: Int32) -> Kind {
-        switch code & 0xff {
-        case 26: return .notADatabase      // SQLITE_NOTADB
-        case 19: return .constraint        // SQLITE_CONSTRAINT
-        case 5, 6: return .busy            // SQLITE_BUSY, SQLITE_LOCKED
-        case 13: return .full              // SQLITE_FULL
-        case 11: return .corrupt           // SQLITE_CORRUPT
-        case 8: return .readOnly           // SQLITE_READONLY
+        switch SQLResultCode(rawValue: code) {
+        case .notADatabase: return .notADatabase
+        case .constraint: return .constraint
+        case .busy, .locked: return .busy
+        case .full: return .full
+        case .corrupt: return .corrupt
+        case .readOnly: return .readOnly
         default: return .other
         }
     }
 
     public var description: String {
-        var s = "database error \(code): \(message)"
+        var s = kind == .decoding ? "database row error: \(message)" : "database error \(code): \(message)"
         if let sql { s += " (in: \(sql.prefix(120)))" }
         return s
     }

@@ -33,6 +33,12 @@ public final class SQLStatement {
         }
     }
 
+    /// Resets the statement for another run and clears its bindings.
+    public func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
     /// Advances; true when a row is available.
     public func step() throws -> Bool {
         let rc = sqlite3_step(stmt)

@@ -82,7 +82,7 @@ public final class SimDevice {
         guard (try? state.child(of: folder.id, named: name)) ?? nil == nil else { return false }
         let n = Node(id: newId(), remoteId: nil, parentId: folder.id, name: name, type: .folder, size: 0, version: 0, modifiedAt: 0,
                      mimeType: nil, contentState: .local, localPath: nil, pinned: folder.pinned, lastAccessed: nil,
-                     pendingOp: "create", localVersion: 1, sha256: nil)
+                     pendingOp: .create, localVersion: 1, sha256: nil)
         state.put(n)
         state.append(.createFolder, nodeId: n.id, payload: OutboxPayload(name: name, parentId: folder.id), baseVersion: nil, requestId: newId())
         return true
@@ -94,7 +94,7 @@ public final class SimDevice {
         blobs[blob] = token
         let n = Node(id: newId(), remoteId: nil, parentId: folder.id, name: name, type: .file, size: token % 97, version: 0,
                      modifiedAt: 0, mimeType: nil, contentState: .local, localPath: blob, pinned: folder.pinned, lastAccessed: nil,
-                     pendingOp: "upload", localVersion: 1, sha256: SimContent.sha(token))
+                     pendingOp: .upload, localVersion: 1, sha256: SimContent.sha(token))
         state.put(n)
         written[n.id, default: []].insert(token)
         state.append(.upload, nodeId: n.id, payload: OutboxPayload(name: name, parentId: folder.id, blobId: blob, size: n.size, sha256: n.sha256),
@@ -111,7 +111,7 @@ public final class SimDevice {
         let blob = newId()
         blobs[blob] = token
         n.localPath = blob; n.sha256 = SimContent.sha(token); n.size = token % 97; n.contentState = .local
-        n.localVersion += 1; n.pendingOp = "upload"
+        n.localVersion += 1; n.pendingOp = .upload
         state.put(n)
         written[n.id, default: []].insert(token)
         let session: (String) -> String? = { self.sent.contains($0) ? $0 : nil }
@@ -131,7 +131,7 @@ public final class SimDevice {
         guard x.id != Node.rootId, (try? state.child(of: folder.id, named: name)) ?? nil == nil,
               !((try? state.isWithin(folder.id, x.id)) ?? true) else { return false }
         var n = x
-        n.parentId = folder.id; n.name = name; n.pendingOp = n.pendingOp ?? "move"
+        n.parentId = folder.id; n.name = name; n.pendingOp = n.pendingOp ?? .move
         state.put(n)
         state.append(.move, nodeId: n.id, payload: OutboxPayload(name: name, parentId: folder.id, remoteId: n.remoteId),
                      baseVersion: n.version, requestId: newId())

@@ -1,4 +1,5 @@
 import VaultSyncPlan
+import VaultPrimitives
 
 /// A deterministic multi-device simulation of two-way sync (in the spirit of Dropbox's Nucleus
 /// testing, CanopyCheck and Trinity): 2–4 devices run seeded random user operations (put, edit,
@@ -209,17 +210,11 @@ public final class Simulation {
     }
 }
 
-/// SplitMix64: the same seed gives the same run everywhere.
+/// SplitMix64 (VaultPrimitives): the same seed gives the same run everywhere.
 struct SimRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var g: SplitMix64
+    init(seed: UInt64) { g = SplitMix64(seed: seed) }
+    mutating func next() -> UInt64 { g.next() }
     mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) / 1_000_000 < p }
 }
 

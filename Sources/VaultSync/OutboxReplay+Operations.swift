@@ -44,7 +44,7 @@ extension OutboxReplay {
         switch r.status {
         case 200, 201:
             return .ok(try codec.open(ServerAPI.decode(FileResource.self, r).sealed))
-        case 412 where code == "subtree_changed":
+        case 412 where code == .subtreeChanged:
             return .subtreeChanged
         case 412:
             // The node as it is now; one whose records do not open under this vault's keys is refused.
@@ -54,10 +54,10 @@ extension OutboxReplay {
             do { return .stale(try codec.open(f.sealed)) } catch {
                 return .refused("the server's answer to \(what) does not open: \((error as? VaultError)?.message ?? "\(error)")")
             }
-        case 409 where code == "id_taken":
+        case 409 where code == .idTaken:
             guard let id = chosenId, let f = try fetchFile(id) else { return .idTaken(nil) }
             return .idTaken(try? codec.open(f.sealed))   // not opening under this vault's keys: not ours
-        case 409 where code == "parent_trashed":
+        case 409 where code == .parentTrashed:
             return .parentGone
         case 409:
             return .nameTaken
@@ -87,7 +87,7 @@ extension OutboxReplay {
         switch r.status {
         case 200:
             let status = try ServerAPI.decode(UploadStatus.self, r)
-            guard status.state == "complete", let file = status.file else {
+            guard status.state == .complete, let file = status.file else {
                 let d = try call { try api.json(.delete, "/v1/upload/\(uploadId)") }
                 guard (200..<300).contains(d.status) || d.status == 404 || d.status == 410 else {
                     if let refused = Self.refusal(d, doing: "free the upload of \(name)") { return refused }

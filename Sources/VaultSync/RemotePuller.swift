@@ -14,9 +14,10 @@ final class RemotePuller: PullSource {
     let codec: RemoteCodec
     let retry: RetryPolicy
     let say: (String) -> Void
-    /// Changes per page of the feed, nodes per page of the listing.
-    static var changesPage: Int { TestHooks.pullPage ?? 1000 }
-    static var listingPage: Int { TestHooks.pullPage ?? 1000 }
+    /// Changes per page of the feed, nodes per page of the listing (1000, or `VAULT_TEST_PULL_PAGE`).
+    static var defaultPage: Int { TestHooks.pullPage ?? 1000 }
+    let changesPage: Int
+    let listingPage: Int
     /// The largest page accepted (a node's sealed name and records take about 900 bytes).
     static let pageBytes = 32 << 20
 
@@ -24,8 +25,10 @@ final class RemotePuller: PullSource {
     /// applies this one (the server's time and this device's then overlap). At most one page ahead.
     private let prefetched = PageAhead()
 
-    init(api: ServerAPI, codec: RemoteCodec, retry: RetryPolicy, say: @escaping (String) -> Void) {
+    /// - Parameter pageSize: changes and nodes asked per page (nil: `defaultPage`).
+    init(api: ServerAPI, codec: RemoteCodec, retry: RetryPolicy, pageSize: Int? = nil, say: @escaping (String) -> Void) {
         self.api = api; self.codec = codec; self.retry = retry; self.say = say
+        changesPage = max(pageSize ?? Self.defaultPage, 1); listingPage = changesPage
     }
 
     private func get(_ path: String) throws -> HTTPResponse {
@@ -41,7 +44,7 @@ final class RemotePuller: PullSource {
 
     func changes(after cursor: Int64) throws -> ChangesPage? {
         finish()
-        let r = try get("/v1/changes?cursor=\(cursor)&limit=\(Self.changesPage)")
+        let r = try get("/v1/changes?cursor=\(cursor)&limit=\(changesPage)")
         if r.status == 410 { return nil }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
         let list = try ServerAPI.decode(ChangeList.self, r)
@@ -73,7 +76,7 @@ final class RemotePuller: PullSource {
     func finish() { prefetched.take()?.discard() }
 
     private func fetchListing(after token: String?) throws -> ListingPage {
-        let q = "/v1/files?scope=all&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
+        let q = "/v1/files?scope=all&pageSize=\(listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
         let r = try get(q)
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
         let page = try ServerAPI.decode(FileList.self, r)
@@ -136,7 +139,7 @@ final class RemotePuller: PullSource {
         while let folder = queue.popLast() {
             var token: String?
             repeat {
-                let q = "/v1/files?parentId=\(Self.escape(folder))&pageSize=\(Self.listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
+                let q = "/v1/files?parentId=\(Self.escape(folder))&pageSize=\(listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
                 let page = try get(q)
                 guard page.status == 200 else { throw ServerAPI.statusError(page, doing: "list a folder") }
                 let list = try ServerAPI.decode(FileList.self, page)

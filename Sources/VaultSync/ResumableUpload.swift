@@ -169,12 +169,12 @@ final class ResumableUpload {
             record.setSession(uploadId: session.uploadId, url: session.uploadUrl)
             uploadURL = session.uploadUrl
             if !fresh { return .again }   // an existing session: read its ranges first
-            status = UploadStatus(uploadId: session.uploadId, state: "active", size: job.size, chunkSize: session.chunkSize,
+            status = UploadStatus(uploadId: session.uploadId, state: .active, size: job.size, chunkSize: session.chunkSize,
                                   totalChunks: session.totalChunks, chunksProcessed: 0, receivedRanges: [],
                                   bytesReceivedTotal: 0, uploadExpiresAt: session.uploadExpiresAt, file: nil)
         }
         guard let status else { return .again }
-        if status.state == "complete", let file = status.file { return .done(file) }
+        if status.state == .complete, let file = status.file { return .done(file) }
         var confirmed = Self.received(status.receivedRanges)
         if heldBefore >= 0 && confirmed > heldBefore { sent = true }   // a cut-off chunk's kept prefix is progress too
         heldBefore = confirmed
@@ -274,7 +274,7 @@ final class ResumableUpload {
         switch r.status {
         case 200, 201: return (try ServerAPI.decode(UploadSessionResponse.self, r), r.status == 201, nil)
         case 412: return (nil, false, .refused(r))
-        case 409 where ServerAPI.apiError(r)?.code != "chunk_in_progress":
+        case 409 where ServerAPI.apiError(r)?.code != .chunkInProgress:
             return (nil, false, .refused(r))
         default:
             try failure(r, doing: "start the upload of \(job.path)")

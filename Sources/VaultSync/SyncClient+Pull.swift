@@ -32,7 +32,7 @@ extension SyncClient {
             let planner = SyncPlanner(settings: SyncSettings(
                 deviceId: api.account.deviceId, deviceName: try Self.deviceName(vault: vault), today: Self.today(),
                 conflictPolicy: policy, newId: { UUID().uuidString.lowercased() }))
-            let source = RemotePuller(api: api, codec: vault.remoteCodec, retry: retry, say: say)
+            let source = RemotePuller(api: api, codec: vault.remoteCodec, retry: retry, pageSize: pullPage, say: say)
             defer { source.finish() }
             let result: PullResult
             do {

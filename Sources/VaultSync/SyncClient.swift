@@ -18,6 +18,8 @@ public final class SyncClient {
     let say: (String) -> Void
     /// Receives each transfer's progress, a few times a second (for a progress bar).
     public var onProgress: ((TransferProgress) -> Void)?
+    /// Changes and nodes a pull asks per page (nil: `RemotePuller.defaultPage`; tests ask few).
+    var pullPage: Int?
 
     /// A client for the server `vault login` stored; throws `.notFound` when there is none. The
     /// stored address is checked first (`ServerAddress.check`: transport rules, `allowedServers`),
@@ -32,11 +34,12 @@ public final class SyncClient {
                   policy: policy, say: say)
     }
 
-    init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, say: @escaping (String) -> Void) {
+    /// - Parameter retry: the backoff of every request and transfer (tests pass a fast one).
+    init(api: ServerAPI, vault: Vault, policy: EffectivePolicy, retry: RetryPolicy = .fromEnvironment(), say: @escaping (String) -> Void) {
         self.vault = vault
         self.policy = policy
         self.api = api
-        self.retry = RetryPolicy.fromEnvironment()
+        self.retry = retry
         self.say = say
     }
 

@@ -33,7 +33,7 @@ extension PlanState {
         }
         drop(seq: e.seq)
         if var n = try node(id: e.nodeId) {
-            n.pendingOp = entries(of: n.id).isEmpty ? nil : (n.pendingOp ?? "sync")
+            n.pendingOp = entries(of: n.id).isEmpty ? nil : (n.pendingOp ?? .sync)
             put(n)
         }
         dropSpentTombstones()

@@ -153,7 +153,7 @@ extension PlanRun {
             let copyName = try conflictName(x.name, in: x.parentId ?? Node.rootId)
             let copy = Node(id: settings.newId(), remoteId: nil, parentId: x.parentId, name: copyName, type: .file, size: x.size,
                             version: 0, modifiedAt: x.modifiedAt, mimeType: x.mimeType, contentState: .local,
-                            localPath: x.localPath, pinned: x.pinned, lastAccessed: x.lastAccessed, pendingOp: "upload",
+                            localPath: x.localPath, pinned: x.pinned, lastAccessed: x.lastAccessed, pendingOp: .upload,
                             localVersion: 1, sha256: x.sha256)
             state.put(copy)
             for var e in uploads {

@@ -34,7 +34,7 @@ extension PlanRun {
         loser.name = newName
         state.append(.move, nodeId: loser.id, payload: OutboxPayload(name: newName, parentId: p, remoteId: loser.remoteId),
                      baseVersion: loser.version, requestId: settings.newId())
-        loser.pendingOp = loser.pendingOp ?? "move"
+        loser.pendingOp = loser.pendingOp ?? .move
         if loser.id == x.id { x = loser } else { state.put(loser) }
         try say(.duplicateName, loser, "the server holds two items named \(other.name) in one folder: this one is renamed \(newName)")
     }
@@ -142,7 +142,7 @@ extension PlanRun {
             e.baseVersion = fetched[rid]?.version ?? b?.version ?? e.baseVersion
             e.state = .pending; e.lastError = nil; e.sentAt = nil
             state.update(e)
-            n.pendingOp = n.pendingOp ?? "move"
+            n.pendingOp = n.pendingOp ?? .move
         }
         state.put(n)
         try say(.moveMove, n, "moved here into a folder that another device moved into it: the other device's placement wins")

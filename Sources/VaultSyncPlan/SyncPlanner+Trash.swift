@@ -57,7 +57,7 @@ extension PlanRun {
             e.requestId = settings.newId(); e.baseVersion = nil; e.state = .pending; e.lastError = nil; e.sentAt = nil
             state.update(e)
         }
-        y.pendingOp = y.isFolder ? "create" : "upload"
+        y.pendingOp = y.isFolder ? .create : .upload
         state.put(y)
     }
 

@@ -3,6 +3,7 @@ import XCTest
 @testable import VaultAgent
 @testable import VaultSync
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc

@@ -141,17 +141,9 @@ extension CLIHarness {
     /// `secret-tool lookup vault <id> copy <local id>`: this local copy's keyring item's secret,
     /// or nil when there is none.
     func keyringItem(_ id: String) throws -> String? {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
-        p.arguments = ["lookup", "xdg:schema", "org.vault.LocalSession", "vault", id, "copy", localId(id)]
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return p.terminationStatus == 0 && !data.isEmpty ? String(decoding: data, as: UTF8.self) : nil
+        let r = try toolOutput("/usr/bin/secret-tool", ["lookup", "xdg:schema", "org.vault.LocalSession", "vault", id, "copy", localId(id)],
+                            environment: env)
+        return r.status == 0 && !r.output.isEmpty ? r.output : nil
     }
 
     /// Puts `secret` back as the vault's session item, as a same-user process could

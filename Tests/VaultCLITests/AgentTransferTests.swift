@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +34,7 @@ final class AgentTransferTests: XCTestCase {
     }
 
     func randomFile(_ name: String, bytes: Int) throws -> (String, Data) {
-        let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: bytes)
+        let data = TestData.data(bytes, for: self.name)
         return (try h.localFile(name, data), data)
     }
 

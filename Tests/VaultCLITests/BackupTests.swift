@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 
 /// Backup exclusion (markers, status, and what real tar, restic and borg then leave out) and
 /// portable backup bundles (round trips, wrong secrets, tampering, truncation), through the binary.
@@ -34,9 +35,7 @@ final class BackupTests: XCTestCase {
     }
 
     func putFile(_ name: String, size: Int) throws -> Data {
-        var bytes = [UInt8](repeating: 0, count: size)
-        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        let d = Data(bytes)
+        let d = TestData.data(size, for: self.name)
         try h.ok(["put", try h.localFile(name, d), "/" + name] + h.pw)
         return d
     }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 
 /// The content budget applies whenever content arrives in the cache (issue 9, item 11: it used
 /// to apply only in `vault evict`): uploads moved to the cache by `vault sync`, downloads by
@@ -26,7 +27,7 @@ final class BudgetTests: XCTestCase {
     func putAndSync(_ sizes: [String: Int]) throws -> [String: Data] {
         var out: [String: Data] = [:]
         for (path, size) in sizes.sorted(by: { $0.key < $1.key }) {
-            let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: size)
+            let data = TestData.data(size, for: self.name)
             try h.ok(["put", try h.localFile(String(path.dropFirst()), data), path] + h.pw)
             out[path] = data
         }

@@ -1,6 +1,7 @@
 import Foundation
 import VaultTestSupport
 import XCTest
+import VaultTestSupport
 
 /// Runs the real `vault` binary as a user would, in a throwaway VAULT_HOME.
 /// Unchecked: `env` is only changed before commands run; `run` may be called from several threads.
@@ -21,19 +22,7 @@ final class CLIHarness: @unchecked Sendable {
     static let password = "correct horse battery"
 
     /// The folder holding the built products (vault, vault-server).
-    static var productsDirectory: URL {
-        if let bin = ProcessInfo.processInfo.environment["VAULT_BIN"] {
-            return URL(fileURLWithPath: bin).deletingLastPathComponent()
-        }
-        // The xctest runner lives in the products folder.
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if url.lastPathComponent.hasSuffix(".xctest") || url.path.contains(".xctest/") {
-            while url.path.contains(".xctest") { url.deleteLastPathComponent() }
-        }
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("vault").path) { return url }
-        let pkg = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return pkg.appendingPathComponent(".build/debug")
-    }
+    static var productsDirectory: URL { BuiltProducts.directory }
 
     static var vaultBinary: String { productsDirectory.appendingPathComponent("vault").path }
 

@@ -32,7 +32,7 @@ final class DownloadFaultTests: XCTestCase {
 
     /// A random file put into the vault, uploaded, and evicted (its content only on the server).
     func remoteOnlyFile(_ name: String, bytes: Int) throws -> Data {
-        let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: bytes)
+        let data = TestData.data(bytes, for: self.name)
         try h.ok(["put", try h.localFile(name, data), "/"] + h.pw)
         try h.ok(["sync"] + h.pw)
         try h.ok(["evict", "/" + name] + h.pw)

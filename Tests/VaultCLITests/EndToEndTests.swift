@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCore
+@testable import VaultKeys
 
 /// Issue 11, "What must hold": everything that leaves the device is ciphertext. Real `vault` and
 /// `vault-server` binaries; every request goes through a wire tap; afterwards no marker of any
@@ -102,7 +104,7 @@ final class EndToEndTests: XCTestCase {
         try start(settings: #"{"remotePadding": "padme"}"#)
         var originals: [String: Data] = [:]
         for (i, size) in [0, 1, 1000, 65_536, 200_001, 1 << 20].enumerated() {
-            let data = Data((0..<size).map { _ in UInt8.random(in: 0...255) })
+            let data = TestData.data(size, for: self.name)
             originals["f\(i).bin"] = data
             try h.ok(["put", try h.localFile("f\(i)", data), "/f\(i).bin"] + h.pw)
         }

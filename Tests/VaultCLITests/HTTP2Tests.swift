@@ -101,7 +101,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     private func random(_ count: Int) -> Data {
-        FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: count)
+        TestData.data(count, for: self.name)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// Two devices of one vault through the real binaries and a real server (SECURITY.md
 /// "Envelope"): `vault login` puts the envelope on the server (or refuses an account that is

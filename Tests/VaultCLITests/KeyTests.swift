@@ -17,9 +17,7 @@ final class KeyTests: XCTestCase {
     func putFiles(_ n: Int, size: Int = 150_000) throws -> [(String, Data)] {
         var files: [(String, Data)] = []
         for i in 0..<n {
-            var bytes = [UInt8](repeating: 0, count: size + i)
-            for j in bytes.indices { bytes[j] = UInt8.random(in: 0...255) }
-            let d = Data(bytes)
+            let d = TestData.data(size + i, for: self.name)
             try h.ok(["put", try h.localFile("f\(i)", d), "/f\(i)"] + h.pw)
             files.append(("/f\(i)", d))
         }
@@ -182,8 +180,7 @@ final class KeyTests: XCTestCase {
     func testRotationKilledAtRandomPoints() throws {
         let files = try putFiles(40, size: 20_000)
         // Seeded (VAULT_TEST_SEED reproduces a run), and the seed is printed and in every failure.
-        let seed = UInt64(ProcessInfo.processInfo.environment["VAULT_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
-        print("testRotationKilledAtRandomPoints: seed \(seed) (VAULT_TEST_SEED=\(seed) repeats it)")
+        let seed = TestSeed.make(self.name)
         var rng = SeededGenerator(seed: seed)
         for round in 0..<8 {
             let p = Process()

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// A lost device (issue 11): `vault key passwd` + `vault key rotate` + `vault key reencrypt` on

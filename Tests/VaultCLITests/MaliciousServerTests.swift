@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// A malicious server (issue 11, the ETH Zurich classes that apply to one user's devices), each

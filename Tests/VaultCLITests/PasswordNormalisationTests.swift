@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// Passwords are Unicode NFC (SECURITY.md "Key hierarchy"): the composed and decomposed forms of

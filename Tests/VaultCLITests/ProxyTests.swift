@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 
 /// Proxy variables are honoured (libcurl reads them): with `https_proxy` set, the real `vault`
 /// binary logs in, uploads and downloads through a CONNECT proxy on loopback (TLS end to end,
@@ -69,7 +70,7 @@ while True:
         h.env["https_proxy"] = "http://127.0.0.1:\(port)"
         try h.ok(["login", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path,
                   "--ca-file", server.certFile!.path] + h.pw)
-        let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: 3 << 20)
+        let data = TestData.data(3 << 20, for: self.name)
         try h.ok(["put", try h.localFile("p.bin", data), "/"] + h.pw)
         try h.ok(["sync"] + h.pw)
         try h.ok(["evict", "/p.bin"] + h.pw)

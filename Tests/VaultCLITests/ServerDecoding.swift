@@ -1,5 +1,6 @@
 import Foundation
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 import VaultPrimitives
 import XCTest

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// Not a check: `scripts/bench-sync.sh` runs this to seed an account with many nodes sealed for

@@ -26,7 +26,7 @@ final class TransferTests: XCTestCase {
     func login() throws { try h.login(to: server) }
 
     func randomFile(_ name: String, bytes: Int) throws -> (String, Data) {
-        let data = FileHandle(forReadingAtPath: "/dev/urandom")!.readData(ofLength: bytes)
+        let data = TestData.data(bytes, for: self.name)
         return (try h.localFile(name, data), data)
     }
 
@@ -564,7 +564,7 @@ final class TransferTests: XCTestCase {
         try p.run()
         let stderrSoFar = Collected(err)
         try waitUntil("vault sync to meet the 503s") { stderrSoFar.text.contains("server answered 503") || !p.isRunning }
-        try server.faults(#"{"errorRate": 0.2, "errorStatus": 503, "dropAfterBytes": 200000, "dropCount": 2}"#)
+        try server.faults(#"{"errorRate": 0.2, "errorStatus": 503, "dropAfterBytes": 200000, "dropCount": 2, "errorSeed": \#(TestSeed.make(self.name))}"#)
         let stderr = stderrSoFar.wait()
         p.waitUntilExit()
         try server.faults("{}")

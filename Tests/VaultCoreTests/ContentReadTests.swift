@@ -1,12 +1,14 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// The read path: a whole read is checked against the node's size and SHA-256 (issue 9, item 1).
 final class ContentReadTests: VaultTestCase {
     func testPipelinedHasherMatchesSHA256ForEveryPieceSizeAndBufferBoundary() {
-        var random = SystemRandomNumberGenerator()
+        var random = SeededGenerator(test: self.name)
         let buffer = 4096
         for size in [0, 1, buffer - 1, buffer, buffer + 1, 2 * buffer, 5 * buffer + 17] {
             let data = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }

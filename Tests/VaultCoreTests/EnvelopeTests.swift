@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultCrypto
 
 /// The key envelope (SECURITY.md "Envelope"), in-process: a second device made from it, the

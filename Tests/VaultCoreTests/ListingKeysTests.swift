@@ -1,5 +1,6 @@
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// A listing into an empty vault runs without row-by-row foreign-key checks; its commit's tree
 /// check refuses what they would have (nothing applied), and the checks are on again afterwards,

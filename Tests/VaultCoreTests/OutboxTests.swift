@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// Outbox compaction (docs/outbox.md rules E3, R1–R7), completion and the two-step publish, the
 /// transfer history bound and the sync-health warning, on a real vault without a server.

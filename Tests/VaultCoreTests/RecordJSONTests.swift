@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 import VaultSyncPlan
 
 /// The records' fast decoding path (RecordJSON) takes the canonical encodings and otherwise

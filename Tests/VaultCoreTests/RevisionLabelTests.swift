@@ -1,5 +1,6 @@
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// How `vault revisions` and the browser name the device that wrote a version.
 final class RevisionLabelTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// Budget, LRU eviction, pinning and staged content (BRIEF §3 Storage).
 final class StorageTests: VaultTestCase {

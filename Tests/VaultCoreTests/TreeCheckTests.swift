@@ -1,5 +1,6 @@
 import XCTest
 @testable import VaultCore
+@testable import VaultKeys
 
 /// The check a listing's commit makes (`nodesOffTree`): nodes whose parent is missing or a file,
 /// folders inside themselves (directly or through others) and what is below them are counted; a

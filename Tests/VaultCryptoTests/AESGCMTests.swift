@@ -1,4 +1,5 @@
 import XCTest
+import VaultTestSupport
 @testable import VaultCrypto
 
 final class AESGCMTests: XCTestCase {
@@ -62,7 +63,7 @@ final class AESGCMTests: XCTestCase {
     func testBackendsAgreeOnRandomMessages() throws {
         let backends = AESGCMKey.Backend.allCases.filter(\.isAvailable)
         guard backends.count == 2 else { throw XCTSkip("only one AES-GCM backend available") }
-        var random = TestRandom(state: 7)
+        var random = SeededGenerator(seed: 7)
         for size in [0, 1, 15, 16, 17, 255, 4096, 65536, 65536 + 13] {
             let keyBytes = SecureBytes(copying: random.bytes(32))
             let nonce = random.bytes(12), aad = random.bytes(size % 61), message = random.bytes(size)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCrypto
 
 final class SealedBlobTests: XCTestCase {
@@ -7,7 +8,7 @@ final class SealedBlobTests: XCTestCase {
     let blobId = Array(0x20..<0x30).map { UInt8($0) }
     let wrapKey = SecureBytes.random(count: 32)
     let smallSegment = 4096
-    var random = TestRandom(state: 42)
+    var random = SeededGenerator(seed: 42)
 
     // MARK: Helpers
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCrypto
 
 /// A sealed blob cut or extended anywhere never yields wrong plaintext: for every segment count
@@ -14,7 +15,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     let s = 4096
     var stride: Int { s + 16 }
     /// Seeds the test data; printed with every failure so it reproduces.
-    let seed = UInt64(ProcessInfo.processInfo.environment["VAULT_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+    lazy var seed = TestSeed.make(self.name)
 
     private func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
         var blob: [UInt8] = []
@@ -83,7 +84,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     }
 
     func testEveryTruncationAndExtensionFailsForEverySegmentCount() throws {
-        var random = TestRandom(state: seed)
+        var random = SeededGenerator(seed: seed)
         for size in sizes {
             let plaintext = random.bytes(size)
             let blob = try seal(plaintext)
@@ -110,7 +111,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     /// Any blob cut to exactly 128 bytes (the header plus any 16 bytes) reads as an error, never
     /// as an empty file: its "final segment" is opened and its tag fails.
     func testHeaderPlusAnySixteenBytesIsNeverAnEmptyFile() throws {
-        var random = TestRandom(state: seed)
+        var random = SeededGenerator(seed: seed)
         for size in [1, s, 3 * s + 5] {
             let plaintext = random.bytes(size)
             let blob = try seal(plaintext)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 @testable import VaultCrypto
 
 /// Sealed bytes arriving from a server are authenticated segment by segment against the length an
@@ -9,7 +10,7 @@ final class SealedStreamVerifierTests: XCTestCase {
     let vaultId = [UInt8](repeating: 0x11, count: 16)
     let blobId = [UInt8](repeating: 0x22, count: 16)
     let wrapKey = SecureBytes.random(count: 32)
-    var random = TestRandom(state: 7)
+    var random = SeededGenerator(seed: 7)
 
     func seal(_ plaintext: [UInt8], blobId: [UInt8]? = nil, epoch: UInt32 = 1, key: SecureBytes? = nil) throws -> [UInt8] {
         var blob: [UInt8] = []

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VaultTestSupport
 import VaultPrimitives
 
 /// Test vectors live in Tests/Vectors (next to this target's folder).
@@ -43,22 +44,8 @@ extension Array where Element == UInt8 {
     var hex: String { Hex.encode(self) }
 }
 
-/// Deterministic pseudo-random bytes for test data (splitmix64), so failures reproduce.
-struct TestRandom {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
-    }
-
+/// Deterministic pseudo-random test data (SeededGenerator, VaultTestSupport), so failures reproduce.
+extension SeededGenerator {
     mutating func int(_ range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))
     }

@@ -33,6 +33,20 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try s.client.send("GET", "/v1/test/faults").text, "{}")
     }
 
+    /// With `errorSeed`, the same setting injects its errors into the same requests again.
+    func testASeededErrorRateRepeatsItsFaults() throws {
+        let s = try ServerProcess(args: ["--test-faults"])
+        let u = try APIUser(s, "alice")
+        let seed = TestSeed.make(self.name)
+        func run() throws -> [Int] {
+            XCTAssertEqual(try s.client.send("POST", "/v1/test/faults", body: Array(#"{"errorRate":0.5,"errorSeed":\#(seed)}"#.utf8)).status, 200)
+            return try (0..<24).map { _ in try u.send("GET", "/v1/files").status }
+        }
+        let first = try run()
+        XCTAssertEqual(try run(), first)
+        XCTAssertEqual(Set(first).subtracting([200, 503]), [], "\(first)")
+    }
+
     func testDropAfterBytesAndExpireSessions() throws {
         let s = try ServerProcess(args: ["--test-faults", "--max-chunk", "4000"])
         let u = try APIUser(s, "alice")

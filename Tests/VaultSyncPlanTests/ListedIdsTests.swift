@@ -1,12 +1,12 @@
 import XCTest
+import VaultTestSupport
 @testable import VaultSyncPlan
 
 /// The listing's id set: exact membership for ids in order (the server's), out of order, repeated,
 /// and not in the packed form, across many blocks.
 final class ListedIdsTests: XCTestCase {
-    private struct SplitMix { var s: UInt64; mutating func next() -> UInt64 { s &+= 0x9E37_79B9_7F4A_7C15; var z = s; z = (z ^ z >> 30) &* 0xBF58_476D_1CE4_E5B9; z = (z ^ z >> 27) &* 0x94D0_49BB_1331_11EB; return z ^ z >> 31 } }
 
-    private func hexId(_ r: inout SplitMix) -> String {
+    private func hexId(_ r: inout SeededGenerator) -> String {
         let a = r.next(), b = r.next()
         let h = String(a, radix: 16), l = String(b, radix: 16)
         return String(repeating: "0", count: 16 - h.count) + h + String(repeating: "0", count: 16 - l.count) + l
@@ -14,7 +14,7 @@ final class ListedIdsTests: XCTestCase {
 
     func testMembershipIsExactInAndOutOfOrder() {
         let seed: UInt64 = 20261130
-        var r = SplitMix(s: seed)
+        var r = SeededGenerator(seed: seed)
         let sorted = (0..<20_000).map { _ in hexId(&r) }.sorted()
         let late = (0..<500).map { _ in hexId(&r) }          // arrive after, out of order
         let absent = (0..<2_000).map { _ in hexId(&r) }

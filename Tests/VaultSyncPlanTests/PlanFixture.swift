@@ -69,7 +69,7 @@ struct PlanFixture {
         let parent = node(parentPath)!
         let n = Node(id: "N" + path, remoteId: nil, parentId: parent.id, name: name, type: .file, size: 10, version: 0,
                      modifiedAt: 2, mimeType: nil, contentState: .local, localPath: blob, pinned: false, lastAccessed: nil,
-                     pendingOp: "upload", localVersion: 1, sha256: "sha-" + blob)
+                     pendingOp: .upload, localVersion: 1, sha256: "sha-" + blob)
         state.put(n)
         state.append(.upload, nodeId: n.id, payload: OutboxPayload(name: name, parentId: parent.id, blobId: blob, size: 10, sha256: n.sha256),
                      baseVersion: nil, requestId: "req-" + path)
@@ -83,7 +83,7 @@ struct PlanFixture {
         let parent = node(parentPath)!
         let n = Node(id: "N" + path, remoteId: nil, parentId: parent.id, name: name, type: .folder, size: 0, version: 0,
                      modifiedAt: 2, mimeType: nil, contentState: .local, localPath: nil, pinned: false, lastAccessed: nil,
-                     pendingOp: "create", localVersion: 1, sha256: nil)
+                     pendingOp: .create, localVersion: 1, sha256: nil)
         state.put(n)
         state.append(.createFolder, nodeId: n.id, payload: OutboxPayload(name: name, parentId: parent.id), baseVersion: nil,
                      requestId: "req-" + path)
@@ -93,7 +93,7 @@ struct PlanFixture {
     /// A new version of a synced file here (pending upload).
     mutating func edit(_ path: String, blob: String) {
         var n = node(path)!
-        n.localPath = blob; n.sha256 = "sha-" + blob; n.pendingOp = "upload"; n.contentState = .local
+        n.localPath = blob; n.sha256 = "sha-" + blob; n.pendingOp = .upload; n.contentState = .local
         state.put(n)
         state.append(.upload, nodeId: n.id, payload: OutboxPayload(name: n.name, parentId: n.parentId, remoteId: n.remoteId, blobId: blob,
                                                                    size: 10, sha256: n.sha256), baseVersion: n.version, requestId: "req-edit" + path)
@@ -104,7 +104,7 @@ struct PlanFixture {
         var n = node(path)!
         let (parentPath, name) = Self.split(dest)
         let parent = node(parentPath)!
-        n.parentId = parent.id; n.name = name; n.pendingOp = n.pendingOp ?? "move"
+        n.parentId = parent.id; n.name = name; n.pendingOp = n.pendingOp ?? .move
         state.put(n)
         state.append(.move, nodeId: n.id, payload: OutboxPayload(name: name, parentId: parent.id, remoteId: n.remoteId),
                      baseVersion: n.version, requestId: "req-mv" + path)

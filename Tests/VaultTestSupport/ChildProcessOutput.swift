@@ -24,17 +24,9 @@ public struct ShellCommandFailed: Error, CustomStringConvertible {
 /// throws `ShellCommandFailed` when it exits with a status other than 0.
 @discardableResult
 public func shell(_ command: String) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/bin/sh")
-    p.arguments = ["-c", command]
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { throw ShellCommandFailed(command: command, status: p.terminationStatus) }
-    return String(decoding: data, as: UTF8.self)
+    let r = try toolOutput("/bin/sh", ["-c", command])
+    guard r.status == 0 else { throw ShellCommandFailed(command: command, status: r.status) }
+    return r.output
 }
 
 /// Bytes handed from the reading thread to the waiting one.

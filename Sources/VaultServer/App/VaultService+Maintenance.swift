@@ -6,9 +6,9 @@ import VaultPrimitives
 extension VaultService {
     /// Deletes expired sessions (rows and part files).
     func sweepExpiredUploads() {
-        let now = Date().timeIntervalSince1970
+        let now = Date()
         let ids = (try? store.write { db -> [String] in
-            let ids = try db.query("SELECT id FROM uploads WHERE expires_at < ?", [now]).compactMap { $0["id"].string }
+            let ids = try db.expiredUploadIds(before: now)
             for id in ids { try db.deleteUploadSession(id) }
             return ids
         }) ?? []
@@ -27,11 +27,9 @@ extension VaultService {
     /// files no revision references and part files no session owns are removed.
     func recover() throws {
         try store.withDB { db in
-            let revisionIds = Set(try db.query("SELECT id FROM revisions").compactMap { $0["id"].string })
-            let active = try db.query("SELECT id, revision_id FROM uploads WHERE state = 'active'")
+            let revisionIds = Set(try db.revisionIds())
             var sessionIds = Set<String>()
-            for row in active {
-                guard let id = row["id"].string, let rid = row["revision_id"].string else { continue }
+            for (id, rid) in try db.activeUploadRevisions() {
                 sessionIds.insert(id)
                 let part = content.partPath(id), published = content.revisionPath(rid)
                 if !FileSystem.exists(part) && FileSystem.exists(published) && !revisionIds.contains(rid) {

@@ -18,7 +18,7 @@ extension VaultService {
         let parts = value.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, restricted(parts[0]), restricted(parts[1]) else {
             throw APIError.badRequest("a mimeType must be a media type such as application/octet-stream (type/subtype, no parameters)",
-                                      code: "invalid_mime_type")
+                                      code: .invalidMimeType)
         }
     }
 
@@ -36,7 +36,7 @@ extension VaultService {
     /// query the decoding refuses those already): such an id can never name anything.
     static func validateIds(_ ids: String?...) throws {
         for case let id? in ids where id.isEmpty || id.unicodeScalars.contains("\0") {
-            throw APIError.badRequest("an id cannot be empty or contain NUL", code: "invalid_id")
+            throw APIError.badRequest("an id cannot be empty or contain NUL", code: .invalidId)
         }
     }
 
@@ -44,7 +44,7 @@ extension VaultService {
     static func checkDeviceId(_ request: HTTPRequest) throws {
         guard let id = request.header("x-device-id") else { return }
         guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
-            throw APIError.badRequest("X-Device-Id must be 1–128 visible ASCII characters", code: "invalid_device_id")
+            throw APIError.badRequest("X-Device-Id must be 1–128 visible ASCII characters", code: .invalidDeviceId)
         }
     }
 
@@ -59,7 +59,7 @@ extension VaultService {
     /// Lowercase hex of a SHA-256 given in a request: 64 ASCII hex digits, either case.
     static func sha256Hex(_ value: String) throws -> String {
         guard value.utf8.count == 64, value.utf8.allSatisfy({ Hex.value(ofDigit: $0) != nil }) else {
-            throw APIError.badRequest("sha256 must be 64 hex digits", code: "invalid_sha256")
+            throw APIError.badRequest("sha256 must be 64 hex digits", code: .invalidSHA256)
         }
         return value.lowercased()
     }
@@ -68,7 +68,7 @@ extension VaultService {
     static func validateBaseVersion(_ v: Int64?) throws {
         guard let v else { return }
         guard (1...maxVersion).contains(v) else {
-            throw APIError.badRequest("baseVersion must be a file version (1…\(maxVersion))", code: "invalid_version")
+            throw APIError.badRequest("baseVersion must be a file version (1…\(maxVersion))", code: .invalidVersion)
         }
     }
 
@@ -79,11 +79,11 @@ extension VaultService {
     static func requireObjectWithoutNulls(_ body: [UInt8], decoded: Any) throws {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return }
         guard let dict = object as? [String: Any] else {
-            throw APIError.badRequest("the body must be a JSON object", code: "invalid_json")
+            throw APIError.badRequest("the body must be a JSON object", code: .invalidJSON)
         }
         let fields = Set(Mirror(reflecting: decoded).children.compactMap(\.label))
         if let field = dict.keys.sorted().first(where: { fields.contains($0) && dict[$0] is NSNull }) {
-            throw APIError.badRequest("\(field) cannot be null: leave the field out instead", code: "invalid_json")
+            throw APIError.badRequest("\(field) cannot be null: leave the field out instead", code: .invalidJSON)
         }
     }
 

@@ -110,7 +110,7 @@ extension VaultService {
     static func decodeBody<T: Decodable>(_ type: T.Type, _ body: [UInt8], what: String = "the body") throws -> T {
         let value: T
         do { value = try APIJSON.decoder().decode(type, from: Data(body)) } catch {
-            throw APIError.badRequest("\(what) is not valid JSON for this request: \(describe(error))", code: "invalid_json")
+            throw APIError.badRequest("\(what) is not valid JSON for this request: \(describe(error))", code: .invalidJSON)
         }
         try requireObjectWithoutNulls(body, decoded: value)
         return value
@@ -137,7 +137,7 @@ extension VaultService {
         case .containsSlash, .containsNUL: why = "a name cannot contain '/' or NUL"
         case .reserved: why = "'.' and '..' are not names"
         }
-        throw APIError.badRequest(why, code: "invalid_name")
+        throw APIError.badRequest(why, code: .invalidName)
     }
 
     /// Names are at most this long: room for an end-to-end name token of a 255-byte name.
@@ -148,7 +148,7 @@ extension VaultService {
     /// 400 unless `id` is 32 lowercase hex (a client-chosen id).
     static func validateClientId(_ id: String) throws {
         guard Hex.isLowercase(id, count: 32) else {
-            throw APIError.badRequest("an id is 32 lowercase hex digits", code: "invalid_id")
+            throw APIError.badRequest("an id is 32 lowercase hex digits", code: .invalidId)
         }
     }
 
@@ -156,7 +156,7 @@ extension VaultService {
     static func validateRecord(_ record: String?, _ field: String) throws {
         guard let record else { return }
         guard !record.isEmpty, record.utf8.count <= maxRecordBytes, record.utf8.allSatisfy({ (33...126).contains($0) }) else {
-            throw APIError.badRequest("\(field) must be 1–\(maxRecordBytes) printable ASCII bytes", code: "invalid_record")
+            throw APIError.badRequest("\(field) must be 1–\(maxRecordBytes) printable ASCII bytes", code: .invalidRecord)
         }
     }
 

@@ -27,7 +27,7 @@ struct UserDirectory: Sendable {
         let now = Date()
         try store.write { db in
             if try db.userId(name: name) != nil {
-                throw APIError.conflict("user \(name) exists", code: "user_exists")
+                throw APIError.conflict("user \(name) exists", code: .userExists)
             }
             try db.insertUser(id: id, name: name, passwordHash: hash, createdAt: now)
             try db.insertFile(owner: id, FileResource(

@@ -271,9 +271,9 @@ final class HTTPServer: @unchecked Sendable {
         }
         switch router.match(method: ex.method, segments: request.segments) {
         case .notFound:
-            ex.failure = .error(APIError(status: 404, code: "route_not_found", message: "no route for \(ex.method) \(ex.path)"))
+            ex.failure = .error(APIError(status: 404, code: .routeNotFound, message: "no route for \(ex.method) \(ex.path)"))
         case .methodNotAllowed(let allowed):
-            ex.failure = .error(APIError(status: 405, code: "method_not_allowed",
+            ex.failure = .error(APIError(status: 405, code: .methodNotAllowed,
                                          message: "\(ex.method) is not allowed here",
                                          headers: [("Allow", allowed.joined(separator: ", "))]))
         case .found(let route, let params):

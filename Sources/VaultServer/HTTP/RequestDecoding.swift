@@ -11,7 +11,7 @@ enum RequestDecoding {
     /// libmicrohttpd has already turned `+` into a space (form encoding), so a raw space is fine.
     static func percentDecode(_ raw: [UInt8], field: String, plusWasSpace: Bool) throws -> String {
         func fail(_ why: String) -> APIError {
-            .badRequest("\(field) is not validly encoded: \(why)", code: "invalid_encoding")
+            .badRequest("\(field) is not validly encoded: \(why)", code: .invalidEncoding)
         }
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
@@ -48,7 +48,7 @@ enum RequestDecoding {
         let isSpace = { (b: UInt8) in b == 0x20 || b == 0x09 }
         let raw = Array(raw.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
         func fail(_ why: String) -> APIError {
-            .badRequest("the \(name) header is invalid: \(why)", code: "invalid_header")
+            .badRequest("the \(name) header is invalid: \(why)", code: .invalidHeader)
         }
         if let bad = raw.first(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7f }) {
             throw fail(bad == 0 ? "it contains NUL" : "it contains the control byte 0x\(String(bad, radix: 16))")

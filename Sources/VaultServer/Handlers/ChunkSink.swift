@@ -25,11 +25,11 @@ final class ChunkSink: BodySink {
 
     static let superseded = APIError.conflict(
         "another request for this chunk took it over after this one made no progress; nothing more of this body was kept",
-        code: "chunk_superseded")
+        code: .chunkSuperseded)
 
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard written + Int64(bytes.count) <= length else {
-            throw APIError.badRequest("the chunk body is longer than its Content-Range", code: "wrong_chunk_size")
+            throw APIError.badRequest("the chunk body is longer than its Content-Range", code: .wrongChunkSize)
         }
         if let (ticket, file) = writer {
             let at = offset + written
@@ -46,7 +46,7 @@ final class ChunkSink: BodySink {
             keepWritten()
             _ = service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
             return .error(.badRequest("the chunk body has \(written) bytes, the Content-Range says \(length)",
-                                      code: "wrong_chunk_size"))
+                                      code: .wrongChunkSize))
         }
         guard let (ticket, file) = writer else {
             return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
@@ -70,7 +70,7 @@ final class ChunkSink: BodySink {
         release()
         if written > 0 {
             _ = try? service.store.write { db in
-                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
+                try db.addUploadBytesReceived(uploadId, written)
             }
         }
     }

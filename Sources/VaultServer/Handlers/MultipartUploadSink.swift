@@ -75,7 +75,7 @@ final class MultipartUploadSink: BodySink {
 
     private func checkHeadSize() throws {
         if head.count > Self.headLimit {
-            throw APIError.badRequest("multipart metadata part too large or malformed", code: "invalid_multipart")
+            throw APIError.badRequest("multipart metadata part too large or malformed", code: .invalidMultipart)
         }
     }
 
@@ -101,14 +101,14 @@ final class MultipartUploadSink: BodySink {
         afterContent += bytes.prefix(2 - afterContent.count)
         if afterContent.count == 2 && afterContent != Array("--".utf8) {
             throw APIError.badRequest("a multipart upload has exactly two parts: the JSON metadata, then the content",
-                                      code: "invalid_multipart")
+                                      code: .invalidMultipart)
         }
     }
 
     func finish() -> HTTPResponse {
         let response = VaultService.answer {
             guard done, afterContent.count == 2, let metadata, let writer else {
-                throw APIError.badRequest("the multipart body ended before its closing boundary", code: "invalid_multipart")
+                throw APIError.badRequest("the multipart body ended before its closing boundary", code: .invalidMultipart)
             }
             return try complete(metadata, partMime, writer)
         }
@@ -140,7 +140,7 @@ extension VaultService {
     func multipartUpload(_ ctx: RequestContext) throws -> RequestPlan {
         guard let boundary = MultipartMetadataBoundary.of(ctx.request) else {
             throw APIError.badRequest("uploadType=multipart needs Content-Type: multipart/related; boundary=…",
-                                      code: "invalid_multipart")
+                                      code: .invalidMultipart)
         }
         try checkBodyAllowed(ctx)
         let sink = MultipartUploadSink(boundary: boundary, makeWriter: { [self] in

@@ -11,13 +11,13 @@ extension VaultService {
         let q = ctx.request.query
         guard let raw = q["cursor"], let cursor = Digits.parse(raw, maxDigits: Self.maxDigits) else {
             throw APIError.badRequest("cursor is required: a whole number from /v1/changes/start or a previous nextCursor",
-                                      code: "invalid_cursor")
+                                      code: .invalidCursor)
         }
         let limit = q["limit"].map { Digits.parse($0, max: 10_000).map(Int.init) ?? 0 } ?? 1000
         guard limit >= 1 else { throw APIError.badRequest("limit must be 1…10000") }
         let list = try store.withDB { db -> ChangeList in
             guard cursor >= (try db.prunedThrough(owner: ctx.userId)) else {
-                throw APIError(status: 410, code: "cursor_expired",
+                throw APIError(status: 410, code: .cursorExpired,
                                message: "this cursor is older than the retained history; do a full listing and start again")
             }
             let rows = try db.changes(owner: ctx.userId, after: cursor, limit: limit + 1)

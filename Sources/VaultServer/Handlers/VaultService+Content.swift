@@ -9,7 +9,7 @@ import Glibc
 extension VaultService {
     func fileContent(_ ctx: RequestContext) throws -> RequestPlan {
         let f = try store.withDB { db in try db.requireFile(owner: ctx.userId, id: ctx.request.param("id")) }
-        guard f.type == .file else { throw APIError.badRequest("a folder has no content", code: "not_a_file") }
+        guard f.type == .file else { throw APIError.badRequest("a folder has no content", code: .notAFile) }
         if let bytes = try liedContent(fileId: f.id, headRevisionId: f.headRevisionId) {
             return .respond(try contentResponse(ctx.request, bytes: bytes, etag: "\"\(f.version)\""))   // test-only
         }
@@ -28,7 +28,7 @@ extension VaultService {
         }
         switch range {
         case .unsatisfiable:
-            var e = APIError(status: 416, code: "range_not_satisfiable", message: "the range is outside a \(size)-byte file")
+            var e = APIError(status: 416, code: .rangeNotSatisfiable, message: "the range is outside a \(size)-byte file")
             e.headers = [("Content-Range", "bytes */\(size)")]
             throw e
         case .whole:

@@ -12,7 +12,7 @@ extension VaultService {
         guard let raw = request.header("x-vault-decided-at") else { return nil }
         guard let cursor = Digits.parse(raw, maxDigits: maxDigits) else {
             throw APIError.badRequest("X-Vault-Decided-At must be a change-feed cursor (a whole number from /v1/changes)",
-                                      code: "invalid_cursor")
+                                      code: .invalidCursor)
         }
         return cursor
     }
@@ -36,6 +36,6 @@ extension APIError {
     /// 412 `subtree_changed`: a folder delete decided on a cursor after which something below
     /// the folder changed (the body is the error, not the file: the folder itself is unchanged).
     static func subtreeChanged(_ message: String) -> APIError {
-        APIError(status: 412, code: "subtree_changed", message: message)
+        APIError(status: 412, code: .subtreeChanged, message: message)
     }
 }

@@ -25,7 +25,7 @@ extension VaultService {
     static func cursorValue(_ raw: String?, name: String) throws -> Int64? {
         guard let raw, !raw.isEmpty else { return nil }
         guard let v = Digits.parse(raw, maxDigits: maxDigits) else {
-            throw APIError.badRequest("\(name) must be a cursor (a whole number from a previous event)", code: "invalid_cursor")
+            throw APIError.badRequest("\(name) must be a cursor (a whole number from a previous event)", code: .invalidCursor)
         }
         return v
     }

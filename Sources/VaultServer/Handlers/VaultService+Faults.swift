@@ -19,9 +19,7 @@ extension VaultService {
             try Self.validate(settings)
             faults.set(settings)
             if settings.expireSessionsNow == true {
-                _ = try store.withDB { db in
-                    try db.run("UPDATE uploads SET expires_at = ?", [Date().timeIntervalSince1970 - 1])
-                }
+                try store.withDB { db in try db.expireAllUploadSessions(at: Date().addingTimeInterval(-1)) }
                 sweepExpiredUploads()
             }
             return .json(faults.current)
@@ -46,14 +44,14 @@ extension VaultService {
         for bound in faultBounds {
             if let v = s[keyPath: bound.path], !bound.range.contains(v) {
                 throw APIError.badRequest("\(bound.name) must be \(bound.range.lowerBound)…\(bound.range.upperBound)",
-                                          code: "invalid_fault")
+                                          code: .invalidFault)
             }
         }
         if let rate = s.errorRate, !(rate >= 0 && rate <= 1) {
-            throw APIError.badRequest("errorRate must be 0…1", code: "invalid_fault")
+            throw APIError.badRequest("errorRate must be 0…1", code: .invalidFault)
         }
         if let ranges = s.lie?.ranges, !ranges.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0 >= 0 } }) {
-            throw APIError.badRequest("lie.ranges must be [start, end] pairs of byte positions ≥ 0", code: "invalid_fault")
+            throw APIError.badRequest("lie.ranges must be [start, end] pairs of byte positions ≥ 0", code: .invalidFault)
         }
     }
 }

@@ -8,7 +8,7 @@ extension VaultService {
     func listFiles(_ ctx: RequestContext) throws -> RequestPlan {
         let q = ctx.request.query
         if let scope = q["scope"] {
-            guard scope == "all" else { throw APIError.badRequest("scope must be 'all'", code: "invalid_scope") }
+            guard scope == "all" else { throw APIError.badRequest("scope must be 'all'", code: .invalidScope) }
             return try listAllFiles(ctx)
         }
         let parentId = q["parentId"] ?? "root"
@@ -18,13 +18,13 @@ extension VaultService {
         if let token = q["pageToken"], !token.isEmpty {
             guard let bytes = Base64URL.decode(Substring(token)),
                   let pair = try? JSONDecoder().decode([String].self, from: Data(bytes)), pair.count == 2 else {
-                throw APIError.badRequest("pageToken is not one this server issued", code: "invalid_page_token")
+                throw APIError.badRequest("pageToken is not one this server issued", code: .invalidPageToken)
             }
             after = (pair[0], pair[1])
         }
         let (files, more) = try store.withDB { db -> ([FileResource], Bool) in
             let parent = try db.requireFile(owner: ctx.userId, id: parentId)
-            guard parent.type == .folder else { throw APIError.badRequest("\(parentId) is not a folder", code: "not_a_folder") }
+            guard parent.type == .folder else { throw APIError.badRequest("\(parentId) is not a folder", code: .notAFolder) }
             let rows = try db.children(owner: ctx.userId, parentId: parentId, after: after, limit: pageSize + 1)
             return (Array(rows.prefix(pageSize)), rows.count > pageSize)
         }
@@ -45,15 +45,14 @@ extension VaultService {
         if let token = q["pageToken"], !token.isEmpty {
             guard let bytes = Base64URL.decode(Substring(token)), let id = String(bytes: bytes, encoding: .utf8),
                   !id.isEmpty, id.utf8.count <= 64 else {
-                throw APIError.badRequest("pageToken is not one this server issued", code: "invalid_page_token")
+                throw APIError.badRequest("pageToken is not one this server issued", code: .invalidPageToken)
             }
             after = id
         }
         // Nodes below a trashed folder are trashed with it: left out (a page may then hold fewer
         // than pageSize; the token goes on from the last node looked at).
         let (scanned, files) = try store.withDB { db -> ([FileResource], [FileResource]) in
-            let rows = try db.query("SELECT \(SQLDatabase.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
-                                    [ctx.userId, after, pageSize + 1]).map(SQLDatabase.fileResource)
+            let rows = try db.untrashedFiles(owner: ctx.userId, after: after, limit: pageSize + 1)
             let page = Array(rows.prefix(pageSize))
             let cursor = try db.latestCursor(owner: ctx.userId)
             var live = liveness.known(owner: ctx.userId, cursor: cursor)
@@ -120,19 +119,19 @@ extension VaultService {
                 let expected = try requireIfMatch(ctx.request)
                 guard expected == f.version else { throw APIError.stale(f) }
                 guard id != "root" || (req.name == nil && req.parentId == nil && req.trashed == nil) else {
-                    throw APIError.badRequest("the root folder cannot be renamed, moved or trashed", code: "root_immutable")
+                    throw APIError.badRequest("the root folder cannot be renamed, moved or trashed", code: .rootImmutable)
                 }
                 var kind: ChangeKind = .updated
                 let wasTrashed = f.trashed
                 // Below a trashed folder nothing changes (only the trashed node itself comes back).
                 if let p = f.parentId, try db.inTrash(owner: ctx.userId, p), !(wasTrashed && req.trashed == false) {
-                    throw APIError.conflict("the file's folder is in the trash", code: "parent_trashed")
+                    throw APIError.conflict("the file's folder is in the trash", code: .parentTrashed)
                 }
                 if let name = req.name, name != f.name { f.name = name; kind = .moved }
                 if let parent = req.parentId, parent != f.parentId {
                     _ = try db.requireParentFolder(owner: ctx.userId, id: parent)
                     if f.type == .folder, try db.isAncestor(owner: ctx.userId, id, of: parent) {
-                        throw APIError.badRequest("a folder cannot move into itself or its own subfolder", code: "cycle")
+                        throw APIError.badRequest("a folder cannot move into itself or its own subfolder", code: .cycle)
                     }
                     f.parentId = parent; kind = .moved
                 }
@@ -165,7 +164,7 @@ extension VaultService {
             var f = try db.requireFile(owner: ctx.userId, id: id)
             let expected = try requireIfMatch(ctx.request)
             guard expected == f.version else { throw APIError.stale(f) }
-            guard id != "root" else { throw APIError.badRequest("the root folder cannot be deleted", code: "root_immutable") }
+            guard id != "root" else { throw APIError.badRequest("the root folder cannot be deleted", code: .rootImmutable) }
             if f.trashed { return (f, nil) }
             try checkSubtreeUnchanged(db, owner: ctx.userId, f, decidedAt: decidedAt)
             f.trashed = true

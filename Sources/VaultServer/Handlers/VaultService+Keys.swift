@@ -14,12 +14,12 @@ extension VaultService {
         var unless: Int64?
         if let tag = ctx.request.header("if-none-match") {
             guard let v = Self.parseETag(tag.trimmingCharacters(in: .whitespaces)) else {
-                throw APIError.badRequest("If-None-Match must be an envelope version such as \"3\"", code: "invalid_precondition")
+                throw APIError.badRequest("If-None-Match must be an envelope version such as \"3\"", code: .invalidPrecondition)
             }
             unless = v
         }
         guard let e = try store.withDB({ db in try db.envelope(owner: ctx.userId) }) else {
-            throw APIError(status: 404, code: "no_envelope", message: "this account has no key envelope yet")
+            throw APIError(status: 404, code: .noEnvelope, message: "this account has no key envelope yet")
         }
         let etag = "\"\(e.version)\""
         if let lie = faults.current.lie, lie.kind == .envelope, let body = lie.envelope {
@@ -36,11 +36,11 @@ extension VaultService {
             let req = try decode(PutKeyEnvelope.self, body)
             guard !req.envelope.isEmpty, req.envelope.utf8.count <= Self.maxEnvelopeBytes,
                   req.envelope.utf8.allSatisfy({ $0 == 10 || (32...126).contains($0) }) else {
-                throw APIError.badRequest("envelope must be 1–\(Self.maxEnvelopeBytes) bytes of printable ASCII", code: "invalid_envelope")
+                throw APIError.badRequest("envelope must be 1–\(Self.maxEnvelopeBytes) bytes of printable ASCII", code: .invalidEnvelope)
             }
             let noneMatch = ctx.request.header("if-none-match")?.trimmingCharacters(in: .whitespaces)
             guard noneMatch == nil || noneMatch == "*" else {
-                throw APIError.badRequest("If-None-Match takes only \"*\" here (create the envelope)", code: "invalid_precondition")
+                throw APIError.badRequest("If-None-Match takes only \"*\" here (create the envelope)", code: .invalidPrecondition)
             }
             let create = noneMatch == "*"
             let ifMatch: Int64? = ctx.request.header("if-match") != nil ? try requireIfMatch(ctx.request) : nil
@@ -48,7 +48,7 @@ extension VaultService {
             let (saved, created) = try store.write { db -> (KeyEnvelope, Bool) in
                 let current = try db.envelope(owner: ctx.userId)
                 if let current, create || current.version != ifMatch {
-                    var e = APIError(status: 412, code: "envelope_changed",
+                    var e = APIError(status: 412, code: .envelopeChanged,
                                      message: create ? "the account has a key envelope already (version \(current.version))"
                                                      : "the key envelope changed; current version is \(current.version)")
                     e.body = (try? APIJSON.encoder().encode(current)).map { [UInt8]($0) }
@@ -56,7 +56,7 @@ extension VaultService {
                     throw e
                 }
                 if current == nil, ifMatch != nil {
-                    throw APIError(status: 404, code: "no_envelope", message: "this account has no key envelope yet (create it with If-None-Match: *)")
+                    throw APIError(status: 404, code: .noEnvelope, message: "this account has no key envelope yet (create it with If-None-Match: *)")
                 }
                 let next = KeyEnvelope(envelope: req.envelope, version: (current?.version ?? 0) + 1)
                 try db.saveEnvelope(owner: ctx.userId, next)
@@ -64,19 +64,5 @@ extension VaultService {
             }
             return .json(saved, status: created ? 201 : 200, headers: [("ETag", "\"\(saved.version)\"")])
         }
-    }
-}
-
-extension SQLDatabase {
-    func envelope(owner: String) throws -> KeyEnvelope? {
-        try queryOne("SELECT body, version FROM envelopes WHERE owner = ?", [owner]).map {
-            KeyEnvelope(envelope: $0["body"].string ?? "", version: $0["version"].int64 ?? 0)
-        }
-    }
-
-    func saveEnvelope(owner: String, _ e: KeyEnvelope) throws {
-        try run("DELETE FROM envelopes WHERE owner = ?", [owner])
-        try run("INSERT INTO envelopes(owner, body, version, updated_at) VALUES(?,?,?,?)",
-                [owner, e.envelope, e.version, Date().timeIntervalSince1970])
     }
 }

@@ -13,10 +13,10 @@ extension VaultService {
     func lied(_ f: FileResource) -> FileResource {
         guard let lie, lie.kind == .listing, lie.fileId == f.id else { return f }
         var out = f
-        if let rid = lie.fromRevisionId, let r = try? store.withDB({ db in try db.queryOne("SELECT * FROM revisions WHERE id = ?", [rid]) }) {
-            out.size = r["size"].int64 ?? out.size
-            out.sha256 = r["sha256"].string
-            out.contentMeta = r["content_meta"].string
+        if let rid = lie.fromRevisionId, let r = try? store.withDB({ db in try db.anyOwnersRevisionContent(id: rid) }) {
+            out.size = r.size ?? out.size
+            out.sha256 = r.sha256
+            out.contentMeta = r.contentMeta
             out.headRevisionId = rid
         }
         if let size = lie.size { out.size = size }
@@ -51,7 +51,7 @@ extension VaultService {
         case .contentFrom:
             if let rid = lie.fromRevisionId { return try read(rid) }
             guard let other = lie.fromFileId,
-                  let head = try store.withDB({ db in try db.queryOne("SELECT head_revision_id FROM files WHERE id = ?", [other]) })?["head_revision_id"].string
+                  let head = try store.withDB({ db in try db.anyOwnersHeadRevisionId(fileId: other) })
             else { return nil }
             return try read(head)
         case .listing:
@@ -67,7 +67,7 @@ extension VaultService {
         var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream")]
         switch ByteRanges.parseRange(request.header("range"), size: size) {
         case .unsatisfiable:
-            var e = APIError(status: 416, code: "range_not_satisfiable", message: "the range is outside a \(size)-byte file")
+            var e = APIError(status: 416, code: .rangeNotSatisfiable, message: "the range is outside a \(size)-byte file")
             e.headers = [("Content-Range", "bytes */\(size)")]
             throw e
         case .whole:

@@ -41,11 +41,11 @@ extension VaultService {
             try db.checkNameFree(owner: owner, parentId: parentId, name: name)
         case .existing(let fileId, let base):
             let f = try db.requireFile(owner: owner, id: fileId)
-            guard f.type == .file else { throw APIError.badRequest("a folder has no content", code: "not_a_file") }
+            guard f.type == .file else { throw APIError.badRequest("a folder has no content", code: .notAFile) }
             if let base, base != f.version { throw APIError.stale(f) }
-            guard !f.trashed else { throw APIError.conflict("the file is in the trash", code: "file_trashed") }
+            guard !f.trashed else { throw APIError.conflict("the file is in the trash", code: .fileTrashed) }
             if let p = f.parentId, try db.inTrash(owner: owner, p) {
-                throw APIError.conflict("the file's folder is in the trash", code: "parent_trashed")
+                throw APIError.conflict("the file's folder is in the trash", code: .parentTrashed)
             }
         }
     }

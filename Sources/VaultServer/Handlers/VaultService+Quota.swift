@@ -7,7 +7,7 @@ extension VaultService {
     func requireQuota(_ db: SQLDatabase, owner: String, adding size: Int64) throws {
         guard Self.fitsQuota(size, usage: try db.usage(owner: owner), quota: config.quota) else {
             throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
-                                    code: "quota_exceeded")
+                                    code: .quotaExceeded)
         }
     }
 

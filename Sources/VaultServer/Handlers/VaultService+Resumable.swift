@@ -15,7 +15,7 @@ extension VaultService {
         .buffer(limit: Self.jsonLimit) { [self] body in
             let req = try decode(UploadSessionRequest.self, body)
             guard (0...Self.maxSize).contains(req.size) else {
-                throw APIError.badRequest("size must be 0…\(Self.maxSize)", code: "invalid_size")
+                throw APIError.badRequest("size must be 0…\(Self.maxSize)", code: .invalidSize)
             }
             if let m = req.mimeType { try Self.validateMediaType(m) }
             try Self.validateBaseVersion(req.baseVersion)
@@ -31,17 +31,14 @@ extension VaultService {
             let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
                 ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root", id: req.id, meta: req.meta)
             let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
-                if let row = try db.queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?",
-                                             [ctx.userId, req.requestId]) {
-                    let existing = UploadSession(row: row)
+                if let existing = try db.uploadSession(owner: ctx.userId, requestId: req.requestId) {
                     guard existing.isExpired else { return (existing, false) }
                     // An expired session is gone for good: the same requestId starts afresh.
                     try db.deleteUploadSession(existing.id)
                     FileSystem.remove(content.partPath(existing.id))
                 }
                 try validate(db, owner: ctx.userId, target: target)
-                let open = try db.scalar("SELECT count(*) FROM uploads WHERE owner = ? AND state = 'active'",
-                                         [ctx.userId])?.int ?? 0
+                let open = try db.activeUploadCount(owner: ctx.userId)
                 guard open < config.maxSessions else {
                     throw APIError.tooMany("too many open upload sessions (\(config.maxSessions)); finish or abort some",
                                            retryAfter: 30)
@@ -49,16 +46,14 @@ extension VaultService {
                 try requireQuota(db, owner: ctx.userId, adding: req.size)
                 let id = Sodium.randomID()
                 let now = Date()
-                try db.run("""
-                    INSERT INTO uploads(id, owner, request_id, state, name, parent_id, size, mime_type, sha256,
-                        file_id, base_version, chunk_size, revision_id, created_at, expires_at, device_id,
-                        client_id, meta, content_meta)
-                    VALUES(?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-                    """, [id, ctx.userId, req.requestId, req.name, req.parentId ?? (req.fileId == nil ? "root" : nil),
-                          req.size, req.mimeType ?? "application/octet-stream", sha, req.fileId, req.baseVersion,
-                          config.chunkSize, Sodium.randomID(), now.timeIntervalSince1970,
-                          now.timeIntervalSince1970 + Double(config.uploadTTL), ctx.deviceId,
-                          req.fileId == nil ? req.id : nil, req.fileId == nil ? req.meta : nil, req.contentMeta])
+                try db.insertUploadSession(
+                    id: id, owner: ctx.userId, requestId: req.requestId, name: req.name,
+                    parentId: req.parentId ?? (req.fileId == nil ? "root" : nil), size: req.size,
+                    mimeType: req.mimeType ?? "application/octet-stream", sha256: sha, fileId: req.fileId,
+                    baseVersion: req.baseVersion, chunkSize: config.chunkSize, revisionId: Sodium.randomID(),
+                    createdAt: now, expiresAt: now.addingTimeInterval(Double(config.uploadTTL)), deviceId: ctx.deviceId,
+                    clientId: req.fileId == nil ? req.id : nil, meta: req.fileId == nil ? req.meta : nil,
+                    contentMeta: req.contentMeta)
                 return (try db.uploadSession(owner: ctx.userId, id: id)!, true)
             }
             if isNew { _ = try POSIXFile(path: content.partPath(session.id), flags: O_WRONLY | O_CREAT) }
@@ -75,7 +70,7 @@ extension VaultService {
     func liveSession(_ db: SQLDatabase, owner: String, id: String) throws -> UploadSession {
         guard let s = try db.uploadSession(owner: owner, id: id) else { throw APIError.notFound("no such upload session") }
         if s.isExpired {
-            throw APIError(status: 404, code: "upload_expired", message: "the upload session expired; start a new one")
+            throw APIError(status: 404, code: .uploadExpired, message: "the upload session expired; start a new one")
         }
         return s
     }
@@ -88,7 +83,7 @@ extension VaultService {
     func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
         // Every byte (a complete session, or the test-only lie): one range, never a list of
         // every chunk index (a session may declare 10^15 chunks).
-        let all = s.state == "complete" || faults.current.lieReceivedRanges == true
+        let all = s.state == .complete || faults.current.lieReceivedRanges == true
         let chunks = all ? [] : try db.uploadChunks(s.id)
         let ranges = all ? (s.size > 0 ? [ByteRange(start: 0, end: s.size - 1)] : [])
                          : s.ranges(chunks: chunks, partials: try db.uploadPartials(s.id))
@@ -114,22 +109,22 @@ extension VaultService {
         let id = ctx.request.param("id")
         let session = try store.withDB { db in try liveSession(db, owner: ctx.userId, id: id) }
         guard let raw = ctx.request.header("content-range"), let cr = ByteRanges.parseContentRange(raw) else {
-            throw APIError.badRequest("a chunk needs Content-Range: bytes START-END/TOTAL", code: "invalid_content_range")
+            throw APIError.badRequest("a chunk needs Content-Range: bytes START-END/TOTAL", code: .invalidContentRange)
         }
         if let total = cr.total, total != session.size {
             throw APIError.badRequest("Content-Range total \(total) differs from the session size \(session.size)",
-                                      code: "invalid_content_range")
+                                      code: .invalidContentRange)
         }
         let index: Int
         var skip: Int64 = 0   // bytes of the chunk this request does not resend (a kept prefix)
         if cr.start < 0 {
             guard session.size == 0 else {
-                throw APIError.badRequest("bytes */TOTAL is only for an empty file", code: "invalid_content_range")
+                throw APIError.badRequest("bytes */TOTAL is only for an empty file", code: .invalidContentRange)
             }
             index = 0
         } else {
             guard cr.end < session.size else {
-                throw APIError(status: 416, code: "range_not_satisfiable",
+                throw APIError(status: 416, code: .rangeNotSatisfiable,
                                message: "bytes \(cr.start)-\(cr.end) reach past the end of a \(session.size)-byte file",
                                headers: [("Content-Range", "bytes */\(session.size)")])
             }
@@ -141,23 +136,23 @@ extension VaultService {
                 let kept = try store.withDB { db in try db.uploadPartial(id, index: index) }
                 guard skip <= kept else {
                     throw APIError.badRequest("a chunk must start at a multiple of the chunk size \(session.chunkSize), or continue a cut-off chunk from at most byte \(chunkStart + kept) (what the server holds of it)",
-                                              code: "misaligned_chunk")
+                                              code: .misalignedChunk)
                 }
             }
             let expected = session.chunkLength(index)
             guard cr.end - chunkStart + 1 == expected else {
                 throw APIError.badRequest("chunk \(index) must end at byte \(chunkStart + expected - 1) (bytes \(chunkStart)-\(chunkStart + expected - 1))",
-                                          code: "wrong_chunk_size")
+                                          code: .wrongChunkSize)
             }
         }
         let length = session.size == 0 ? 0 : session.chunkLength(index) - skip
         if let declared = ctx.request.contentLength, declared != length {
             throw APIError.badRequest("Content-Length \(declared) differs from the Content-Range length \(length)",
-                                      code: "wrong_chunk_size")
+                                      code: .wrongChunkSize)
         }
         let recorded = { [self] in
             try store.withDB { db in
-                try liveSession(db, owner: ctx.userId, id: id).state == "complete" || db.uploadChunks(id).contains(index)
+                try liveSession(db, owner: ctx.userId, id: id).state == .complete || db.uploadChunks(id).contains(index)
             }
         }
         var writer: (ChunkClaims.Ticket, POSIXFile)?
@@ -165,7 +160,7 @@ extension VaultService {
             let ticket: ChunkClaims.Ticket
             switch chunkClaims.acquire("\(id)#\(index)") {
             case .busy(let retryAfter):
-                var e = APIError.conflict("chunk \(index) is being received by another request", code: "chunk_in_progress")
+                var e = APIError.conflict("chunk \(index) is being received by another request", code: .chunkInProgress)
                 e.headers = [("Retry-After", String(retryAfter))]
                 throw e
             case .claimed(let t, _): ticket = t
@@ -191,11 +186,9 @@ extension VaultService {
     /// the client resends only the rest (the kept length never shrinks).
     func keepPartial(uploadId: String, index: Int, upTo: Int64) {
         _ = try? store.write { db in
-            guard try db.scalar("SELECT count(*) FROM upload_chunks WHERE upload_id = ? AND idx = ?", [uploadId, index])?.int == 0,
-                  try db.scalar("SELECT count(*) FROM uploads WHERE id = ? AND state = 'active'", [uploadId])?.int == 1
-            else { return }
+            guard try !db.uploadChunkRecorded(uploadId, index: index), try db.uploadIsActive(uploadId) else { return }
             guard upTo > (try db.uploadPartial(uploadId, index: index)) else { return }
-            try db.run("INSERT OR REPLACE INTO upload_partials(upload_id, idx, bytes) VALUES(?, ?, ?)", [uploadId, index, upTo])
+            try db.setUploadPartial(uploadId, index: index, bytes: upTo)
         }
     }
 
@@ -209,18 +202,15 @@ extension VaultService {
                 guard let s = try db.uploadSession(owner: owner, id: uploadId) else {
                     throw APIError.notFound("the upload session was aborted or expired")
                 }
-                try db.run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [written, uploadId])
-                if record && s.state == "active" {
-                    try db.run("INSERT OR IGNORE INTO upload_chunks(upload_id, idx) VALUES(?, ?)", [uploadId, index])
-                    try db.run("DELETE FROM upload_partials WHERE upload_id = ? AND idx = ?", [uploadId, index])
-                }
+                try db.addUploadBytesReceived(uploadId, written)
+                if record && s.state == .active { try db.recordUploadChunk(uploadId, index: index) }
                 return (s, try db.uploadChunks(uploadId))
             }
-            if session.state == "complete" {
+            if session.state == .complete {
                 let status = try store.withDB { db in try statusValue(db, session) }
                 return .json(status.file, status: 201)
             }
-            if session.state == "active" { try advanceHash(progress, session, chunks: chunks) }
+            if session.state == .active { try advanceHash(progress, session, chunks: chunks) }
             if chunks.count < session.totalChunks {
                 let status = try store.withDB { db in try statusValue(db, session) }
                 let ranges = status.receivedRanges.map { "\($0.start)-\($0.end)" }.joined(separator: ",")
@@ -256,7 +246,7 @@ extension VaultService {
         uploadLocks.withLock { _ = $0.removeValue(forKey: s.id) }
         guard sha == s.sha256 else {
             discard()
-            throw APIError(status: 422, code: "checksum_mismatch",
+            throw APIError(status: 422, code: .checksumMismatch,
                            message: "the uploaded bytes hash to \(sha), not \(s.sha256); the session was discarded and nothing was published")
         }
         do {
@@ -267,9 +257,7 @@ extension VaultService {
                                content: NewContent(source: .move(path: part), size: s.size, sha256: sha,
                                                    mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
                                target: s.target, checkQuota: false) { db, file in
-                try db.run("UPDATE uploads SET state = 'complete', result_file_id = ? WHERE id = ?", [file.id, s.id])
-                try db.run("DELETE FROM upload_chunks WHERE upload_id = ?", [s.id])
-                try db.run("DELETE FROM upload_partials WHERE upload_id = ?", [s.id])
+                try db.completeUploadSession(s.id, resultFileId: file.id)
             }
         } catch let e as APIError where [409, 412, 404].contains(e.status) {
             discard()

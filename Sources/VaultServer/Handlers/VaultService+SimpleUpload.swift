@@ -38,7 +38,7 @@ extension VaultService {
         try checkBodyAllowed(ctx)
         let sink = try ContentUploadSink(writer: ContentWriter(store: content, limit: config.maxBody)) { [self] size, sha, path in
             if let expected = expectedSHA, expected != sha {
-                throw APIError(status: 422, code: "checksum_mismatch",
+                throw APIError(status: 422, code: .checksumMismatch,
                                message: "the content's SHA-256 is \(sha), not \(expected); nothing was stored")
             }
             let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,

@@ -27,8 +27,8 @@ final class MetadataStore: @unchecked Sendable {
         try withDB { db in try db.transaction { try body(db) } }
     }
 
-    private static let migrations: [String] = [
-        """
+    private static let migrator = SQLMigrator([
+        SQLMigrator.Migration("users, files, revisions, changes, uploads", sql: """
         CREATE TABLE users(
             id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
             created_at REAL NOT NULL, changes_pruned_through INTEGER NOT NULL DEFAULT 0);
@@ -59,16 +59,16 @@ final class MetadataStore: @unchecked Sendable {
         CREATE TABLE upload_chunks(
             upload_id TEXT NOT NULL REFERENCES uploads(id) ON DELETE CASCADE, idx INTEGER NOT NULL,
             PRIMARY KEY(upload_id, idx));
-        """,
+        """),
         // The fsynced prefix of a chunk whose body was cut off, so a resumed chunk sends only the rest.
-        """
+        SQLMigrator.Migration("partial chunks", sql: """
         CREATE TABLE upload_partials(
             upload_id TEXT NOT NULL, idx INTEGER NOT NULL, bytes INTEGER NOT NULL,
             PRIMARY KEY(upload_id, idx));
-        """,
+        """),
         // End-to-end encryption: records the server keeps but cannot read, client-chosen ids of new
         // files (uploads.client_id), and each account's key envelope.
-        """
+        SQLMigrator.Migration("end to end", sql: """
         ALTER TABLE files ADD COLUMN meta TEXT;
         ALTER TABLE files ADD COLUMN content_meta TEXT;
         ALTER TABLE revisions ADD COLUMN content_meta TEXT;
@@ -77,15 +77,15 @@ final class MetadataStore: @unchecked Sendable {
         ALTER TABLE uploads ADD COLUMN content_meta TEXT;
         CREATE TABLE envelopes(
             owner TEXT PRIMARY KEY, body TEXT NOT NULL, version INTEGER NOT NULL, updated_at REAL NOT NULL);
-        """,
+        """),
         // User management: a token names the generation it was issued in (revoking bumps it), and
         // no row can be added for a user that is gone (a request of a removed user that was already
         // past its token check when `user remove` committed fails instead of leaving orphans).
-        """
+        SQLMigrator.Migration("user management", sql: """
         ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
         \(ownerTriggers)
-        """,
-    ]
+        """),
+    ])
 
     /// The message of the constraint error a write for a removed user (or its session) fails with.
     static let ownerGone = "vault: the user was removed"
@@ -105,13 +105,8 @@ final class MetadataStore: @unchecked Sendable {
         return (owned + [partials]).joined(separator: "\n")
     }
 
+    /// Brings `db` to the newest schema; a database of a newer server is refused.
     private static func migrate(_ db: SQLDatabase) throws {
-        let current = try db.userVersion
-        for (i, sql) in migrations.enumerated() where i >= current {
-            try db.transaction {
-                try db.execute(sql)
-                try db.execute("PRAGMA user_version = \(i + 1)")
-            }
-        }
+        try migrator.migrate(db)
     }
 }

@@ -6,16 +6,18 @@ import VaultSQL
 extension SQLDatabase {
     static let fileColumns = "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id, meta, content_meta"
 
-    static func fileResource(_ row: SQLRow) -> FileResource {
+    /// The file of a row selecting `fileColumns`; throws `SQLError.Kind.decoding` on a damaged row.
+    static func fileResource(_ row: SQLRow) throws -> FileResource {
         FileResource(
-            id: row["id"].string ?? "", name: row["name"].string ?? "", parentId: row["parent_id"].string,
-            type: FileType(rawValue: row["type"].string ?? "file") ?? .file,
-            mimeType: row["mime_type"].string ?? "application/octet-stream",
-            size: row["size"].int64 ?? 0, version: row["version"].int64 ?? 1, sha256: row["sha256"].string,
-            createdAt: Date(timeIntervalSince1970: row["created_at"].double ?? 0),
-            modifiedAt: Date(timeIntervalSince1970: row["modified_at"].double ?? 0),
-            trashed: (row["trashed"].int ?? 0) != 0, headRevisionId: row["head_revision_id"].string,
-            meta: row["meta"].string, contentMeta: row["content_meta"].string)
+            id: try row.decode(String.self, "id"), name: try row.decode(String.self, "name"),
+            parentId: try row.decode(String?.self, "parent_id"), type: try row.decode(FileType.self, "type"),
+            mimeType: try row.decode(String.self, "mime_type"),
+            size: try row.decode(Int64.self, "size"), version: try row.decode(Int64.self, "version"),
+            sha256: try row.decode(String?.self, "sha256"),
+            createdAt: Date(timeIntervalSince1970: try row.decode(Double.self, "created_at")),
+            modifiedAt: Date(timeIntervalSince1970: try row.decode(Double.self, "modified_at")),
+            trashed: try row.decode(Bool.self, "trashed"), headRevisionId: try row.decode(String?.self, "head_revision_id"),
+            meta: try row.decode(String?.self, "meta"), contentMeta: try row.decode(String?.self, "content_meta"))
     }
 
     /// The file `id` of `owner`, or nil (another user's id is simply absent).
@@ -33,7 +35,7 @@ extension SQLDatabase {
     /// 409 `id_taken` when `owner` already has a node (live or trashed) with `id`.
     func checkIdFree(owner: String, id: String) throws {
         if try queryOne("SELECT 1 FROM files WHERE owner = ? AND id = ?", [owner, id]) != nil {
-            throw APIError.conflict("a file or folder with id \(id) already exists", code: "id_taken")
+            throw APIError.conflict("a file or folder with id \(id) already exists", code: .idTaken)
         }
     }
 
@@ -41,8 +43,8 @@ extension SQLDatabase {
     /// matching error.
     func requireParentFolder(owner: String, id: String) throws -> FileResource {
         guard let p = try file(owner: owner, id: id) else { throw APIError.notFound("no such parent folder") }
-        guard p.type == .folder else { throw APIError.badRequest("parent \(id) is not a folder", code: "not_a_folder") }
-        guard try !inTrash(owner: owner, id) else { throw APIError.conflict("parent folder is in the trash", code: "parent_trashed") }
+        guard p.type == .folder else { throw APIError.badRequest("parent \(id) is not a folder", code: .notAFolder) }
+        guard try !inTrash(owner: owner, id) else { throw APIError.conflict("parent folder is in the trash", code: .parentTrashed) }
         return p
     }
 
@@ -53,8 +55,8 @@ extension SQLDatabase {
         var hops = 0
         while let c = current, hops < 10_000 {
             guard let row = try queryOne("SELECT parent_id, trashed FROM files WHERE owner = ? AND id = ?", [owner, c]) else { return false }
-            if (row["trashed"].int ?? 0) != 0 { return true }
-            current = row["parent_id"].string
+            if try row.decode(Bool.self, "trashed") { return true }
+            current = try row.decode(String?.self, "parent_id")
             hops += 1
         }
         return false
@@ -65,8 +67,8 @@ extension SQLDatabase {
         let row = try queryOne(
             "SELECT id FROM files WHERE owner = ? AND parent_id = ? AND name = ? AND trashed = 0",
             [owner, parentId, name])
-        if let id = row?["id"].string, id != excluding {
-            throw APIError.conflict("a file named \"\(name)\" already exists in this folder", code: "name_conflict")
+        if let id = try row?.decode(String.self, "id"), id != excluding {
+            throw APIError.conflict("a file named \"\(name)\" already exists in this folder", code: .nameConflict)
         }
     }
 
@@ -109,9 +111,23 @@ extension SQLDatabase {
         var hops = 0
         while let c = current, hops < 10_000 {
             if c == ancestor { return true }
-            current = try queryOne("SELECT parent_id FROM files WHERE owner = ? AND id = ?", [owner, c])?["parent_id"].string
+            current = try queryOne("SELECT parent_id FROM files WHERE owner = ? AND id = ?", [owner, c])?.decode(String?.self, "parent_id") ?? nil
             hops += 1
         }
         return false
+    }
+}
+
+/// Reads across a user's whole tree, and the test-only lies' reads.
+extension SQLDatabase {
+    /// Nodes of `owner` not themselves trashed (the root left out) with ids after `after`, by id.
+    func untrashedFiles(owner: String, after: String, limit: Int) throws -> [FileResource] {
+        try query("SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",
+                  [owner, after, limit]).map(Self.fileResource)
+    }
+
+    /// The head revision id of file `id` of any owner (only the test-only lies read across owners).
+    func anyOwnersHeadRevisionId(fileId id: String) throws -> String? {
+        try queryOne("SELECT head_revision_id FROM files WHERE id = ?", [id])?["head_revision_id"].string
     }
 }

@@ -24,27 +24,25 @@ extension SQLDatabase {
 
     /// The id of the user called `name`, or nil.
     func userId(name: String) throws -> String? {
-        try queryOne("SELECT id FROM users WHERE name = ?", [name])?["id"].string
+        try queryOne("SELECT id FROM users WHERE name = ?", [name])?.decode(String.self, "id")
     }
 
     /// The id, password hash and token generation of the user called `name`, or nil.
     func credentials(name: String) throws -> (id: String, hash: String, generation: Int64)? {
-        guard let row = try queryOne("SELECT id, password_hash, token_generation FROM users WHERE name = ?", [name]),
-              let id = row["id"].string, let hash = row["password_hash"].string,
-              let generation = row["token_generation"].int64 else { return nil }
-        return (id, hash, generation)
+        guard let row = try queryOne("SELECT id, password_hash, token_generation FROM users WHERE name = ?", [name]) else { return nil }
+        return (try row.decode(String.self, "id"), try row.decode(String.self, "password_hash"), try row.decode(Int64.self, "token_generation"))
     }
 
     /// The current token generation of user `id`, or nil when there is no such user.
     func tokenGeneration(id: String) throws -> Int64? {
-        try queryOne("SELECT token_generation FROM users WHERE id = ?", [id])?["token_generation"].int64
+        try queryOne("SELECT token_generation FROM users WHERE id = ?", [id])?.decode(Int64.self, "token_generation")
     }
 
     /// Every user, by name.
     func users() throws -> [UserRecord] {
         try query("SELECT id, name, created_at FROM users ORDER BY name").map {
-            UserRecord(id: $0["id"].string ?? "", name: $0["name"].string ?? "",
-                       createdAt: Date(timeIntervalSince1970: $0["created_at"].double ?? 0))
+            UserRecord(id: try $0.decode(String.self, "id"), name: try $0.decode(String.self, "name"),
+                       createdAt: Date(timeIntervalSince1970: try $0.decode(Double.self, "created_at")))
         }
     }
 
@@ -61,8 +59,8 @@ extension SQLDatabase {
     /// with their chunks, envelope); returns the files on disk that are now unreferenced.
     func deleteUser(id: String) throws -> RemovedUserFiles {
         var left = RemovedUserFiles()
-        left.revisionIds = try query("SELECT id FROM revisions WHERE owner = ?", [id]).compactMap { $0["id"].string }
-        left.uploadIds = try query("SELECT id FROM uploads WHERE owner = ?", [id]).compactMap { $0["id"].string }
+        left.revisionIds = try query("SELECT id FROM revisions WHERE owner = ?", [id]).map { try $0.decode(String.self, "id") }
+        left.uploadIds = try query("SELECT id FROM uploads WHERE owner = ?", [id]).map { try $0.decode(String.self, "id") }
         for upload in left.uploadIds { try deleteUploadSession(upload) }
         for table in ["files", "revisions", "changes", "envelopes"] {
             try run("DELETE FROM \(table) WHERE owner = ?", [id])

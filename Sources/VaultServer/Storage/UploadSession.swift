@@ -7,7 +7,7 @@ struct UploadSession {
     var id: String
     var owner: String
     var requestId: String
-    var state: String
+    var state: UploadState
     var name: String?
     var parentId: String?
     var size: Int64
@@ -26,18 +26,20 @@ struct UploadSession {
     var meta: String?
     var contentMeta: String?
 
-    init(row: SQLRow) {
-        id = row["id"].string ?? ""; owner = row["owner"].string ?? ""
-        requestId = row["request_id"].string ?? ""; state = row["state"].string ?? "active"
-        name = row["name"].string; parentId = row["parent_id"].string
-        size = row["size"].int64 ?? 0; mimeType = row["mime_type"].string ?? "application/octet-stream"
-        sha256 = row["sha256"].string ?? ""; fileId = row["file_id"].string
-        baseVersion = row["base_version"].int64; chunkSize = row["chunk_size"].int64 ?? 1
-        revisionId = row["revision_id"].string ?? ""
-        expiresAt = Date(timeIntervalSince1970: row["expires_at"].double ?? 0)
-        bytesReceived = row["bytes_received"].int64 ?? 0; deviceId = row["device_id"].string
-        resultFileId = row["result_file_id"].string
-        clientId = row["client_id"].string; meta = row["meta"].string; contentMeta = row["content_meta"].string
+    /// The session of an `uploads` row (`SELECT *`); throws `SQLError.Kind.decoding` on a damaged row.
+    init(row: SQLRow) throws {
+        id = try row.decode(String.self, "id"); owner = try row.decode(String.self, "owner")
+        requestId = try row.decode(String.self, "request_id"); state = try row.decode(UploadState.self, "state")
+        name = try row.decode(String?.self, "name"); parentId = try row.decode(String?.self, "parent_id")
+        size = try row.decode(Int64.self, "size"); mimeType = try row.decode(String.self, "mime_type")
+        sha256 = try row.decode(String.self, "sha256"); fileId = try row.decode(String?.self, "file_id")
+        baseVersion = try row.decode(Int64?.self, "base_version"); chunkSize = try row.decode(Int64.self, "chunk_size")
+        revisionId = try row.decode(String.self, "revision_id")
+        expiresAt = Date(timeIntervalSince1970: try row.decode(Double.self, "expires_at"))
+        bytesReceived = try row.decode(Int64.self, "bytes_received"); deviceId = try row.decode(String?.self, "device_id")
+        resultFileId = try row.decode(String?.self, "result_file_id")
+        clientId = try row.decode(String?.self, "client_id"); meta = try row.decode(String?.self, "meta")
+        contentMeta = try row.decode(String?.self, "content_meta")
     }
 
     /// An empty file still has one (empty) chunk. (Rounded up without `size + chunkSize - 1`,
@@ -80,19 +82,19 @@ extension SQLDatabase {
     }
 
     func uploadChunks(_ id: String) throws -> [Int] {
-        try query("SELECT idx FROM upload_chunks WHERE upload_id = ? ORDER BY idx", [id]).compactMap { $0[0].int }
+        try query("SELECT idx FROM upload_chunks WHERE upload_id = ? ORDER BY idx", [id]).map { try $0.decode(Int.self, "idx") }
     }
 
     /// Bytes kept of chunk `index` whose body was cut off (0 when none).
     func uploadPartial(_ id: String, index: Int) throws -> Int64 {
-        try scalar("SELECT bytes FROM upload_partials WHERE upload_id = ? AND idx = ?", [id, index])?.int64 ?? 0
+        try scalar(Int64.self, "SELECT bytes FROM upload_partials WHERE upload_id = ? AND idx = ?", [id, index]) ?? 0
     }
 
     /// Index → bytes kept of each chunk whose body was cut off (see `upload_partials`).
     func uploadPartials(_ id: String) throws -> [Int: Int64] {
         var out: [Int: Int64] = [:]
         for row in try query("SELECT idx, bytes FROM upload_partials WHERE upload_id = ?", [id]) {
-            if let i = row[0].int, let b = row[1].int64 { out[i] = b }
+            out[try row.decode(Int.self, "idx")] = try row.decode(Int64.self, "bytes")
         }
         return out
     }

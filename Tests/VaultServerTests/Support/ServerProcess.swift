@@ -195,15 +195,9 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     return String(String(decoding: d, as: UTF8.self).prefix(64))
 }
 
-func randomBytes(_ n: Int) -> [UInt8] {
-    var g = SystemRandomNumberGenerator()
-    var out = [UInt8](repeating: 0, count: n)
-    var i = 0
-    while i < n {
-        var v = g.next() as UInt64
-        for _ in 0..<8 where i < n { out[i] = UInt8(v & 0xff); v >>= 8; i += 1 }
-    }
-    return out
+/// `n` seeded random bytes for the test function that asks (`TestData`: its seed is printed).
+func randomBytes(_ n: Int, file: String = #fileID, function: String = #function) -> [UInt8] {
+    TestData.bytes(n, for: "\(file) \(function)")
 }
 
 extension ServerProcess {

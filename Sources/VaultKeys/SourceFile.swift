@@ -143,3 +143,7 @@ public struct SourceProblem: Error, Sendable {
     public let error: VaultError
     public init(_ error: VaultError) { self.error = error }
 }
+
+extension SourceProblem: VaultErrorConvertible {
+    public var vaultError: VaultError { error }
+}

@@ -8,13 +8,13 @@ import VaultCrypto
 /// current one is an integrity error until a verified envelope teaches it.
 public final class EpochKeys: @unchecked Sendable {
     // SAFETY: `older` is read and written only with `lock` held; the rest is immutable.
-    let keyslots: KeyslotFile
+    package let keyslots: KeyslotFile
     public let current: KeyHierarchy
     private let currentMaster: SecureBytes
     private var older: [UInt32: KeyHierarchy] = [:]
     private let lock = NSLock()
 
-    init(keyslots: KeyslotFile, keys: KeyHierarchy, masterKey: SecureBytes) {
+    package init(keyslots: KeyslotFile, keys: KeyHierarchy, masterKey: SecureBytes) {
         self.keyslots = keyslots; self.current = keys; self.currentMaster = masterKey
     }
 

@@ -22,7 +22,7 @@ public struct VaultLayout: Sendable {
         return VaultLayout(root: data + "/vault", configDirectory: config + "/vault")
     }
 
-    func path(_ name: String) -> String { (root as NSString).appendingPathComponent(name) }
+    package func path(_ name: String) -> String { (root as NSString).appendingPathComponent(name) }
 
     /// The keyslot file (wrapped master keys).
     public var keyslotFile: String { path("keyslots") }
@@ -39,10 +39,10 @@ public struct VaultLayout: Sendable {
 
     /// Names (in the root) of temp files an atomic rewrite of the keyslot file left behind when it
     /// was killed: `keyslots.tmp-<pid>` (`POSIX.writeAtomically`).
-    func keyslotTempFiles() -> [String] {
+    package func keyslotTempFiles() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { $0.hasPrefix("keyslots.tmp-") }
     }
 
     /// Every folder of the layout, created 0700.
-    var directories: [String] { [root, cacheDirectory, stagingDirectory, tempDirectory] }
+    package var directories: [String] { [root, cacheDirectory, stagingDirectory, tempDirectory] }
 }

@@ -8,31 +8,34 @@ import Glibc
 /// remembers the last `total` seen at a successful unlock, so a counter reset by editing or deleting
 /// the file is detected at the next successful unlock.
 public enum UnlockFailures {
-    struct Counter: Codable { var total: Int64 = 0; var sinceSuccess: Int64 = 0 }
-    static let seenKey = "unlock_failures_total_seen"
+    package struct Counter: Codable {
+        package var total: Int64 = 0; package var sinceSuccess: Int64 = 0
+        package init(total: Int64 = 0, sinceSuccess: Int64 = 0) { self.total = total; self.sinceSuccess = sinceSuccess }
+    }
+    package static let seenKey = "unlock_failures_total_seen"
 
-    static func path(_ layout: VaultLayout) -> String { layout.path("unlock-failures") }
-    static func wipedMarker(_ layout: VaultLayout) -> String { layout.path("WIPED.txt") }
+    package static func path(_ layout: VaultLayout) -> String { layout.path("unlock-failures") }
+    package static func wipedMarker(_ layout: VaultLayout) -> String { layout.path("WIPED.txt") }
 
-    static func read(_ layout: VaultLayout) -> Counter {
+    package static func read(_ layout: VaultLayout) -> Counter {
         guard let data = FileManager.default.contents(atPath: path(layout)),
               let c = try? JSONDecoder().decode(Counter.self, from: data) else { return Counter() }
         return c
     }
 
     /// False where the counter cannot be written: the vault's folder is on a read-only filesystem.
-    static func canRecord(_ layout: VaultLayout) -> Bool {
+    package static func canRecord(_ layout: VaultLayout) -> Bool {
         access(layout.root, W_OK) == 0 || errno != EROFS
     }
 
-    static func write(_ c: Counter, _ layout: VaultLayout) throws {
+    package static func write(_ c: Counter, _ layout: VaultLayout) throws {
         try POSIX.writeAtomically(Array(try JSONEncoder().encode(c)), to: path(layout))
     }
 
     /// Runs `body` holding an exclusive `flock` on the vault folder itself. Unlock attempts do not
     /// hold the vault lock while they derive keys, so without this, attempts that fail at the same
     /// moment would each read the same count and write it back one higher: most would go uncounted.
-    static func serialised<R>(_ layout: VaultLayout, _ body: () throws -> R) rethrows -> R {
+    package static func serialised<R>(_ layout: VaultLayout, _ body: () throws -> R) rethrows -> R {
         let fd = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 { while flock(fd, LOCK_EX) != 0 && errno == EINTR {} }
         defer { if fd >= 0 { flock(fd, LOCK_UN); close(fd) } }
@@ -59,34 +62,9 @@ public enum UnlockFailures {
                           hint: original.hint)
     }
 
-    /// Resets the count after a successful unlock; returns a warning when the counter file was
-    /// reset behind the vault's back.
-    public static func recordSuccess(_ vault: Vault) throws -> String? {
-        try serialised(vault.layout) { try resetCount(vault) }
-    }
-
-    private static func resetCount(_ vault: Vault) throws -> String? {
-        let c = read(vault.layout)
-        let seen = try vault.db.scalar("SELECT value FROM settings WHERE key=?", [seenKey])?.string.flatMap(Int64.init) ?? 0
-        var warning: String?
-        var total = c.total
-        if c.total < seen {
-            warning = "the failed-unlock counter was reset outside vault (it said \(c.total), the vault had seen \(seen)): someone may have tried passwords and hidden it"
-            total = seen
-        }
-        if c.sinceSuccess != 0 || c.total != total || warning != nil { try write(Counter(total: total, sinceSuccess: 0), vault.layout) }
-        if total != seen {
-            try vault.db.transaction {
-                try vault.db.run("DELETE FROM settings WHERE key=?", [seenKey])
-                try vault.db.run("INSERT INTO settings(key, value) VALUES (?, ?)", [seenKey, String(total)])
-            }
-        }
-        return warning
-    }
-
     /// Removes the keyslots (and any temp copy of them), the database (with its journal and a
     /// rotation's rekeyed copy), the rotation journal and all content; leaves a note saying why.
-    static func wipe(_ layout: VaultLayout, vaultId: String, reason: String) {
+    package static func wipe(_ layout: VaultLayout, vaultId: String, reason: String) {
         let files = [layout.keyslotFile, layout.databaseFile, layout.databaseFile + "-journal", layout.databaseFile + ".rekey",
                      layout.path("rotation.journal")] + layout.keyslotTempFiles().map(layout.path)
         for f in files { unlink(f) }

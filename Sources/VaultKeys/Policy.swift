@@ -1,6 +1,7 @@
 import Foundation
 import VaultCrypto
 import VaultPrimitives
+import VaultSyncPlan
 
 /// Enterprise policy settings (BRIEF §5). Every field is optional: absent means "no rule".
 /// The same shape serves the system policy (`/etc/vault/policy.json`) and the user's settings
@@ -40,6 +41,8 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     /// "keep-both" or "last-writer-wins": how an edit here and one elsewhere are settled
     /// (docs/sync.md); the user's `vault config set conflicts` is ignored when set.
     public var conflictPolicy: String?
+    /// false forbids `vault mount` (default true: the vault may be mounted as a folder).
+    public var mountAllowed: Bool?
 
     public init() {}
 }
@@ -74,6 +77,7 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var lockOnScreenLock: PolicyValue<Bool>
     public var lockOnSuspend: PolicyValue<Bool>
     public var conflictPolicy: PolicyValue<String>
+    public var mountAllowed: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -116,6 +120,7 @@ public struct EffectivePolicy: Sendable, Encodable {
         lockOnScreenLock = pick(\.lockOnScreenLock) { $0 || $1 }
         lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
+        mountAllowed = pick(\.mountAllowed) { $0 && $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

@@ -5,11 +5,11 @@ import Glibc
 #endif
 
 /// Thin typed helpers over the POSIX calls the vault needs (permissions, fsync, statvfs).
-enum POSIX {
-    static func errnoMessage(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
+package enum POSIX {
+    package static func errnoMessage(_ e: Int32 = errno) -> String { String(cString: strerror(e)) }
 
     /// Creates `path` (and parents) with mode 0700 if missing, and enforces 0700.
-    static func ensurePrivateDirectory(_ path: String) throws {
+    package static func ensurePrivateDirectory(_ path: String) throws {
         var isDir: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
             do {
@@ -27,7 +27,7 @@ enum POSIX {
     }
 
     /// Fails when `path` can be written (or, for secrets, read) by group or others.
-    static func checkPrivate(_ path: String) throws {
+    package static func checkPrivate(_ path: String) throws {
         var st = stat()
         guard lstat(path, &st) == 0 else { return }
         if st.st_mode & 0o022 != 0 {
@@ -39,54 +39,54 @@ enum POSIX {
         }
     }
 
-    static func fsyncDirectory(_ path: String) throws {
+    package static func fsyncDirectory(_ path: String) throws {
         do { try FileSystem.syncDirectory(path) } catch { throw VaultError(error) }
     }
 
     /// Writes `bytes` to `path` atomically: a 0600 temp file beside it, fsync, rename, fsync of the folder.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         do { try FileSystem.writeAtomically(bytes, to: path, temporarySuffix: ".tmp-\(getpid())") } catch { throw VaultError(error) }
     }
 
-    static func writeAll(fd: Int32, _ bytes: [UInt8], path: String) throws {
+    package static func writeAll(fd: Int32, _ bytes: [UInt8], path: String) throws {
         try bytes.withUnsafeBytes { try writeAll(fd: fd, $0, path: path) }
     }
 
-    static func writeAll(fd: Int32, _ buf: UnsafeRawBufferPointer, path: String) throws {
+    package static func writeAll(fd: Int32, _ buf: UnsafeRawBufferPointer, path: String) throws {
         do { try POSIXIO.writeAll(fd, buf) } catch { throw mapWriteError(error.rawValue, path: path) }
     }
 
-    static func mapWriteError(_ e: Int32, path: String) -> VaultError {
+    package static func mapWriteError(_ e: Int32, path: String) -> VaultError {
         if Errno(rawValue: e).isNoSpace {
             return VaultError(.noSpace, "the disk is full while writing \(path)", hint: "free some space, then try again; nothing was changed")
         }
         return VaultError(.io, "write to \(path) failed: \(errnoMessage(e))")
     }
 
-    static func readFile(_ path: String) throws -> [UInt8] {
+    package static func readFile(_ path: String) throws -> [UInt8] {
         do { return try FileSystem.readAll(path) } catch { throw VaultError(error) }
     }
 
     /// Bytes available to this user on the filesystem holding `path`.
-    static func freeBytes(at path: String) -> UInt64? {
+    package static func freeBytes(at path: String) -> UInt64? {
         var s = statvfs()
         guard statvfs(path, &s) == 0 else { return nil }
         return UInt64(s.f_bavail) * UInt64(s.f_frsize)
     }
 
-    static func fileSize(_ path: String) -> UInt64? {
+    package static func fileSize(_ path: String) -> UInt64? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return UInt64(st.st_size)
     }
 
-    static func exists(_ path: String) -> Bool { FileSystem.exists(path) }
+    package static func exists(_ path: String) -> Bool { FileSystem.exists(path) }
 }
 
 extension VaultError {
     /// A failed file-system call as the vault reports it: a full disk is `.noSpace`, a missing
     /// file `.notFound`, anything else `.io`, each naming the operation and the path.
-    init(_ e: FileSystemError) {
+    package init(_ e: FileSystemError) {
         if e.errno.isNoSpace {
             self.init(.noSpace, "the disk is full while writing \(e.path)", hint: "free some space, then try again; nothing was changed")
         } else if e.errno == .noEntry {

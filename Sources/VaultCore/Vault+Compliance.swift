@@ -1,18 +1,5 @@
 import Foundation
 
-/// One item of `vault policy check`.
-public struct ComplianceItem: Sendable, Encodable {
-    public var item: String
-    public var compliant: Bool
-    public var detail: String
-    /// The command that fixes it, when not compliant.
-    public var fix: String?
-
-    public init(item: String, compliant: Bool, detail: String, fix: String? = nil) {
-        self.item = item; self.compliant = compliant; self.detail = detail; self.fix = fix
-    }
-}
-
 extension Vault {
     /// The vault's compliance with `policy`, item by item.
     public func compliance(with policy: EffectivePolicy, keyringAvailable: Bool) throws -> [ComplianceItem] {
@@ -38,7 +25,7 @@ extension Vault {
                                fix: keyringAvailable ? nil : "start a desktop session with gnome-keyring"))
         }
         if let max = policy.contentBudgetMax.value {
-            let set = try db.scalar("SELECT value FROM settings WHERE key = ?", [Self.budgetKey])?.string.flatMap(UInt64.init)
+            let set = try settingsTable.value(Self.budgetKey).flatMap(UInt64.init)
             let ok = set.map { $0 <= max } ?? true
             items.append(.init(item: "content budget", compliant: ok,
                                detail: ok ? "within the maximum of \(ByteCount.format(max))" : "the budget \(ByteCount.format(set ?? 0)) exceeds the maximum of \(ByteCount.format(max))",

@@ -30,7 +30,7 @@ public struct KeyslotFile: Sendable {
 
         /// The parameters, checked before any work against the bounds a stored parameter set may
         /// name (`KDFParameters.storageProblem`): a tampered file must not exhaust memory or time.
-        func parameters() throws -> KDFParameters {
+        package func parameters() throws -> KDFParameters {
             guard let s = Hex.decode(salt) else { throw VaultError(.integrity, "keyslot KDF salt is damaged") }
             let p: KDFParameters
             switch alg {
@@ -48,7 +48,7 @@ public struct KeyslotFile: Sendable {
         }
 
         /// The canonical text bound into the slot's AAD.
-        var canonical: String {
+        package var canonical: String {
             switch alg {
             case "argon2id": return "argon2id:ops=\(opsLimit ?? 0):mem=\(memLimitBytes ?? 0):salt=\(salt)"
             default: return "\(alg):iter=\(iterations ?? 0):salt=\(salt)"
@@ -87,6 +87,12 @@ public struct KeyslotFile: Sendable {
         public var history: [HistoryEntry]?
         /// The device the final file names (`Body.device`).
         public var device: String?
+
+        package init(epoch: UInt32, nonce: String, wrappedNewMaster: String, slots: [Slot], historyEntry: HistoryEntry? = nil,
+                     generation: UInt64? = nil, history: [HistoryEntry]? = nil, device: String? = nil) {
+            self.epoch = epoch; self.nonce = nonce; self.wrappedNewMaster = wrappedNewMaster; self.slots = slots
+            self.historyEntry = historyEntry; self.generation = generation; self.history = history; self.device = device
+        }
     }
 
     /// The master key of an earlier epoch, wrapped under the next epoch's history key, so a device
@@ -97,6 +103,10 @@ public struct KeyslotFile: Sendable {
         public var nonce: String
         /// hex, 48 bytes: GCM(historyKey of epoch + 1, nonce, master key of `epoch`, historyAAD)
         public var wrappedKey: String
+
+        package init(epoch: UInt32, nonce: String, wrappedKey: String) {
+            self.epoch = epoch; self.nonce = nonce; self.wrappedKey = wrappedKey
+        }
     }
 
     public struct Body: Codable, Equatable, Sendable {
@@ -114,9 +124,17 @@ public struct KeyslotFile: Sendable {
         /// before the change (`RemoteCodec.sealDeviceLabel`): shown to other devices ("rotated on
         /// DEVICE") before the new envelope can be verified.
         public var device: String?
+
+        package init(format: Int, vaultId: String, epoch: UInt32, slots: [Slot], pendingRotation: PendingRotation? = nil,
+                     generation: UInt64? = nil, history: [HistoryEntry]? = nil, device: String? = nil) {
+            self.format = format; self.vaultId = vaultId; self.epoch = epoch; self.slots = slots
+            self.pendingRotation = pendingRotation; self.generation = generation; self.history = history; self.device = device
+        }
     }
 
     public var body: Body
+
+    package init(body: Body) { self.body = body }
 
     public var vaultId: [UInt8] { Hex.decode(body.vaultId) ?? [] }
 
@@ -126,7 +144,7 @@ public struct KeyslotFile: Sendable {
     }
 
     /// Wraps `oldMaster` (of `oldEpoch`) under `newKeys`' history key.
-    static func historyEntry(oldMaster: SecureBytes, oldEpoch: UInt32, newKeys: KeyHierarchy, vaultId: String) throws -> HistoryEntry {
+    package static func historyEntry(oldMaster: SecureBytes, oldEpoch: UInt32, newKeys: KeyHierarchy, vaultId: String) throws -> HistoryEntry {
         let nonce = SecureRandom.bytes(12)
         let wrapped = try oldMaster.withUnsafeBytes { mk in
             try AESGCMKey(newKeys.historyKey).seal(nonce: nonce, plaintext: Array(mk), aad: historyAAD(vaultId: vaultId, epoch: oldEpoch))
@@ -178,7 +196,7 @@ public struct KeyslotFile: Sendable {
 
     /// A password slot for `password` (as typed: its NFC form is what the KDF takes), with `kdf`
     /// parameters. Refuses parameters a reader would refuse (the slot could never be opened).
-    static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
+    package static func passwordSlot(id: String, password: SecureBytes, kdf: KDFParameters, masterKey: SecureBytes, vaultId: String) throws -> Slot {
         if let problem = kdf.storageProblem {
             throw VaultError(.usage, "\(problem): a keyslot with these KDF parameters could never be opened; nothing was changed")
         }
@@ -191,12 +209,12 @@ public struct KeyslotFile: Sendable {
         try HKDF.sha256(ikm: recoveryKey, salt: vaultId, info: Array("vault/v1/recovery-kek".utf8), length: 32)
     }
 
-    static func recoverySlot(id: String, recoveryKey: SecureBytes, masterKey: SecureBytes, vaultId: String) throws -> Slot {
+    package static func recoverySlot(id: String, recoveryKey: SecureBytes, masterKey: SecureBytes, vaultId: String) throws -> Slot {
         let kek = try recoveryKEK(recoveryKey, vaultId: Hex.decode(vaultId) ?? [])
         return try makeSlot(id: id, type: "recovery", kdf: nil, kek: kek, masterKey: masterKey, vaultId: vaultId)
     }
 
-    static func escrowSlot(id: String, orgPublicKey: [UInt8], masterKey: SecureBytes) throws -> Slot {
+    package static func escrowSlot(id: String, orgPublicKey: [UInt8], masterKey: SecureBytes) throws -> Slot {
         Slot(id: id, type: "escrow", kdf: nil, nonce: nil, wrappedKey: nil, orgPublicKey: Hex.encode(orgPublicKey),
              sealed: Hex.encode(try SealedBox.seal(masterKey, to: orgPublicKey)), createdAt: Int64(Date().timeIntervalSince1970))
     }
@@ -248,7 +266,7 @@ public struct KeyslotFile: Sendable {
 
     /// The master key when `typed` opens password `slot`: with its NFC form, else (a slot written
     /// before normalisation) with the bytes as typed (`legacy`). Nil when it does not open.
-    func unwrapPassword(slot: Slot, typed: SecureBytes) throws -> (SecureBytes, legacy: Bool)? {
+    package func unwrapPassword(slot: Slot, typed: SecureBytes) throws -> (SecureBytes, legacy: Bool)? {
         guard slot.type == "password", let kdf = try slot.kdf?.parameters() else { return nil }
         for (i, candidate) in PasswordText.candidates(typed).enumerated() {
             let kek = try KDF.derive(password: candidate, parameters: kdf, length: 32)

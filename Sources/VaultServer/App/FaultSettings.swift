@@ -1,44 +1,51 @@
+import VaultAPI
+
 /// Test-only fault switches (`POST /v1/test/faults`, only when the server runs with
-/// `--test-faults`). They apply to requests that arrive after they are set.
-public struct FaultSettings: Codable, Sendable, Equatable {
+/// `--test-faults`): the server's own, no client sees them. They apply to requests that arrive
+/// after they are set.
+struct FaultSettings: Codable, Sendable, Equatable {
     /// Close the connection after this many request-body bytes (once per setting; `nil` = off).
-    public var dropAfterBytes: Int64?
+    var dropAfterBytes: Int64?
     /// How many requests the body drop applies to (default 1).
-    public var dropCount: Int?
+    var dropCount: Int?
     /// Sleep this long before answering each request.
-    public var delayMs: Int?
+    var delayMs: Int?
     /// Probability (0…1) of answering `errorStatus` instead of handling the request.
-    public var errorRate: Double?
+    var errorRate: Double?
     /// Status for `errorRate` (default 503).
-    public var errorStatus: Int?
+    var errorStatus: Int?
     /// `errorRate` applies only to requests whose path starts with this (e.g. `/v1/upload`).
-    public var errorPathPrefix: String?
+    var errorPathPrefix: String?
+    /// Seeds the `errorRate` draws (SplitMix64), so a test's faults come again with its seed
+    /// (`nil`: the system generator).
+    var errorSeed: UInt64?
     /// Answer the next N requests with 429 and `Retry-After`.
-    public var retryAfter429Count: Int?
+    var retryAfter429Count: Int?
     /// `Retry-After` seconds for those 429s (default 1).
-    public var retryAfterSeconds: Int?
+    var retryAfterSeconds: Int?
     /// Expire every open upload session now (a one-shot action, not kept).
-    public var expireSessionsNow: Bool?
+    var expireSessionsNow: Bool?
     /// Lie in upload status answers: claim every byte of an unfinished session was received.
-    public var lieReceivedRanges: Bool?
+    var lieReceivedRanges: Bool?
     /// Lie about a file's size in content downloads: append this many random bytes to each
     /// content GET body, counted in `Content-Length` and in a 206's `Content-Range` (end and total).
-    public var extraContentBytes: Int?
+    var extraContentBytes: Int?
     /// Send content GET bodies chunked, without `Content-Length` (only the byte count can then
     /// reveal `extraContentBytes`).
-    public var contentWithoutLength: Bool?
+    var contentWithoutLength: Bool?
     /// Behave as a malicious server in one way (end-to-end tests: each lie must be caught).
-    public var lie: FaultLie?
+    var lie: FaultLie?
     /// A test clock: bearer tokens are checked this many seconds ahead of the real clock, so a
     /// test of token expiry moves the clock instead of sleeping through the TTL.
-    public var clockAheadSeconds: Int?
+    var clockAheadSeconds: Int?
 
-    public init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
+    init(dropAfterBytes: Int64? = nil, dropCount: Int? = nil, delayMs: Int? = nil,
                 errorRate: Double? = nil, errorStatus: Int? = nil, retryAfter429Count: Int? = nil,
                 retryAfterSeconds: Int? = nil, expireSessionsNow: Bool? = nil, lieReceivedRanges: Bool? = nil,
                 extraContentBytes: Int? = nil, contentWithoutLength: Bool? = nil, lie: FaultLie? = nil,
-                clockAheadSeconds: Int? = nil) {
+                clockAheadSeconds: Int? = nil, errorSeed: UInt64? = nil) {
         self.lie = lie
+        self.errorSeed = errorSeed
         self.clockAheadSeconds = clockAheadSeconds
         self.lieReceivedRanges = lieReceivedRanges
         self.extraContentBytes = extraContentBytes; self.contentWithoutLength = contentWithoutLength
@@ -51,8 +58,8 @@ public struct FaultSettings: Codable, Sendable, Equatable {
 
 /// One lie of a malicious server (test-only, inside `FaultSettings`): what a device must catch
 /// with an integrity error, publishing nothing (SECURITY.md "End to end").
-public struct FaultLie: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable {
+struct FaultLie: Codable, Sendable, Equatable {
+    enum Kind: String, Codable, Sendable {
         /// `GET /v1/keys/envelope` answers `envelope` instead of the stored one.
         case envelope
         /// Content downloads of `fileId` (head or revision) serve its head's stored bytes cut and
@@ -67,16 +74,16 @@ public struct FaultLie: Codable, Sendable, Equatable {
         case listing
     }
 
-    public var kind: Kind
-    public var envelope: String?
-    public var fileId: String?
-    public var ranges: [[Int64]]?
-    public var fromFileId: String?
-    public var fromRevisionId: String?
-    public var size: Int64?
-    public var type: FileType?
+    var kind: Kind
+    var envelope: String?
+    var fileId: String?
+    var ranges: [[Int64]]?
+    var fromFileId: String?
+    var fromRevisionId: String?
+    var size: Int64?
+    var type: FileType?
 
-    public init(kind: Kind, envelope: String? = nil, fileId: String? = nil, ranges: [[Int64]]? = nil, fromFileId: String? = nil,
+    init(kind: Kind, envelope: String? = nil, fileId: String? = nil, ranges: [[Int64]]? = nil, fromFileId: String? = nil,
                 fromRevisionId: String? = nil, size: Int64? = nil, type: FileType? = nil) {
         self.kind = kind; self.envelope = envelope; self.fileId = fileId; self.ranges = ranges; self.fromFileId = fromFileId
         self.fromRevisionId = fromRevisionId; self.size = size; self.type = type

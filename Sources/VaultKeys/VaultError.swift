@@ -49,3 +49,20 @@ public struct VaultError: Error, CustomStringConvertible, Sendable {
         hint.map { "\(message)\n  hint: \($0)" } ?? message
     }
 }
+
+/// An error of a layer above that knows which `VaultError` it is (the database's, a source
+/// file's): `VaultError.wrap` asks it, so this module need not know those layers.
+public protocol VaultErrorConvertible: Error {
+    /// The error as the vault reports it.
+    var vaultError: VaultError { get }
+}
+
+extension VaultError {
+    /// Any error as a VaultError: a `VaultErrorConvertible` says which (database damage is
+    /// `.integrity`, a full disk `.noSpace`); anything else is an internal error.
+    public static func wrap(_ error: Error) -> VaultError {
+        if let v = error as? VaultError { return v }
+        if let c = error as? VaultErrorConvertible { return c.vaultError }
+        return VaultError(.internalError, "unexpected error: \(error)")
+    }
+}

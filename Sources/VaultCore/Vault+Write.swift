@@ -1,0 +1,67 @@
+import Foundation
+import VaultPrimitives
+
+/// Writing a file's content from memory (`vault mount`): the same sealed staging blob and the
+/// same publish step as `put`, so the outbox and the sync layer see no difference.
+extension Vault {
+    /// The child `name` of folder `parentId`, if any (names compare byte for byte).
+    public func child(ofFolder parentId: String, named name: String) throws -> Node? {
+        try child(of: parentId, named: name)
+    }
+
+    /// The size of the content this device holds for file `n`: the node's size, or for an older
+    /// version kept while the server has a newer one (STALE), that version's (what a read gives).
+    public func localSize(of n: Node) throws -> UInt64 {
+        try localContent(of: n).size
+    }
+
+    /// Creates file `name` in folder `parentId` with the bytes `produce` emits (sealed as they
+    /// come), awaiting upload.
+    /// - Throws: `.notFound` (no such folder), `.conflict` (it is a file), `.invalidName`,
+    ///   `.alreadyExists`, `.noSpace` (nothing changed).
+    @discardableResult
+    public func createFile(in parentId: String, named name: String, size: UInt64,
+                           _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Node {
+        guard let parent = try node(id: parentId) else { throw VaultError(.notFound, "no such folder (it was removed)") }
+        guard parent.isFolder else { throw VaultError(.conflict, "\(try path(of: parent)) is a file, not a folder") }
+        try NameRules.validate(name)
+        try requireFree(name, in: parent)
+        let blob = try seal(size: size, doing: "store \(DisplayText.escaped(name))", produce)
+        return try publishFile(blob, in: parent, named: name, replacing: nil)
+    }
+
+    /// Stores the bytes `produce` emits as the new version of file `nodeId` (the previous
+    /// content is kept as a revision, as `put --replace` does), awaiting upload. `keepPrevious`
+    /// false: the previous content is scratch (the empty first version of a file just created)
+    /// and is dropped rather than kept, when it never left this device.
+    /// - Throws: `.notFound` (the file was removed), `.usage` (it is a folder), `.noSpace`.
+    @discardableResult
+    public func replaceContent(of nodeId: String, size: UInt64, keepPrevious: Bool = true,
+                               _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Node {
+        guard let n = try node(id: nodeId), let parentId = n.parentId, let parent = try node(id: parentId) else {
+            throw VaultError(.notFound, "the file was removed from the vault")
+        }
+        guard !n.isFolder else { throw VaultError(.usage, "\(try path(of: n)) is a folder") }
+        let blob = try seal(size: size, doing: "store \(DisplayText.escaped(n.name))", produce)
+        return try publishFile(blob, in: parent, named: n.name, replacing: n, keepPrevious: keepPrevious)
+    }
+
+    /// Sets the modification time of file `nodeId` while its new content awaits upload (the time
+    /// travels with the upload, as an imported file's does). Returns false, changing nothing,
+    /// when no upload is pending: a synced version keeps the time recorded with its content.
+    @discardableResult
+    public func setModifiedTime(of nodeId: String, to seconds: Int64) throws -> Bool {
+        try db.transaction {
+            guard let n = try node(id: nodeId), !n.isFolder, n.pendingOp == .upload else { return false }
+            try nodesTable.setModifiedAt(id: nodeId, seconds)
+            return true
+        }
+    }
+
+    /// Seals `produce`'s bytes into a new durable staging blob, after checking that they fit.
+    private func seal(size: UInt64, doing what: String,
+                      _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
+        try blobs.checkFreeSpace(for: BlobStore.sealedSize(plaintextSize: size), doing: what)
+        return try blobs.write(area: .staging, produce)
+    }
+}

@@ -1,0 +1,57 @@
+import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The vault's node ids and the inode numbers the kernel knows them by. Numbers are never
+/// reused while mounted (the kernel may still name an inode it looked up long ago); the root
+/// is inode 1. Staged content and open counts live on the inode, shared by its open handles.
+final class InodeTable {
+    final class Inode {
+        let ino: UInt64
+        let nodeId: String
+        /// Content being written (see `StagedContent`), while a handle that wrote is open.
+        var staged: StagedContent?
+        /// Open file handles on this inode.
+        var openCount = 0
+        /// A modification time set through the mount (utimens) for this session.
+        var modifiedOverride: Int64?
+        /// The blob served at the last open: when the next open finds the same one, the kernel may
+        /// keep the pages it cached (any change of content, here or pulled, is a new blob).
+        var servedBlob: String?
+        /// Created through the mount and not committed since: its empty first version is scratch.
+        var freshlyCreated = false
+
+        init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
+    }
+
+    static let rootIno: UInt64 = 1
+    private var byIno: [UInt64: Inode] = [:]
+    private var byNode: [String: UInt64] = [:]
+    private var next: UInt64 = 2
+
+    init() {
+        let root = Inode(ino: Self.rootIno, nodeId: Vault.rootId)
+        byIno[root.ino] = root; byNode[root.nodeId] = root.ino
+    }
+
+    /// The inode of node `id`, made on first sight.
+    func inode(forNode id: String) -> Inode {
+        if let ino = byNode[id], let i = byIno[ino] { return i }
+        let i = Inode(ino: next, nodeId: id)
+        next += 1
+        byIno[i.ino] = i; byNode[id] = i.ino
+        return i
+    }
+
+    /// The inode `ino`. Throws ESTALE for a number this mount never gave out.
+    func inode(_ ino: UInt64) throws(FuseErrno) -> Inode {
+        guard let i = byIno[ino] else { throw FuseErrno(ESTALE, "unknown inode \(ino)") }
+        return i
+    }
+
+    /// Every inode number given out (to drop the kernel's caches of them).
+    var all: [UInt64] { Array(byIno.keys) }
+
+    func forEach(_ body: (Inode) -> Void) { byIno.values.forEach(body) }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import VaultCore
+import VaultPrimitives
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading: content from the sealed blob, segment by segment, each only once it authenticates.
+extension MountFilesystem {
+    /// Opens file `ino`; `keepCache`: its content is the one served at the previous open, so the
+    /// kernel's cached pages of it are still right.
+    func open(_ ino: UInt64, flags: Int32) throws(FuseErrno) -> (handle: UInt64, keepCache: Bool) {
+        let v = try gate.vault()
+        let i = try inodes.inode(ino)
+        let n = try node(i, v)
+        guard !n.isFolder else { throw FuseErrno(EISDIR) }
+        let access = flags & O_ACCMODE
+        let writable = access == O_WRONLY || access == O_RDWR
+        if writable && readOnly { throw FuseErrno(EROFS) }
+        let f = HandleTable.OpenFile(inode: i, writable: writable, append: flags & O_APPEND != 0)
+        if writable && flags & O_TRUNC != 0 {
+            try emptied(i, n).truncate(0)
+        } else if i.staged == nil && access != O_WRONLY {
+            f.blob = try openBlob(n, v)
+        }
+        let keep = i.staged == nil && n.localPath != nil && n.localPath == i.servedBlob
+        i.servedBlob = i.staged == nil ? n.localPath : nil
+        return (handles.add(f), keep)
+    }
+
+    func openBlob(_ n: Node, _ v: Vault) throws(FuseErrno) -> BlobHandle {
+        do { return try v.openContent(n) } catch {
+            let e = FuseErrno(error, doing: "opening the content of \(n.id)")
+            log("\(e.reason ?? "opening \(n.id) failed")\((error as? VaultError)?.kind == .notLocal ? " (not on this device: `vault pin` or `vault get` it first)" : "")")
+            throw e
+        }
+    }
+
+    func read(_ fh: UInt64, size: Int, offset: Int64, _ reply: (UnsafeRawBufferPointer) -> Void) throws(FuseErrno) {
+        let v = try gate.vault()
+        let f = try handles.file(fh)
+        if let s = f.inode.staged {
+            let start = min(Int(offset), s.count), end = min(s.count, start + size)
+            reply(UnsafeRawBufferPointer(rebasing: s.bytes[start..<end]))
+            return
+        }
+        if f.blob == nil { f.blob = try openBlob(try node(f.inode, v), v) }
+        let blob = f.blob!
+        let total = blob.plaintextSize
+        guard UInt64(offset) < total else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }
+        let count = Int(min(UInt64(size), total - UInt64(offset)))
+        do {
+            let bytes = try blob.read(offset: UInt64(offset), count: count)
+            bytes.withUnsafeBytes(reply)
+        } catch {
+            let e = FuseErrno(error, doing: "reading \(f.inode.nodeId) at \(offset)")
+            log(e.reason ?? "a read failed")
+            throw e
+        }
+    }
+}

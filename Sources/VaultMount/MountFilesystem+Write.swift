@@ -1,0 +1,168 @@
+import Foundation
+import VaultCore
+import VaultPrimitives
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writing: content staged in memory, committed as a new sealed version on close or fsync.
+extension MountFilesystem {
+    /// The inode's staged content, loaded from its authenticated current content on first use.
+    func stage(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> StagedContent {
+        if let s = i.staged { return s }
+        let n = try node(i, v)
+        let s = StagedContent(modified: n.modifiedAt)
+        if n.size > 0 {
+            guard n.size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(n.id) is larger than the mount can rewrite") }
+            do {
+                var at = 0
+                var failure: FuseErrno?
+                try v.readContent(n) { piece in
+                    do throws(FuseErrno) { try s.write(piece, at: at) } catch { failure = error }
+                    at += piece.count
+                }
+                if let failure { throw failure }
+            } catch {
+                s.release()
+                let e = FuseErrno(error, doing: "loading \(n.id) to change it")
+                log(e.reason ?? "loading failed")
+                throw e
+            }
+        }
+        s.dirty = false
+        s.modified = n.modifiedAt
+        i.staged = s
+        return s
+    }
+
+    /// The inode's staged content for a truncation to zero: what it held is not loaded (so a
+    /// file of any size can be emptied). Dirty when the file had content.
+    func emptied(_ i: InodeTable.Inode, _ n: Node) throws(FuseErrno) -> StagedContent {
+        if let s = i.staged { return s }
+        let s = StagedContent(modified: n.modifiedAt)
+        if n.size > 0 { s.dirty = true }
+        i.staged = s
+        return s
+    }
+
+    func write(_ fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) throws(FuseErrno) -> Int {
+        let v = try gate.vault()
+        let f = try handles.file(fh)
+        guard f.writable else { throw FuseErrno(EBADF) }
+        let s = try stage(f.inode, v)
+        try s.write(data, at: f.append ? s.count : Int(offset))
+        f.inode.modifiedOverride = nil
+        return data.count
+    }
+
+    /// Commits the inode's staged content when it changed: a new sealed version, durable when
+    /// this returns (the blob is fsynced before the metadata that names it commits).
+    func commit(_ i: InodeTable.Inode) throws(FuseErrno) {
+        guard let s = i.staged, s.dirty else { return }
+        let v = try gate.vault(write: true)
+        do {
+            _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count), keepPrevious: !i.freshlyCreated) { emit in
+                let all = s.bytes
+                var at = 0
+                while at < all.count {
+                    let end = min(all.count, at + (1 << 20))
+                    try emit(UnsafeRawBufferPointer(rebasing: all[at..<end]))
+                    at = end
+                }
+            }
+            s.dirty = false
+            i.servedBlob = nil
+            i.freshlyCreated = false
+            if let t = i.modifiedOverride, try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil }
+        } catch let e as VaultError where e.kind == .notFound {
+            s.dirty = false   // unlinked while open: its writes go with it, as on any filesystem
+        } catch {
+            let e = FuseErrno(error, doing: "committing \(i.nodeId)")
+            log(e.reason ?? "a commit failed")
+            throw e
+        }
+    }
+
+    func flush(_ fh: UInt64) throws(FuseErrno) { try commit(try handles.file(fh).inode) }
+
+
+    func release(_ fh: UInt64) throws(FuseErrno) {
+        guard let last = handles.removeFile(fh) else { return }
+        do throws(FuseErrno) { try commit(last.inode) } catch {
+            if error.code == EACCES, last.inode.staged?.dirty == true {
+                pending[last.inode.ino] = last.inode   // locked: kept for the unlock, not lost
+                log("\(last.inode.nodeId) was closed while the vault is locked: its changes are committed once it is unlocked")
+                return
+            }
+            dropStaged(last.inode)
+            throw error
+        }
+        dropStaged(last.inode)
+    }
+
+    private func dropStaged(_ i: InodeTable.Inode) {
+        guard i.openCount == 0 else { return }
+        i.staged?.release(); i.staged = nil
+        pending[i.ino] = nil
+    }
+
+    /// Commits the changes of files closed while the vault was locked (after `vault unlock`, and
+    /// at unmount).
+    func commitPending() {
+        for i in Array(pending.values) {
+            do throws(FuseErrno) {
+                try commit(i)
+                pending[i.ino] = nil
+                dropStaged(i)
+            } catch { log("\(i.nodeId): changes still not committed: \(error.reason ?? "errno \(error.code)")") }
+        }
+    }
+
+    func create(_ parent: UInt64, _ name: String, flags: Int32) throws(FuseErrno) -> (InodeAttributes, UInt64) {
+        if readOnly { throw FuseErrno(EROFS) }
+        let v = try gate.vault(write: true)
+        let p = try folder(parent, v)
+        if let existing = try child(p, name, v) {
+            if flags & O_EXCL != 0 { throw FuseErrno(EEXIST) }
+            let i = inodes.inode(forNode: existing.id)
+            let fh = try open(i.ino, flags: flags).handle
+            return (attributes(existing, i), fh)
+        }
+        let n: Node
+        do { n = try v.createFile(in: p.id, named: name, size: 0) { _ in } } catch { throw FuseErrno(error, doing: "creating in \(p.id)") }
+        let i = inodes.inode(forNode: n.id)
+        i.freshlyCreated = true
+        let access = flags & O_ACCMODE
+        let f = HandleTable.OpenFile(inode: i, writable: access != O_RDONLY, append: flags & O_APPEND != 0)
+        if i.staged == nil { i.staged = StagedContent(modified: n.modifiedAt) }
+        return (attributes(n, i), handles.add(f))
+    }
+
+    func setattr(_ ino: UInt64, toSet: Int32, size: UInt64, mtime: Int64) throws(FuseErrno) -> InodeAttributes {
+        let v = try gate.vault(write: true)
+        let i = try inodes.inode(ino)
+        let n = try node(i, v)
+        if toSet & (1 << 3) != 0 {   // FUSE_SET_ATTR_SIZE
+            if readOnly { throw FuseErrno(EROFS) }
+            guard !n.isFolder else { throw FuseErrno(EISDIR) }
+            guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
+            let s = size == 0 ? try emptied(i, n) : try stage(i, v)
+            if UInt64(s.count) != size { try s.truncate(Int(size)) }
+            if i.openCount == 0 {   // truncate(2) on a closed file: commit now
+                defer { dropStaged(i) }
+                try commit(i)
+            }
+        }
+        if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }                              // FUSE_SET_ATTR_MTIME
+        if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) } // FUSE_SET_ATTR_MTIME_NOW
+        if let t = i.modifiedOverride, i.staged?.dirty != true, !readOnly {
+            // Stored while the new content awaits upload (it travels with it); otherwise kept
+            // for this mount only (docs/mount.md).
+            do { if try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil } } catch {
+                throw FuseErrno(error, doing: "setting the time of \(i.nodeId)")
+            }
+        }
+        // Mode, owner and atime: the vault keeps none of them (files 0600, folders 0700).
+        return attributes(try node(i, v), i)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import VaultCore
+import VaultPrimitives
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The filesystem operations of `vault mount`, on the vault's sealed API only: reads come from
+/// the sealed blob segment by segment as each authenticates (a tampered segment is EIO), writes
+/// are staged in memory and committed as a new sealed version on close or fsync
+/// (`Vault.replaceContent`), and the tree changes go through `mkdir`, `move` and `remove`
+/// exactly as the CLI's commands do. One request at a time (the session loop is one thread).
+final class MountFilesystem {
+    let gate: VaultGate
+    let inodes = InodeTable()
+    let handles = HandleTable()
+    let readOnly: Bool
+    let log: (String) -> Void
+
+    /// Inodes closed while the vault was locked with changes not yet committed: their staged
+    /// content stays in memory and is committed once the vault is unlocked (`commitPending`).
+    var pending: [UInt64: InodeTable.Inode] = [:]
+
+    init(gate: VaultGate, readOnly: Bool, log: @escaping (String) -> Void) {
+        self.gate = gate; self.readOnly = readOnly; self.log = log
+    }
+
+
+    /// What the kernel is told about node `n`: a STALE file's size is its local (older) version's,
+    /// the one reads return (as `cat` does).
+    func attributes(_ n: Node, _ i: InodeTable.Inode, _ v: Vault? = nil) -> InodeAttributes {
+        var size = n.size
+        if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
+        var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
+        if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
+        return a
+    }
+
+    func node(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> Node {
+        do {
+            guard let n = try v.node(id: i.nodeId) else { throw FuseErrno(ENOENT) }
+            return n
+        } catch { throw FuseErrno(error, doing: "reading node \(i.nodeId)") }
+    }
+
+    func folder(_ ino: UInt64, _ v: Vault) throws(FuseErrno) -> Node {
+        let n = try node(try inodes.inode(ino), v)
+        guard n.isFolder else { throw FuseErrno(ENOTDIR) }
+        return n
+    }
+
+    /// A name the kernel passed: UTF-8 and valid in the vault, else EINVAL / ENAMETOOLONG.
+    static func name(_ raw: UnsafePointer<CChar>) throws(FuseErrno) -> String {
+        guard let s = String(validatingCString: raw) else { throw FuseErrno(EINVAL, "a name that is not UTF-8") }
+        if s.utf8.count > NameRules.maxVaultNameBytes { throw FuseErrno(ENAMETOOLONG) }
+        do { try NameRules.validate(s) } catch { throw FuseErrno(EINVAL, "a name the vault refuses") }
+        return s
+    }
+
+    func child(_ parent: Node, _ name: String, _ v: Vault) throws(FuseErrno) -> Node? {
+        do { return try v.child(ofFolder: parent.id, named: name) } catch { throw FuseErrno(error, doing: "looking up in \(parent.id)") }
+    }
+
+    func lookup(_ parent: UInt64, _ name: String) throws(FuseErrno) -> InodeAttributes {
+        let v = try gate.vault()
+        let p = try folder(parent, v)
+        guard let n = try child(p, name, v) else { throw FuseErrno(ENOENT) }
+        return attributes(n, inodes.inode(forNode: n.id), v)
+    }
+
+    func getattr(_ ino: UInt64) throws(FuseErrno) -> InodeAttributes {
+        let v = try gate.vault()
+        let i = try inodes.inode(ino)
+        return attributes(try node(i, v), i, v)
+    }
+
+    func opendir(_ ino: UInt64) throws(FuseErrno) -> UInt64 {
+        let v = try gate.vault()
+        let d = try folder(ino, v)
+        let kids: [Node]
+        do { kids = try v.children(of: d.id) } catch { throw FuseErrno(error, doing: "listing \(d.id)") }
+        let here = attributes(d, try inodes.inode(ino))
+        var parent = here
+        if let id = d.parentId {
+            let i = inodes.inode(forNode: id)
+            parent = attributes(try node(i, v), i)
+        }
+        var entries: [(name: String, attributes: InodeAttributes)] = [(".", here), ("..", parent)]
+        for k in kids { entries.append((k.name, attributes(k, inodes.inode(forNode: k.id), v))) }
+        return handles.add(HandleTable.OpenFolder(entries: entries))
+    }
+
+    /// Fills up to `size` bytes of directory entries from entry `offset` on (`add` puts one
+    /// entry into the buffer and returns the bytes it needs; more than offered: not added).
+    func readdir(_ fh: UInt64, size: Int, offset: Int, add: (String, InodeAttributes, Int, UnsafeMutableRawBufferPointer) -> Int) throws(FuseErrno) -> [UInt8] {
+        _ = try gate.vault()
+        let d = try handles.folder(fh)
+        var out = [UInt8](repeating: 0, count: size)
+        var used = 0
+        var index = max(0, offset)
+        out.withUnsafeMutableBytes { buf in
+            while index < d.entries.count {
+                let e = d.entries[index]
+                let need = add(e.name, e.attributes, index + 1, UnsafeMutableRawBufferPointer(rebasing: buf[used...]))
+                if need > size - used { break }
+                used += need; index += 1
+            }
+        }
+        return Array(out.prefix(used))
+    }
+}

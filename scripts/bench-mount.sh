@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `vault mount` (issue 19 "Targets"), side by side with gocryptfs and rclone (crypt over a local
+# folder) when they are installed (Debian: apt-get install gocryptfs rclone), in one run:
+#  1. sequential read of a cached SIZE file through the mount, cold (kernel caches dropped when
+#     root) and again (target: >= gocryptfs, >= 1 GB/s; the second >= 3x the first)
+#  2. sequential write of SIZE through the mount, closed with fsync (target: >= 80 % of gocryptfs)
+#  3. `ls -lR` of a NODES-node tree (target: <= 2 s and <= rclone's)
+#  4. peak RSS of the mount process (VmHWM; target: <= 64 MiB)
+# Not yet measured: a 4 KiB read in a not-downloaded file (on-demand fetching is not built yet).
+# Usage: scripts/bench-mount.sh [SIZE=1G] [NODES=100000]   (VAULT_BENCH_BIN: a built products folder)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZE=${1:-1G}
+NODES=${2:-100000}
+if [ -z "${VAULT_BENCH_BIN:-}" ]; then
+  swift build -c release --product vault 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
+fi
+BIN=${VAULT_BENCH_BIN:-$(swift build -c release --show-bin-path)}
+TMP=$(mktemp -d /tmp/vault-bench-mount.XXXXXX)
+MOUNTS=()
+cleanup() {
+  for m in "${MOUNTS[@]}"; do fusermount3 -uz "$m" 2>/dev/null || true; done
+  sleep 0.5
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+export NO_COLOR=1 VAULT_NO_KEYRING=1 VAULT_HOME="$TMP/vault" TMPDIR="$TMP"
+printf 'bench password\n' > "$TMP/pw"
+bytes=$(numfmt --from=iec "$SIZE")
+
+now() { date +%s.%N; }
+drop_caches() { [ "$(id -u)" = 0 ] && { sync; echo 3 > /proc/sys/vm/drop_caches; } || true; }
+# seconds for: cat FILE > /dev/null
+read_s() { local t0; t0=$(now); cat "$1" > /dev/null; echo "$(now) - $t0" | bc -l; }
+# seconds for: write SIZE bytes to FILE and fsync it
+write_s() { local t0; t0=$(now); head -c "$bytes" /dev/zero | dd of="$1" bs=1M conv=fsync status=none; echo "$(now) - $t0" | bc -l; }
+lsr_s() { local t0; t0=$(now); ls -lR "$1" > /dev/null; echo "$(now) - $t0" | bc -l; }
+rate() { echo "scale=0; $bytes / $1 / 1000000" | bc -l; }
+
+# The local source: one SIZE file of random bytes and a tree of NODES files in folders of 100.
+head -c "$bytes" /dev/urandom > "$TMP/big"
+python3 - "$TMP/tree" "$NODES" <<'EOF'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "d%d" % (i // 100))
+    if i % 100 == 0: os.makedirs(d)
+    open(os.path.join(d, "f%d" % i), "w").close()
+EOF
+
+declare -A R
+# --- vault
+"$BIN/vault" init --password-file "$TMP/pw" --kdf-ops 1 --kdf-mem 8M > /dev/null
+"$BIN/vault" put "$TMP/big" /big --password-file "$TMP/pw" > /dev/null
+"$BIN/vault" put -r "$TMP/tree" / --password-file "$TMP/pw" > /dev/null
+mkdir "$TMP/mnt-vault"
+"$BIN/vault" mount "$TMP/mnt-vault" --password-file "$TMP/pw" > /dev/null
+MOUNTS+=("$TMP/mnt-vault")
+drop_caches
+R[vault,read]=$(read_s "$TMP/mnt-vault/big"); R[vault,reread]=$(read_s "$TMP/mnt-vault/big")
+R[vault,write]=$(write_s "$TMP/mnt-vault/written")
+R[vault,lsr]=$(lsr_s "$TMP/mnt-vault/tree")
+pid=$(pgrep -o -f "mount $TMP/mnt-vault" || true)
+R[vault,rss]=$(awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status" 2>/dev/null || echo "?")
+
+# --- gocryptfs
+if command -v gocryptfs > /dev/null; then
+  mkdir "$TMP/gc-cipher" "$TMP/mnt-gc"
+  gocryptfs -q -init -scryptn 10 -passfile "$TMP/pw" "$TMP/gc-cipher"
+  gocryptfs -q -passfile "$TMP/pw" "$TMP/gc-cipher" "$TMP/mnt-gc"
+  MOUNTS+=("$TMP/mnt-gc")
+  cp "$TMP/big" "$TMP/mnt-gc/big"; cp -r "$TMP/tree" "$TMP/mnt-gc/tree"
+  drop_caches
+  R[gc,read]=$(read_s "$TMP/mnt-gc/big"); R[gc,reread]=$(read_s "$TMP/mnt-gc/big")
+  R[gc,write]=$(write_s "$TMP/mnt-gc/written")
+  R[gc,lsr]=$(lsr_s "$TMP/mnt-gc/tree")
+fi
+
+# --- rclone crypt over a local folder
+if command -v rclone > /dev/null; then
+  mkdir "$TMP/rc-cipher" "$TMP/mnt-rc"
+  export RCLONE_CONFIG_BENCH_TYPE=crypt RCLONE_CONFIG_BENCH_REMOTE="$TMP/rc-cipher"
+  RCLONE_CONFIG_BENCH_PASSWORD=$(rclone obscure "bench password"); export RCLONE_CONFIG_BENCH_PASSWORD
+  rclone copy "$TMP/tree" bench:tree; rclone copyto "$TMP/big" bench:big
+  rclone mount bench: "$TMP/mnt-rc" --daemon --vfs-cache-mode writes --cache-dir "$TMP/rc-cache"
+  MOUNTS+=("$TMP/mnt-rc")
+  for _ in $(seq 50); do [ -e "$TMP/mnt-rc/big" ] && break; sleep 0.1; done
+  drop_caches
+  R[rc,read]=$(read_s "$TMP/mnt-rc/big"); R[rc,reread]=$(read_s "$TMP/mnt-rc/big")
+  R[rc,write]=$(write_s "$TMP/mnt-rc/written")
+  R[rc,lsr]=$(lsr_s "$TMP/mnt-rc/tree")
+fi
+
+printf '\n%-34s %12s %12s %12s\n' "$SIZE file, $NODES nodes" "vault" "gocryptfs" "rclone"
+row() {   # label key unit-converter
+  local v g r
+  v=$($3 "${R[vault,$2]:-}"); g=$($3 "${R[gc,$2]:-}"); r=$($3 "${R[rc,$2]:-}")
+  printf '%-34s %12s %12s %12s\n' "$1" "$v" "$g" "$r"
+}
+mbps() { [ -n "$1" ] && echo "$(rate "$1") MB/s" || echo "—"; }
+secs() { [ -n "$1" ] && printf '%.2f s' "$1" || echo "—"; }
+row "sequential read (cold)" read mbps
+row "sequential read (again)" reread mbps
+row "sequential write + fsync" write mbps
+row "ls -lR" lsr secs
+printf '%-34s %12s\n' "peak RSS of the mount" "${R[vault,rss]} MiB"
+echo
+echo "second read / first: $(echo "scale=1; ${R[vault,read]} / ${R[vault,reread]}" | bc -l)x"
+[ -n "${R[gc,read]:-}" ] && echo "read vs gocryptfs: $(echo "scale=2; ${R[gc,read]} / ${R[vault,read]}" | bc -l)x; write vs gocryptfs: $(echo "scale=2; ${R[gc,write]} / ${R[vault,write]}" | bc -l)x"
+[ -n "${R[rc,lsr]:-}" ] && echo "ls -lR vs rclone: $(echo "scale=2; ${R[rc,lsr]} / ${R[vault,lsr]}" | bc -l)x"
+command -v gocryptfs > /dev/null && command -v rclone > /dev/null || echo "(peers missing: apt-get install gocryptfs rclone)"
