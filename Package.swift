@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
         // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
-        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CLinuxShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "VaultTPM", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // `vault mount`: the vault as a folder through libfuse3's low-level API (docs/mount.md),
@@ -85,7 +85,7 @@ let package = Package(
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
-                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount"]),
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount", "VaultTPM"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI", "CLinuxShims"],
                           swiftSettings: [.unsafeFlags(["-static-stdlib"])],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"])]),
@@ -118,7 +118,8 @@ let package = Package(
         // TestSeed: VAULT_TEST_SEED replays a run); the one wait-for-an-event helper of the tests
         // (Waiting.swift); where the built executables are (BuiltProducts) and a tool's output.
         .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives"], path: "Tests/VaultTestSupport"),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives",
+                                                      "VaultTPM"]),
         // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
         // feed's pages, against the reference server in the test process (a throwaway data folder).
         .testTarget(name: "VaultSyncTests", dependencies: ["VaultSync", "VaultCore", "VaultServer", "VaultAPI", "VaultCrypto",
