@@ -47,6 +47,8 @@ public final class TPM {
             guard FileManager.default.fileExists(atPath: path) else { throw .noDevice(path: path) }
             guard access(path, R_OK | W_OK) == 0 else { throw .permissionDenied(path: path) }
         }
+        // tpm2-tss logs every TPM error to stderr; the typed error says it once, in words.
+        setenv("TSS2_LOG", "all+NONE", 0)
         var c: OpaquePointer?
         let rc = CTPMShims_open(conf, &c)
         guard rc == 0, let c else { throw Self.error(rc) }

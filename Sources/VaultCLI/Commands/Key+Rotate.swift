@@ -11,7 +11,7 @@ extension KeyCommand {
     struct Rotate: VaultCommand, ProducesJSON, ReadsPassword {
         static var configuration: CommandConfiguration {
             CommandConfiguration(name: "rotate", abstract: "new master key: the database is rekeyed and every data key rewrapped (crash-safe)",
-                                 discussion: "Recovery slots get new recovery keys (printed once); slots the password does not open are dropped.")
+                                 discussion: "Recovery slots get new recovery keys (printed once); slots the password does not open are dropped, and so are TPM slots (re-enroll with `vault key add-tpm`).")
         }
 
         @OptionGroup var password: PasswordOptions
@@ -31,6 +31,7 @@ extension KeyCommand {
         func run(_ ctx: CommandContext) throws {
             let vault = try ctx.openVault()
             let pw = try ctx.password.read("Password: ")
+            let tpmSlots = Set(vault.keyslots.machineBoundSlots.map(\.id))
             let r = try vault.rotate(password: pw)
             try ctx.sessions.refresh(after: vault)
             try KeyCommand.publishEnvelope(ctx, vault)
@@ -44,7 +45,9 @@ extension KeyCommand {
             for (slot, key) in r.recoveryKeys {
                 for l in ["New recovery key for \(slot) (the old one no longer works; shown once):", "", "    \(RecoveryKey.format(key))", ""] { ctx.out.line(l) }
             }
-            if !r.droppedSlots.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(r.droppedSlots.joined(separator: ", "))") }
+            let droppedTPM = r.droppedSlots.filter(tpmSlots.contains), dropped = r.droppedSlots.filter { !tpmSlots.contains($0) }
+            if !dropped.isEmpty { ctx.out.warn("dropped slot(s) this password does not open: \(dropped.joined(separator: ", "))") }
+            if !droppedTPM.isEmpty { ctx.out.warn("dropped TPM slot(s) \(droppedTPM.joined(separator: ", ")) (they held the old key): re-enroll with `vault key add-tpm`") }
             if !r.damagedBlobs.isEmpty { ctx.out.warn("\(r.damagedBlobs.count) damaged blob(s) could not be rewrapped; run `vault doctor --verify`") }
         }
     }
