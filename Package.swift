@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
         .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport", "VaultTPM"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation", "VaultTestSupport"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); the seeded test data and printed seeds (TestData,

@@ -1,6 +1,7 @@
 import Foundation
 import VaultCrypto
 import VaultPrimitives
+import VaultTestSupport
 import XCTest
 @testable import VaultTPM
 

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCrypto
+import VaultTestSupport
 import XCTest
 @testable import VaultTPM
 

@@ -1,5 +1,4 @@
 import Foundation
-import VaultTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,17 +6,17 @@ import Glibc
 /// A real TPM 2.0 for one test: an `swtpm socket --tpm2` process with its own state folder,
 /// reached over a Unix socket (`tcti` is the tpm2-tss configuration for it). Stopped on `stop()`
 /// and on deinit; its state folder is removed with it unless `keepState`.
-final class SoftwareTPM {
-    static let binary = ["/usr/bin/swtpm", "/usr/local/bin/swtpm"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static var available: Bool { binary != nil }
+public final class SoftwareTPM {
+    public static let binary = ["/usr/bin/swtpm", "/usr/local/bin/swtpm"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static var available: Bool { binary != nil }
 
-    let dir: URL
-    let socket: String
-    var tcti: String { "swtpm:path=\(socket)" }
+    public let dir: URL
+    public let socket: String
+    public var tcti: String { "swtpm:path=\(socket)" }
     private var process: Process?
 
     /// Starts swtpm on the state in `state` (a fresh one when nil: a TPM of another machine).
-    init(state: URL? = nil) throws {
+    public init(state: URL? = nil) throws {
         guard let bin = Self.binary else { throw SoftwareTPMError("swtpm is not installed") }
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("swtpm-\(UUID().uuidString.prefix(8))")
         let stateDir = state ?? dir.appendingPathComponent("state")
@@ -38,7 +37,7 @@ final class SoftwareTPM {
     }
 
     /// Whether a Unix socket at `path` accepts a connection (swtpm binds before it listens).
-    static func accepts(_ path: String) -> Bool {
+    public static func accepts(_ path: String) -> Bool {
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
@@ -55,16 +54,16 @@ final class SoftwareTPM {
     }
 
     /// The state folder, to start another swtpm on the same TPM (the same machine).
-    var stateDir: URL { dir.appendingPathComponent("state") }
+    public var stateDir: URL { dir.appendingPathComponent("state") }
 
     /// Kills swtpm at once (the TPM going away mid-session).
-    func kill() {
+    public func kill() {
         guard let p = process, p.isRunning else { return }
         Glibc.kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
     }
 
-    func stop() {
+    public func stop() {
         guard let p = process else { return }
         if p.isRunning { p.terminate(); p.waitUntilExit() }
         process = nil
@@ -76,7 +75,7 @@ final class SoftwareTPM {
     }
 }
 
-struct SoftwareTPMError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
+public struct SoftwareTPMError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
 }
