@@ -1,0 +1,203 @@
+import Foundation
+import VaultTestSupport
+import VaultTPM
+import XCTest
+
+/// The tpm2 keyslot through the `vault` binary, against a real TPM 2.0 (swtpm, its own per
+/// test): enroll, unlock with no password or with the PIN, and every way the slot can fail to
+/// open the vault ends in the password, with one line that names why.
+final class TPMSlotTests: XCTestCase {
+    var h: CLIHarness!
+    var tpm: SoftwareTPM!
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(SoftwareTPM.available, "needs swtpm (scripts/install-deps.sh installs it)")
+        tpm = try SoftwareTPM()
+        h = try CLIHarness(keyring: false)
+        h.env["VAULT_TPM_TCTI"] = tpm.tcti
+        try h.initVault()
+    }
+
+    override func tearDown() { h = nil; tpm = nil }
+
+    var pinFile: String { get throws { try h.localFile("pin", Data("2468\n".utf8)) } }
+    var wrongPinFile: String { get throws { try h.localFile("wrong-pin", Data("1357\n".utf8)) } }
+    var wrongPassword: [String] { get throws { ["--password-file", try h.localFile("wrong-pw", Data("not the password\n".utf8))] } }
+
+    /// `vault unlock ARGS --json`; the result and whether the TPM opened the vault.
+    func unlock(_ args: [String]) throws -> (CLIHarness.Result, viaTPM: Bool) {
+        let r = try h.run(["unlock", "--json"] + args)
+        return (r, (r.json as? [String: Any])?["unlockedWith"] as? String == "tpm2")
+    }
+
+    /// `vault ARGS` in a session of its own: no terminal to ask on, whatever runs the tests.
+    func withoutTerminal(_ args: [String]) throws -> CLIHarness.Result {
+        try h.run(["-w", CLIHarness.vaultBinary] + args, program: "/usr/bin/setsid")
+    }
+
+    func tpmSlots() throws -> [[String: Any]] {
+        try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]]).filter { $0["type"] as? String == "tpm2" }
+    }
+
+    func testWithoutAPINTheTPMUnlocksWithNoPasswordAndTheSlotIsNoWayBackIn() throws {
+        let added = try h.ok(["key", "add-tpm", "--json"] + h.pw)
+        let id = try XCTUnwrap((added.json as? [String: Any])?["slot"] as? String)
+        XCTAssertTrue(id.hasPrefix("tpm2-"), id)
+        let slot = try XCTUnwrap(try tpmSlots().first)
+        XCTAssertEqual(slot["pin"] as? Bool, false)
+        XCTAssertEqual(slot["pcrs"] as? [Int], [])
+        XCTAssertEqual(slot["machine"] as? String, "this machine")
+        XCTAssertTrue(try h.ok(["key", "list"] + h.pw).out.contains("no PIN, no PCRs, this machine"))
+        let r = try withoutTerminal(["unlock", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual((r.json as? [String: Any])?["unlockedWith"] as? String, "tpm2", r.out)
+        // A script's --password-file is used as before (a wrong one fails), unless --no-tpm is moot.
+        XCTAssertEqual(try h.run(["unlock"] + (try wrongPassword)).status, 3, "--password-file alone does not ask the TPM")
+        XCTAssertEqual(try withoutTerminal(["unlock", "--no-tpm"]).status, 2, "--no-tpm asks for the password: no terminal here")
+        // The slot alone is no way back in: the last password slot stays.
+        let last = try h.run(["key", "remove", "password-1"] + h.pw)
+        XCTAssertEqual(last.status, 5, last.stderr)
+        try h.ok(["key", "remove", id] + h.pw)
+        XCTAssertEqual(try tpmSlots().count, 0)
+        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 2, "no slot: the password is asked (no terminal here)")
+    }
+
+    func testWithTheKeyringTheTPMUnlockHoldsTheSession() throws {
+        try XCTSkipUnless(CLIHarness.keyringAvailable, "needs a D-Bus session with a Secret Service")
+        let k = try CLIHarness(keyring: true)
+        k.env["VAULT_TPM_TCTI"] = tpm.tcti
+        try k.initVault()
+        try k.ok(["key", "add-tpm"] + k.pw)
+        try k.ok(["lock"])
+        XCTAssertEqual(try k.run(["ls"]).status, 3, "locked")
+        let r = try k.run(["-w", CLIHarness.vaultBinary, "unlock"], program: "/usr/bin/setsid")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.out.contains("This machine's TPM opened the vault"), r.out)
+        try k.ok(["ls"])
+        try k.ok(["lock"])
+    }
+
+    func testAWrongPINCountsAsAFailedUnlockUntilLockoutAndThePasswordStillOpens() throws {
+        try h.usePolicy(#"{"maxFailedUnlocks": 20}"#)
+        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(try tpmSlots().first?["pin"] as? Bool, true)
+        let (right, viaTPM) = try unlock(["--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(right.status, 0, right.stderr)
+        XCTAssertTrue(viaTPM, "the PIN opened it")
+        var lockedOut = false
+        for attempt in 1...6 where !lockedOut {
+            let (r, viaTPM) = try unlock(["--pin-file", try wrongPinFile] + h.pw)
+            XCTAssertEqual(r.status, 0, "the password opens: \(r.stderr)")
+            XCTAssertFalse(viaTPM)
+            XCTAssertEqual(r.stderr.split(separator: "\n").filter { $0.contains("TPM") }.count, 1, "one line: \(r.stderr)")
+            if r.stderr.contains("locked out") { lockedOut = true; continue }
+            XCTAssertTrue(r.stderr.contains("wrong TPM PIN") && r.stderr.contains("left before the TPM locks out"), r.stderr)
+            XCTAssertTrue(r.stderr.contains("failed attempt 1 of 20"), "a wrong PIN is a failed unlock (attempt \(attempt)): \(r.stderr)")
+        }
+        XCTAssertTrue(lockedOut, "swtpm locks out after its maximum of tries")
+        // In lockout even the right PIN is not tried; the password opens.
+        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(via)
+        XCTAssertTrue(r.stderr.contains("locked out"), r.stderr)
+        let noPassword = try withoutTerminal(["unlock", "--pin-file", try pinFile])
+        XCTAssertEqual(noPassword.status, 3, noPassword.stderr)
+        XCTAssertTrue(noPassword.stderr.contains("locked out") && noPassword.stderr.contains("--password-file"), noPassword.stderr)
+    }
+
+    func testAnExtendedPCRFallsBackToThePasswordWithTheReason() throws {
+        try h.ok(["key", "add-tpm", "--pcrs", "16", "--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(try tpmSlots().first?["pcrs"] as? [Int], [16])
+        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + h.pw).viaTPM)
+        try TPM(tcti: tpm.tcti).extendPCR(16, digest: Array(repeating: 0x5a, count: 32))
+        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(via)
+        XCTAssertTrue(r.stderr.contains("PCR values changed"), r.stderr)
+        XCTAssertEqual(try h.run(["unlock", "--pin-file", try pinFile] + (try wrongPassword)).status, 3, "nothing else opens it")
+    }
+
+    func testTheSlotOfAnotherMachinesTPMIsNamedAndThePasswordOpens() throws {
+        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        let other = try SoftwareTPM()   // another machine: another TPM state
+        h.env["VAULT_TPM_TCTI"] = other.tcti
+        XCTAssertEqual(try tpmSlots().first?["machine"] as? String, "another machine")
+        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(via)
+        XCTAssertTrue(r.stderr.contains("belongs to another machine's TPM"), r.stderr)
+        let noTPM = try unlock(["--pin-file", try pinFile] + h.pw, tcti: "device:/nonexistent/tpmrm0")
+        XCTAssertTrue(noTPM.stderr.contains("no TPM found"), noTPM.stderr)
+    }
+
+    func unlock(_ args: [String], tcti: String) throws -> CLIHarness.Result {
+        let r = try h.run(["unlock"] + args, env: ["VAULT_TPM_TCTI": tcti])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return r
+    }
+
+    func testATPMThatIsGoneFallsBackToThePassword() throws {
+        try h.ok(["key", "add-tpm"] + h.pw)
+        tpm.kill()
+        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(via)
+        XCTAssertTrue(r.stderr.contains("the TPM did not answer"), r.stderr)
+    }
+
+    /// Every byte of the slot's JSON flipped (the unkeyed checksum fixed, so the slot itself is
+    /// what is checked): never unlocked, exit 3 (the TPM refused or the wrap did not open, and the
+    /// wrong password then fails) or 6 (refused as damaged).
+    func testEveryByteOfTheSlotFlippedIsRefused() throws {
+        try h.ok(["key", "add-tpm", "--pcrs", "16"] + h.pw)
+        let url = h.home.appendingPathComponent("keyslots")
+        let pristine = try Data(contentsOf: url)
+        let body = Array(pristine.split(separator: 10, omittingEmptySubsequences: false)[0])
+        // The tpm2 slot is the last of `slots` (sorted members: `vaultId` follows, without a "]").
+        let end = try XCTUnwrap(body.lastIndex(of: UInt8(ascii: "]")))
+        let start = try XCTUnwrap(body[..<end].lastIndex(of: UInt8(ascii: "{")).flatMap { tpm2 in body[..<tpm2].lastIndex(of: UInt8(ascii: "{")) })
+        XCTAssertTrue(String(decoding: body[start..<end], as: UTF8.self).hasPrefix(#"{"createdAt""#))
+        XCTAssertTrue(String(decoding: body[start..<end], as: UTF8.self).contains(#""type":"tpm2""#))
+        let args = ["unlock", "--pin-file", try pinFile] + (try wrongPassword)
+        for offset in start..<end {
+            var line = body
+            line[offset] ^= 0x04
+            try Data(line + Array("\nsha256:\(sha256Hex(Data(line)))\n".utf8) + Array(pristine.split(separator: 10)[2]) + [10]).write(to: url)
+            let r = try h.run(args)
+            XCTAssertTrue([3, 6].contains(r.status), "byte \(offset - start) of the slot flipped: exit \(r.status), \(r.stderr)")
+        }
+        try pristine.write(to: url)
+        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaTPM, "the pristine slot opens")
+    }
+
+    func testRotationDropsTheSlotWithAMessage() throws {
+        try h.ok(["key", "add-tpm"] + h.pw)
+        let r = try h.ok(["key", "rotate"] + h.pw)
+        XCTAssertTrue(r.stderr.contains("re-enroll with `vault key add-tpm`"), r.stderr)
+        XCTAssertEqual(try tpmSlots().count, 0)
+        try h.ok(["key", "add-tpm"] + h.pw)
+        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 0, "enrolled again for the new key")
+    }
+
+    /// The envelope on the server never holds the tpm2 slot; a change another device makes is
+    /// adopted and keeps it.
+    func testTheEnvelopeOnTheServerHasNoTPMSlot() throws {
+        h.useFastRetry()
+        let server = try ServerHarness(root: h.root)
+        try h.login(to: server)
+        try h.ok(["key", "add-tpm"] + h.pw)
+        func envelope() throws -> String { try XCTUnwrap(server.curl("GET", "/v1/keys/envelope").json["envelope"] as? String) }
+        XCTAssertFalse(try envelope().contains("tpm2"), "the slot never travels")
+        let b = try CLIHarness(keyring: false)
+        b.useFastRetry()
+        try b.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + b.pw)
+        _ = try b.ok(["key", "add-recovery"] + b.pw)
+        try h.ok(["sync"] + h.pw)
+        let types = try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]]).compactMap { $0["type"] as? String }
+        XCTAssertEqual(types.sorted(), ["password", "recovery", "tpm2"], "adopted B's slot, kept this machine's")
+        XCTAssertFalse(try envelope().contains("tpm2"))
+        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 0, "the TPM slot still opens")
+        _ = try h.ok(["key", "add-recovery"] + h.pw)
+        XCTAssertFalse(try envelope().contains("tpm2"), "not after this device's next change either")
+    }
+}
