@@ -60,7 +60,13 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
                                                          recoveryKey: try recovery.map(RecoveryKey.parse), say: { ctx.out.note($0) })
             }
         }
-        let viaTPM = try unlockWithTPM(ctx, idle: idle, absolute: absolute, opened: catchUp(nil, nil))
+        let viaTPM = try unlockWithTPM(ctx, idle: idle, absolute: absolute) { vault in
+            do { try catchUp(nil, nil)(vault) } catch let e as VaultError where e.kind == .usage {
+                // The TPM slot opens this device's key; the newer one needs a password.
+                throw VaultError(.locked, "the vault key was rotated on another device; the TPM slot holds this device's older key",
+                                 hint: "run `vault unlock --no-tpm` with the password this once to catch up, then `vault key add-tpm` again")
+            }
+        }
         if let viaTPM {
             held = viaTPM
         } else if recoveryKey || recoveryKeyFile != nil {
