@@ -44,7 +44,7 @@ _vault_options() {
         'vault key add-tpm') echo '--pin --pin-file --pcrs --password-file --json --help -h' ;;
         'vault key remove') echo '--password-file --json --help -h' ;;
         'vault key passwd') echo '--new-password-file --kdf --kdf-time --kdf-ops --kdf-mem --pbkdf2-iterations --password-file --json --help -h' ;;
-        'vault key rotate') echo '--password-file --json --help -h' ;;
+        'vault key rotate') echo '--pin-file --password-file --json --help -h' ;;
         'vault key reencrypt') echo '--password-file --json --help -h' ;;
         'vault key calibrate') echo '--kdf --kdf-time --kdf-ops --kdf-mem --pbkdf2-iterations --apply --password-file --json --help -h' ;;
         'vault admin') echo '--help -h' ;;
@@ -139,6 +139,7 @@ _vault_value() {
         'vault key passwd --kdf-mem') COMPREPLY=() ;;
         'vault key passwd --pbkdf2-iterations') COMPREPLY=() ;;
         'vault key passwd --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault key rotate --pin-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key rotate --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key reencrypt --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key calibrate --kdf') COMPREPLY=( $(compgen -W 'argon2id pbkdf2' -- "$cur") ) ;;

@@ -66,3 +66,27 @@ extension TPMError {
         do { return try body() } catch { throw error.vaultError }
     }
 }
+
+/// How `vault key rotate` reaches this machine's TPM to re-seal its slot for the new key.
+public struct TPMReseal {
+    public var tcti: String?
+    public var pin: PasswordSource
+
+    public init(tcti: String?, pin: PasswordSource) { self.tcti = tcti; self.pin = pin }
+}
+
+extension Vault {
+    /// This machine's tpm2 slot for `newMaster`, under the same id: the old slot is unsealed (its
+    /// PIN proved, its wrap checked), then a fresh secret is sealed with the same PIN and PCRs.
+    func resealedTPMSlot(_ reseal: TPMReseal, newMaster: SecureBytes) throws -> KeyslotFile.Slot {
+        let old: UnsealedTPMSlot
+        do { old = try UnsealedTPMSlot(keyslots, tcti: reseal.tcti, pin: reseal.pin) } catch let f as TPMFallback { throw f.error }
+        defer { old.tpm.close() }
+        _ = try keyslots.unlock(tpm2Slot: old.slot, secret: old.secret)
+        let secret = SecureBytes.random(count: 32)
+        let sealed = try TPMError.mapped { () throws(TPMError) in try old.tpm.seal(secret, auth: old.auth, pcrs: old.pcrs) }
+        let record = KeyslotFile.TPM2Record(publicArea: sealed.publicArea, privateArea: sealed.privateArea, pcrs: old.pcrs.indexes,
+                                            pin: old.auth != nil, primaryName: Hex.decode(old.slot.tpm2?.primaryName ?? "") ?? [])
+        return try KeyslotFile.tpm2Slot(id: old.slot.id, record: record, secret: secret, masterKey: newMaster, vaultId: vaultId)
+    }
+}

@@ -21,19 +21,44 @@ extension VaultSessions {
     public func unlock(tpm tcti: String?, pin: PasswordSource, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout, opened: (Vault) throws -> Void = { _ in }) throws -> TPMUnlock {
         let (file, _) = try Vault.readKeyslots(layout)
-        let slots = file.machineBoundSlots
-        guard !slots.isEmpty else { return .noSlot }
+        guard !file.machineBoundSlots.isEmpty else { return .noSlot }
         let master: SecureBytes
-        do { master = try tpmMaster(file, slots, tcti: tcti, pin: pin) } catch let fallback as TPMFallback { return .fellBack(fallback.error) }
+        do { master = try tpmMaster(file, tcti: tcti, pin: pin) } catch let fallback as TPMFallback { return .fellBack(fallback.error) }
         return .unlocked(held: try hold(masterKey: master, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout, opened: opened))
     }
 
     /// The master key from the slot this TPM sealed; `TPMFallback` names why not.
-    private func tpmMaster(_ file: KeyslotFile, _ slots: [KeyslotFile.Slot], tcti: String?, pin: PasswordSource) throws -> SecureBytes {
+    private func tpmMaster(_ file: KeyslotFile, tcti: String?, pin: PasswordSource) throws -> SecureBytes {
+        let opened: UnsealedTPMSlot
+        do {
+            opened = try UnsealedTPMSlot(file, tcti: tcti, pin: pin) { unseal in
+                // A wrong PIN is a failed unlock, counted as a wrong password is.
+                try unlockMaster(file, unseal)
+            }
+        } catch let e as VaultError where e.kind == .wrongPassword { throw TPMFallback(e) }
+        defer { opened.tpm.close() }
+        do { return try file.unlock(tpm2Slot: opened.slot, secret: opened.secret) } catch let e as VaultError { throw TPMFallback(e) }
+    }
+}
+
+/// The tpm2 slot this machine's TPM sealed, unsealed: the open TPM (close it), the slot, its
+/// secret, the PIN's auth value and the PCRs. Every reason it fails is a `TPMFallback`, but a
+/// wrong PIN, which is `.wrongPassword` (the caller counts it).
+struct UnsealedTPMSlot {
+    let tpm: TPM
+    let slot: KeyslotFile.Slot
+    let secret: SecureBytes
+    let auth: SecureBytes?
+    let pcrs: PCRSelection
+
+    /// - Parameter guarding: runs the unseal (`unlockMaster` counts a wrong PIN as a failed unlock).
+    init(_ file: KeyslotFile, tcti: String?, pin: PasswordSource,
+         guarding: (() throws -> SecureBytes) throws -> SecureBytes = { try $0() }) throws {
         let tpm = try TPMFallback.step { () throws(TPMError) in try TPM(tcti: tcti) }
-        defer { tpm.close() }
+        var kept = false
+        defer { if !kept { tpm.close() } }
         let name = Hex.encode(try TPMFallback.step { () throws(TPMError) in try tpm.primaryName() })
-        guard let slot = slots.first(where: { $0.tpm2?.primaryName == name }), let record = slot.tpm2 else {
+        guard let slot = file.machineBoundSlots.first(where: { $0.tpm2?.primaryName == name }), let record = slot.tpm2 else {
             throw TPMFallback(TPMError.otherTPM.vaultError)
         }
         let areas: (publicArea: [UInt8], privateArea: [UInt8], primaryName: [UInt8])
@@ -52,18 +77,14 @@ extension VaultSessions {
             }
             auth = try KeyslotFile.tpm2PINAuth(typed, vaultId: file.vaultId)
         }
-        let secret: SecureBytes
-        do {
-            secret = try unlockMaster(file) { () throws -> SecureBytes in
-                let unsealed = Result { () throws(TPMError) -> SecureBytes in try tpm.unseal(object, auth: auth) }
-                switch unsealed {
-                case .success(let s): return s
-                // A wrong PIN is a failed unlock, counted as a wrong password is.
-                case .failure(let e): if case .wrongPIN = e { throw VaultError(.wrongPassword, e.description) } else { throw TPMFallback(e.vaultError) }
-                }
+        secret = try guarding { [auth] in
+            switch Result(catching: { () throws(TPMError) -> SecureBytes in try tpm.unseal(object, auth: auth) }) {
+            case .success(let s): return s
+            case .failure(let e): if case .wrongPIN = e { throw VaultError(.wrongPassword, e.description) } else { throw TPMFallback(e.vaultError) }
             }
-        } catch let e as VaultError where e.kind == .wrongPassword { throw TPMFallback(e) }
-        do { return try file.unlock(tpm2Slot: slot, secret: secret) } catch let e as VaultError { throw TPMFallback(e) }
+        }
+        self.tpm = tpm; self.slot = slot; self.auth = auth; self.pcrs = pcrs
+        kept = true
     }
 }
 

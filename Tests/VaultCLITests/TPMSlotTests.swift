@@ -170,13 +170,34 @@ final class TPMSlotTests: XCTestCase {
         XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaTPM, "the pristine slot opens")
     }
 
-    func testRotationDropsTheSlotWithAMessage() throws {
+    /// `vault key rotate` seals this machine's slot again for the new key (with its PIN), and
+    /// drops it with the reason when it cannot.
+    func testRotationSealsTheSlotAgainOrDropsItWithTheReason() throws {
         try h.ok(["key", "add-tpm"] + h.pw)
-        let r = try h.ok(["key", "rotate"] + h.pw)
-        XCTAssertTrue(r.stderr.contains("re-enroll with `vault key add-tpm`"), r.stderr)
+        let before = try XCTUnwrap(try tpmSlots().first)
+        let r = try withoutTerminal(["key", "rotate"] + h.pw)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.out.contains("Sealed TPM slot \(before["id"]!) again for the new key"), r.out)
+        XCTAssertEqual(try tpmSlots().map { $0["id"] as? String }, [before["id"] as? String])
+        let u = try withoutTerminal(["unlock", "--json"])
+        XCTAssertEqual((u.json as? [String: Any])?["unlockedWith"] as? String, "tpm2", "the slot opens the new key: \(u.stderr)")
+        // With a PIN: read from --pin-file; without one and no terminal, the slot is dropped.
+        try h.ok(["key", "remove", try XCTUnwrap(before["id"] as? String)] + h.pw)
+        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        let withPIN = try h.ok(["key", "rotate", "--json", "--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(((withPIN.json as? [String: Any])?["resealedSlots"] as? [String])?.count, 1, withPIN.out)
+        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + h.pw).viaTPM)
+        let noPIN = try withoutTerminal(["key", "rotate"] + h.pw)
+        XCTAssertEqual(noPIN.status, 0, noPIN.stderr)
+        XCTAssertTrue(noPIN.stderr.contains("no TPM PIN") && noPIN.stderr.contains("re-enroll with `vault key add-tpm`"), noPIN.stderr)
         XCTAssertEqual(try tpmSlots().count, 0)
+        // Another machine's slot (the vault folder copied): dropped, named.
         try h.ok(["key", "add-tpm"] + h.pw)
-        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 0, "enrolled again for the new key")
+        let other = try SoftwareTPM()
+        let elsewhere = try h.run(["key", "rotate"] + h.pw, env: ["VAULT_TPM_TCTI": other.tcti])
+        XCTAssertEqual(elsewhere.status, 0, elsewhere.stderr)
+        XCTAssertTrue(elsewhere.stderr.contains("another machine's TPM"), elsewhere.stderr)
+        XCTAssertEqual(try tpmSlots().count, 0)
     }
 
     /// The envelope on the server never holds the tpm2 slot; a change another device makes is
