@@ -80,7 +80,10 @@ struct UnsealedTPMSlot {
         secret = try guarding { [auth] in
             switch Result(catching: { () throws(TPMError) -> SecureBytes in try tpm.unseal(object, auth: auth) }) {
             case .success(let s): return s
-            case .failure(let e): if case .wrongPIN = e { throw VaultError(.wrongPassword, e.description) } else { throw TPMFallback(e.vaultError) }
+            case .failure(.wrongPIN(let left)): throw VaultError(.wrongPassword, TPMError.wrongPIN(triesLeft: left).description)
+            // The primary is this TPM's: an object that does not verify under it was altered.
+            case .failure(.otherTPM): throw TPMFallback(TPMError.malformed("it does not verify under this TPM").vaultError)
+            case .failure(let e): throw TPMFallback(e.vaultError)
             }
         }
         self.tpm = tpm; self.slot = slot; self.auth = auth; self.pcrs = pcrs

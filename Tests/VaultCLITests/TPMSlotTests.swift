@@ -159,14 +159,30 @@ final class TPMSlotTests: XCTestCase {
         XCTAssertTrue(String(decoding: body[start..<end], as: UTF8.self).hasPrefix(#"{"createdAt""#))
         XCTAssertTrue(String(decoding: body[start..<end], as: UTF8.self).contains(#""type":"tpm2""#))
         let args = ["unlock", "--pin-file", try pinFile] + (try wrongPassword)
-        for offset in start..<end {
-            var line = body
-            line[offset] ^= 0x04
-            try Data(line + Array("\nsha256:\(sha256Hex(Data(line)))\n".utf8) + Array(pristine.split(separator: 10)[2]) + [10]).write(to: url)
-            let r = try h.run(args)
-            XCTAssertTrue([3, 6].contains(r.status), "byte \(offset - start) of the slot flipped: exit \(r.status), \(r.stderr)")
+        // Four copies of the vault folder, each flipping every fourth byte, at once.
+        let workers = 4
+        let homes = try (0..<workers).map { i -> URL in
+            let copy = h.root.appendingPathComponent("home-\(i)")
+            try FileManager.default.copyItem(at: h.home, to: copy)
+            return copy
         }
-        try pristine.write(to: url)
+        let failures = Box<[String]>([])
+        let harness: CLIHarness = h
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            for offset in stride(from: start + w, to: end, by: workers) {
+                var line = body
+                line[offset] ^= 0x04
+                let file = homes[w].appendingPathComponent("keyslots")
+                do {
+                    try Data(line + Array("\nsha256:\(sha256Hex(Data(line)))\n".utf8) + Array(pristine.split(separator: 10)[2]) + [10]).write(to: file)
+                    let r = try harness.run(args, env: ["VAULT_HOME": homes[w].path])
+                    if ![3, 6].contains(r.status) { failures.update { $0.append("byte \(offset - start): exit \(r.status), \(r.stderr)") } }
+                } catch {
+                    failures.update { $0.append("byte \(offset - start): \(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(failures.get(), [], "every flipped byte of the slot is refused")
         XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaTPM, "the pristine slot opens")
     }
 
