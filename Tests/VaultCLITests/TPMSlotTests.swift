@@ -216,6 +216,24 @@ final class TPMSlotTests: XCTestCase {
         XCTAssertEqual(try tpmSlots().count, 0)
     }
 
+    /// SECURITY.md and docs/tpm.md are precise enough for another program: scripts/independent-
+    /// tpm-slot.py (tpm2-pytss, no vault code) opens the slot with the PIN (in its other Unicode
+    /// spelling: NFC) and checks the keyslot MAC; a wrong PIN opens nothing.
+    func testAnIndependentProgramOpensTheSlot() throws {
+        let python = "/usr/bin/python3"
+        try XCTSkipUnless(try h.run(["-c", "import tpm2_pytss, cryptography"], program: python).status == 0,
+                          "needs python3-tpm2-pytss and python3-cryptography")
+        try h.ok(["key", "add-tpm", "--pcrs", "16", "--pin-file", try h.localFile("composed", Data("caf\u{E9}1\n".utf8))] + h.pw)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/independent-tpm-slot.py").path
+        let args = [script, h.home.path, "--tcti", tpm.tcti, "--pin-file"]
+        let ok = try h.run(args + [try h.localFile("decomposed", Data("cafe\u{301}1\n".utf8))], program: python)
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertTrue(ok.out.contains("opens the master key, and the keyslot MAC verifies"), ok.out)
+        let wrong = try h.run(args + [try wrongPinFile], program: python)
+        XCTAssertEqual(wrong.status, 1, wrong.out)
+    }
+
     /// The envelope on the server never holds the tpm2 slot; a change another device makes is
     /// adopted and keeps it.
     func testTheEnvelopeOnTheServerHasNoTPMSlot() throws {
