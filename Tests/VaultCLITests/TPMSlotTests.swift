@@ -51,7 +51,7 @@ final class TPMSlotTests: XCTestCase {
         let r = try withoutTerminal(["unlock", "--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual((r.json as? [String: Any])?["unlockedWith"] as? String, "tpm2", r.out)
-        // A script's --password-file is used as before (a wrong one fails), unless --no-tpm is moot.
+        // A script's --password-file is used as before: the TPM is not asked (a wrong one fails).
         XCTAssertEqual(try h.run(["unlock"] + (try wrongPassword)).status, 3, "--password-file alone does not ask the TPM")
         XCTAssertEqual(try withoutTerminal(["unlock", "--no-tpm"]).status, 2, "--no-tpm asks for the password: no terminal here")
         // The slot alone is no way back in: the last password slot stays.
