@@ -254,5 +254,13 @@ final class TPMSlotTests: XCTestCase {
         XCTAssertEqual(try withoutTerminal(["unlock"]).status, 0, "the TPM slot still opens")
         _ = try h.ok(["key", "add-recovery"] + h.pw)
         XCTAssertFalse(try envelope().contains("tpm2"), "not after this device's next change either")
+        // B rotates: the TPM slot here holds the old key; the message says what to do.
+        try b.ok(["key", "rotate"] + b.pw)
+        let stale = try withoutTerminal(["unlock"])
+        XCTAssertEqual(stale.status, 3, stale.stderr)
+        XCTAssertTrue(stale.stderr.contains("rotated on another device") && stale.stderr.contains("vault unlock --no-tpm"), stale.stderr)
+        let caughtUp = try h.ok(["unlock", "--no-tpm"] + h.pw)
+        XCTAssertTrue(caughtUp.stderr.contains("now uses epoch 2"), caughtUp.stderr)
+        XCTAssertEqual(try tpmSlots().count, 0, "the slot wrapped the old key")
     }
 }
