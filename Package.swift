@@ -23,12 +23,17 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         // One shim target per C library, named and prefixed after it.
         .target(name: "CSecretShims", dependencies: ["CSecret"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .target(name: "CGioShims", dependencies: ["CGio"]),
         .target(name: "CFuseShims", dependencies: ["CFuse3"]),
+        // tpm2-tss's ESAPI: the sealing, unsealing and lockout queries vault needs, with the
+        // TPM's templates and marshalled structures kept in C.
+        .target(name: "CTPMShims", dependencies: ["CTSS2"],
+                linkerSettings: [.linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc")]),
         // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
         .target(name: "CLinuxShims"),
         .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
@@ -46,6 +51,9 @@ let package = Package(
 
         // Layer 2: crypto.
         .target(name: "VaultCrypto", dependencies: ["CSodium", "COpenSSL", "VaultDigest", "VaultPrimitives"]),
+        // A TPM 2.0 behind typed Swift: seal and unseal a secret under a primary the TPM derives,
+        // with an optional PIN (PolicyAuthValue) and PCR binding; errors a user can act on.
+        .target(name: "VaultTPM", dependencies: ["CTPMShims", "VaultCrypto"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher", "VaultPrimitives"]),
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CCurlShims"]),
@@ -61,7 +69,7 @@ let package = Package(
         .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
         // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
         // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
-        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "CLinuxShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "VaultTPM", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // `vault mount`: the vault as a folder through libfuse3's low-level API (docs/mount.md),
@@ -77,7 +85,7 @@ let package = Package(
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
-                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount"]),
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount", "VaultTPM"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI", "CLinuxShims"],
                           swiftSettings: [.unsafeFlags(["-static-stdlib"])],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"])]),
@@ -101,14 +109,17 @@ let package = Package(
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport"]),
+        // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
+        .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport", "VaultTPM"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation", "VaultTestSupport"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); the seeded test data and printed seeds (TestData,
         // TestSeed: VAULT_TEST_SEED replays a run); the one wait-for-an-event helper of the tests
         // (Waiting.swift); where the built executables are (BuiltProducts) and a tool's output.
         .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives"], path: "Tests/VaultTestSupport"),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives",
+                                                      "VaultTPM"]),
         // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
         // feed's pages, against the reference server in the test process (a throwaway data folder).
         .testTarget(name: "VaultSyncTests", dependencies: ["VaultSync", "VaultCore", "VaultServer", "VaultAPI", "VaultCrypto",

@@ -1,4 +1,5 @@
 import VaultArguments
+import VaultTPM
 import VaultCore
 
 /// A byte size as people write it: `4096`, `512M`, `10G`, `1.5GiB`.
@@ -48,4 +49,11 @@ enum KDFName: String, CaseIterable, ExpressibleByArgument {
 enum MeteredSetting: String, CaseIterable, ExpressibleByArgument {
     case yes, no, auto
     static var defaultValueName: String { "yes|no|auto" }
+}
+
+/// `--pcrs 7,16`: PCRs of the SHA-256 bank (0…23) a TPM slot is bound to.
+extension PCRSelection: ExpressibleByArgument {
+    public init?(argument: String) { self.init(list: argument) }
+    public static var defaultValueName: String { "list" }
+    public static var expectation: String { "PCR indexes 0…23 separated by commas, like 7 or 7,16" }
 }

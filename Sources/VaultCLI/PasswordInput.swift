@@ -63,10 +63,18 @@ enum PasswordInput {
         return (SecureBytes(copying: UnsafeRawBufferPointer(rebasing: buf[0..<length])), end != nil)
     }
 
-    static func fromFile(_ path: String) throws -> SecureBytes {
-        let file = try SourceFile(path, accepting: [.regular, .pipe], what: "the password file")
-        return try checkNonEmpty(try readFirstLine(fd: file.fd, from: "--password-file").line,
-                                 file.isRegular ? "--password-file" : "--password-file (a pipe that nothing was written to)")
+    /// The first line of the file `option` names (a regular file or a pipe), not empty.
+    static func fromFile(_ path: String, option: String = "--password-file") throws -> SecureBytes {
+        let file = try SourceFile(path, accepting: [.regular, .pipe], what: "the \(option.dropFirst(2).replacingOccurrences(of: "-", with: " "))")
+        return try checkNonEmpty(try readFirstLine(fd: file.fd, from: option).line,
+                                 file.isRegular ? option : "\(option) (a pipe that nothing was written to)")
+    }
+
+    /// Whether a terminal can be asked (`/dev/tty` opens).
+    static var terminalAvailable: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        if fd >= 0 { close(fd) }
+        return fd >= 0
     }
 
     static func fromCommand(_ cmd: String) throws -> SecureBytes {

@@ -6,12 +6,22 @@ import VaultPrimitives
 /// and the checks an envelope from the server passes before this device uses it. The sync layer
 /// moves the bytes (`EnvelopeSync`); every decision about their trust is made here.
 extension Vault {
-    /// The envelope to upload: the keyslot file's bytes as on disk (never during a rotation).
+    /// The envelope to upload: the keyslot file's bytes as on disk (never during a rotation), or,
+    /// when it holds slots bound to this machine (tpm2), the file without them (MAC'd again):
+    /// those never leave this device.
     public func envelopeBytes() throws -> [UInt8] {
         guard keyslots.body.pendingRotation == nil else {
             throw VaultError(.conflict, "a key rotation is in progress", hint: "run any vault command to finish it, then sync")
         }
-        return try POSIX.readFile(layout.keyslotFile)
+        if keyslots.machineBoundSlots.isEmpty { return try POSIX.readFile(layout.keyslotFile) }
+        return try KeyslotFile(body: keyslots.portableBody).serialized(macKey: keys.keyslotMacKey)
+    }
+
+    /// `file` (an envelope: no machine-bound slots) with this device's tpm2 slots added back.
+    func keepingMachineBoundSlots(_ file: KeyslotFile) -> KeyslotFile {
+        var kept = file
+        kept.body.slots += keyslots.machineBoundSlots
+        return kept
     }
 
     /// Checks an envelope of this vault that the server holds: everything `EnvelopeCheck.precheck`
@@ -47,15 +57,19 @@ extension Vault {
     }
 
     /// Replaces the keyslot file with a verified envelope of the same epoch (a newer generation
-    /// another device wrote), byte for byte.
+    /// another device wrote), byte for byte, this device's tpm2 slots kept.
     public func adoptEnvelope(_ bytes: [UInt8]) throws {
         let file = try KeyslotFile.parse(bytes)
         guard file.body.epoch == keys.epoch, file.body.vaultId == vaultId, file.body.pendingRotation == nil else {
             throw VaultError(.internalError, "adoptEnvelope takes a verified envelope of the current epoch")
         }
         try KeyslotFile.verify(bytes: bytes, macKey: keys.keyslotMacKey)
-        try POSIX.writeAtomically(bytes, to: layout.keyslotFile)
-        keyslots = file
+        if keyslots.machineBoundSlots.isEmpty {
+            try POSIX.writeAtomically(bytes, to: layout.keyslotFile)
+            keyslots = file
+        } else {
+            try saveKeyslots(keepingMachineBoundSlots(file), macKey: keys.keyslotMacKey, bumpGeneration: false)
+        }
     }
 
     /// Re-applies this device's slot changes (since `base`, the envelope both devices last
@@ -64,12 +78,12 @@ extension Vault {
     /// user (slots that could not be carried over). See `KeyslotMerge`.
     @discardableResult
     public func mergeEnvelope(base: KeyslotFile?, theirs: KeyslotFile) throws -> [String] {
-        let merged = try KeyslotMerge.merge(base: base?.body, local: keyslots.body, theirs: theirs.body) { slot in
+        let merged = try KeyslotMerge.merge(base: base?.body, local: keyslots.portableBody, theirs: theirs.body) { slot in
             guard let pk = slot.orgPublicKey.flatMap(Hex.decode) else { return nil }
             return try KeyslotFile.escrowSlot(id: slot.id, orgPublicKey: pk, masterKey: masterKey)
         }
         var file = keyslots
-        file.body.slots = merged.slots
+        file.body.slots = merged.slots + keyslots.machineBoundSlots
         file.body.generation = max(keyslots.body.generation ?? 0, theirs.body.generation ?? 0)
         try saveKeyslots(file, macKey: keys.keyslotMacKey)   // + 1, this device
         return merged.notes

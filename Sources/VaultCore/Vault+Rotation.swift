@@ -19,6 +19,9 @@ extension Vault {
         public var rewrappedBlobs: Int
         public var droppedSlots: [String]
         public var damagedBlobs: [String]
+        /// tpm2 slots sealed again for the new key, and why this machine's could not be (it is then dropped).
+        public var resealedSlots: [String] = []
+        public var tpmNote: String?
     }
 
     static let rotationInfo = "vault/v1/rotation"
@@ -37,7 +40,9 @@ extension Vault {
     }
 
     /// Rotates the master key. `password` must open a password slot (it is rewrapped with a fresh salt).
-    public func rotate(password: SecureBytes) throws -> RotationResult {
+    /// With `tpm`, this machine's tpm2 slot is sealed again for the new key (else, or when that
+    /// fails, it is dropped: `tpmNote` says why).
+    public func rotate(password: SecureBytes, tpm: TPMReseal? = nil) throws -> RotationResult {
         guard keyslots.body.pendingRotation == nil else { throw VaultError(.conflict, "a rotation is already in progress") }
         let newMaster = SecureBytes.random(count: 32)
         let newEpoch = keys.epoch + 1
@@ -67,13 +72,25 @@ extension Vault {
             }
         }
         guard matched else { throw VaultError(.wrongPassword, "wrong password", hint: "nothing was changed") }
+        var resealed: [String] = []
+        var tpmNote: String?
+        if let tpm, !keyslots.machineBoundSlots.isEmpty {
+            do {
+                let slot = try resealedTPMSlot(tpm, newMaster: newMaster)
+                newSlots.append(slot)
+                resealed.append(slot.id)
+                dropped.removeAll { $0 == slot.id }
+            } catch {
+                tpmNote = VaultError.wrap(error).message
+            }
+        }
         let entry = try KeyslotFile.historyEntry(oldMaster: masterKey, oldEpoch: keys.epoch,
                                                  newKeys: try KeyHierarchy(masterKey: newMaster, vaultId: keys.vaultId, epoch: newEpoch),
                                                  vaultId: vaultId)
         let stats = try runRotation(.init(epoch: newEpoch, nonce: "", wrappedNewMaster: "", slots: newSlots, historyEntry: entry,
                                           device: try remoteCodec.sealDeviceLabel(deviceLabel)), newMaster: newMaster)
         return RotationResult(epoch: newEpoch, recoveryKeys: recovery, rewrappedBlobs: stats.rewrapped,
-                              droppedSlots: dropped, damagedBlobs: stats.damaged)
+                              droppedSlots: dropped, damagedBlobs: stats.damaged, resealedSlots: resealed, tpmNote: tpmNote)
     }
 
     /// Step 2 (record) and the rest: records `pending` (the new master wrapped under a key only the old

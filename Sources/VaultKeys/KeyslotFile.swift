@@ -58,18 +58,20 @@ public struct KeyslotFile: Sendable {
 
     public struct Slot: Codable, Equatable, Sendable {
         public var id: String
-        /// "password", "recovery" or "escrow".
+        /// "password", "recovery", "escrow" or "tpm2".
         public var type: String
         public var kdf: KDFRecord?
-        /// hex, 12 bytes (password and recovery slots)
+        /// hex, 12 bytes (password, recovery and tpm2 slots)
         public var nonce: String?
-        /// hex, 48 bytes: AES-256-GCM(KEK, nonce, masterKey, aad) (password and recovery slots)
+        /// hex, 48 bytes: AES-256-GCM(KEK, nonce, masterKey, aad) (password, recovery and tpm2 slots)
         public var wrappedKey: String?
         /// hex X25519 public key of the organisation (escrow slots)
         public var orgPublicKey: String?
         /// hex crypto_box_seal(masterKey, orgPublicKey), 80 bytes (escrow slots)
         public var sealed: String?
         public var createdAt: Int64
+        /// The sealed slot secret and what it is bound to (tpm2 slots; this machine only).
+        public var tpm2: TPM2Record?
     }
 
     /// A master-key rotation in progress (SECURITY.md "Key rotation"): the new master key wrapped
@@ -178,15 +180,15 @@ public struct KeyslotFile: Sendable {
     }
 
     static func aad(vaultId: String, slot: Slot) -> [UInt8] {
-        Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? "")".utf8)
+        Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? slot.tpm2?.canonical ?? "")".utf8)
     }
 
     /// Wraps `masterKey` under `kek` into a new slot.
-    static func makeSlot(id: String, type: String, kdf: KDFRecord?, kek: SecureBytes, masterKey: SecureBytes,
-                         vaultId: String) throws -> Slot {
+    static func makeSlot(id: String, type: String, kdf: KDFRecord?, tpm2: TPM2Record? = nil, kek: SecureBytes,
+                         masterKey: SecureBytes, vaultId: String) throws -> Slot {
         let nonce = SecureRandom.bytes(12)
         var slot = Slot(id: id, type: type, kdf: kdf, nonce: Hex.encode(nonce), wrappedKey: "",
-                        createdAt: Int64(Date().timeIntervalSince1970))
+                        createdAt: Int64(Date().timeIntervalSince1970), tpm2: tpm2)
         let wrapped = try masterKey.withUnsafeBytes { mk in
             try AESGCMKey(kek).seal(nonce: nonce, plaintext: Array(mk), aad: aad(vaultId: vaultId, slot: slot))
         }

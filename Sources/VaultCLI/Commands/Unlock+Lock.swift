@@ -9,7 +9,7 @@ import VaultAgent
 struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "unlock", abstract: "check the password (or recovery key) and hold the key in the keyring (auto-locks after 15m idle / 8h)",
-                             discussion: "Without a Secret Service the password is checked and each later command asks for it again. The policy may cap both timeouts; the message says what the session got.")
+                             discussion: "When this machine's TPM holds a keyslot of the vault (`vault key add-tpm`), it is tried first: with no PIN nothing is asked; with one, the PIN (or --pin-file). If it does not open the vault, one line says why and the password is asked. A password named for the command (--password-file, VAULT_PASSWORD_COMMAND) is used as before, without the TPM, unless --pin-file is given too; --no-tpm never asks the TPM. Without a Secret Service the password is checked and each later command asks for it again. The policy may cap both timeouts; the message says what the session got.")
     }
 
     @Option(help: "lock after this much time without a vault command (0: never)", valueName: "duration")
@@ -20,12 +20,20 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
     var recoveryKey = false
     @Option(help: "read the recovery key from FILE (implies --recovery-key)", valueName: "file", completion: .file)
     var recoveryKeyFile: String?
+    @Option(help: "read the TPM slot's PIN from the first line of FILE (the TPM is then tried first even with --password-file)",
+            valueName: "file", completion: .file)
+    var pinFile: String?
+    @Flag(help: "do not try the TPM slot: unlock with the password (or recovery key)")
+    var noTpm = false
     @OptionGroup var password: PasswordOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if password.passwordFile != nil && (recoveryKey || recoveryKeyFile != nil) {
             throw ValidationError("--password-file and --recovery-key go separately: unlock with one or the other")
+        }
+        if pinFile != nil && (noTpm || recoveryKey || recoveryKeyFile != nil) {
+            throw ValidationError("--pin-file is for the TPM slot: it goes without --no-tpm and --recovery-key")
         }
     }
 
@@ -35,6 +43,8 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var message: String
         var idleTimeout: Int64?
         var absoluteTimeout: Int64?
+        /// "tpm2" when this machine's TPM slot opened the vault (absent: the password or recovery key).
+        var unlockedWith: String?
     }
 
     func run(_ ctx: CommandContext) throws {
@@ -50,7 +60,16 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
                                                          recoveryKey: try recovery.map(RecoveryKey.parse), say: { ctx.out.note($0) })
             }
         }
-        if recoveryKey || recoveryKeyFile != nil {
+        let viaTPM = try unlockWithTPM(ctx, idle: idle, absolute: absolute) { vault in
+            do { try catchUp(nil, nil)(vault) } catch let e as VaultError where e.kind == .usage {
+                // The TPM slot opens this device's key; the newer one needs a password.
+                throw VaultError(.locked, "the vault key was rotated on another device; the TPM slot holds this device's older key",
+                                 hint: "run `vault unlock --no-tpm` with the password this once to catch up, then `vault key add-tpm` again")
+            }
+        }
+        if let viaTPM {
+            held = viaTPM
+        } else if recoveryKey || recoveryKeyFile != nil {
             let typed = try recoveryKeyFile.map { try PasswordInput.fromFile($0) } ?? PasswordInput.fromTerminal("Recovery key: ")
             held = try ctx.sessions.unlock(recoveryKey: typed, idleTimeout: idle, absoluteTimeout: absolute, opened: catchUp(nil, typed))
         } else {
@@ -65,13 +84,39 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
             (got > 0 ? Duration.describe(got) : "no") + (got != asked ? " (the policy's maximum; \(asked > 0 ? Duration.describe(asked) : "none") was asked)" : "")
         }
         let agent = held && ctx.agent() != nil
-        let msg = !held ? "Correct, but with no keyring each command will ask for the password again."
+        let msg = (viaTPM != nil ? "This machine's TPM opened the vault. " : "")
+            + (!held ? "Correct, but with no keyring each command will ask for the password again."
             : agent ? "Unlocked: the vault agent holds the session (the keyring holds the key sealed under the agent's own key), and locks it after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit."
-            : "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit; checked at the next command: no `vault agent` runs)."
+            : "Unlocked: the key is held in the keyring (locks after \(shown(limits.idle, idle)) idle time, \(shown(limits.absolute, absolute)) absolute limit; checked at the next command: no `vault agent` runs).")
         if ctx.out.json {
             try ctx.out.emit(Result(keyring: held ? "held" : "unavailable", message: msg,
-                                    idleTimeout: held ? limits.idle : nil, absoluteTimeout: held ? limits.absolute : nil))
+                                    idleTimeout: held ? limits.idle : nil, absoluteTimeout: held ? limits.absolute : nil,
+                                    unlockedWith: viaTPM != nil ? KeyslotFile.tpm2Type : nil))
         } else { ctx.out.line(msg) }
+    }
+}
+
+extension UnlockCommand {
+    /// Tries this machine's TPM slot unless the command asks for another way in; returns whether
+    /// the key is held when it opened the vault, nil to go on with the password (after one line
+    /// saying why, when the slot did not open it).
+    func unlockWithTPM(_ ctx: CommandContext, idle: Int64, absolute: Int64, opened: (Vault) throws -> Void) throws -> Bool? {
+        guard !noTpm, !recoveryKey, recoveryKeyFile == nil, pinFile != nil || !ctx.password.isExplicit else { return nil }
+        let pin = pinFile.map { f in PasswordSource(isExplicit: true) { _ in try PasswordInput.fromFile(f, option: "--pin-file") } }
+            ?? PasswordSource(isExplicit: false) { try PasswordInput.fromTerminal($0) }
+        switch try ctx.sessions.unlock(tpm: Vault.tpmConfiguration(ctx.environment), pin: pin, idleTimeout: idle,
+                                       absoluteTimeout: absolute, opened: opened) {
+        case .unlocked(let held): return held
+        case .noSlot: return nil
+        case .fellBack(let why):
+            if !ctx.password.isExplicit && !PasswordInput.terminalAvailable {
+                throw VaultError(why.kind == .integrity ? .integrity : .locked,
+                                 "the TPM slot did not open the vault (\(why.message)), and there is no terminal to ask for the password",
+                                 hint: "pass --password-file FILE")
+            }
+            ctx.out.warn("TPM slot not used: \(why.message); unlocking with the password")
+            return nil
+        }
     }
 }
 
