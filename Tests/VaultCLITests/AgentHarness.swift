@@ -13,6 +13,16 @@ final class AgentProcess: @unchecked Sendable {
     let logFile: URL
     private(set) var process: Process
 
+    /// A new vault with the real keyring and a runtime folder for an agent: the start of the
+    /// agent's tests (skipped without a Secret Service).
+    static func preparedVault() throws -> CLIHarness {
+        try XCTSkipUnless(CLIHarness.keyringAvailable, "needs a D-Bus session with a Secret Service (run scripts/test.sh)")
+        let h = try CLIHarness()
+        try h.initVault()
+        try prepare(h)
+        return h
+    }
+
     /// Gives `h` a runtime folder of its own (`XDG_RUNTIME_DIR`, 0700) for the agent's socket.
     static func prepare(_ h: CLIHarness) throws {
         let run = h.root.appendingPathComponent("run")

@@ -9,12 +9,7 @@ import Glibc
 final class AgentSessionTests: XCTestCase {
     var h: CLIHarness!
 
-    override func setUpWithError() throws {
-        try XCTSkipUnless(CLIHarness.keyringAvailable, "needs a D-Bus session with a Secret Service (run scripts/test.sh)")
-        h = try CLIHarness()
-        try h.initVault()
-        try AgentProcess.prepare(h)
-    }
+    override func setUpWithError() throws { h = try AgentProcess.preparedVault() }
 
     override func tearDown() { _ = try? h?.run(["lock"]); h = nil }
 
