@@ -116,8 +116,9 @@ let package = Package(
         // Seeded operation generators and models of the expected tree, shared by the sync tests
         // (and the multi-device simulation); the seeded test data and printed seeds (TestData,
         // TestSeed: VAULT_TEST_SEED replays a run); the one wait-for-an-event helper of the tests
-        // (Waiting.swift); where the built executables are (BuiltProducts) and a tool's output.
-        .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives"], path: "Tests/VaultTestSupport"),
+        // (Waiting.swift); where the built executables are (BuiltProducts), a tool's output, and a
+        // keyslot file re-checksummed after an edit (KeyslotBytes, SHA-256 from VaultDigest).
+        .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives", "VaultDigest"], path: "Tests/VaultTestSupport"),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives",
                                                       "VaultTPM"]),
         // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change

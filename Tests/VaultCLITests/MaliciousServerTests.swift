@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 @testable import VaultCore
 @testable import VaultKeys
@@ -191,11 +192,7 @@ final class MaliciousServerTests: XCTestCase {
 
     /// `bytes` with its body changed by `edit`, its checksum line (not its MAC) recomputed.
     func reformatted(_ bytes: [UInt8], _ edit: (inout [String: Any]) -> Void) throws -> [UInt8] {
-        let lines = bytes.split(separator: 10, omittingEmptySubsequences: false)
-        var body = try JSONSerialization.jsonObject(with: Data(lines[0])) as! [String: Any]
-        edit(&body)
-        let line = [UInt8](try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
-        return line + Array("\nsha256:\(KeyslotFile.checksum(line))\n".utf8) + Array(lines[2]) + [10]
+        try reformattedKeyslotBytes(bytes, edit)
     }
 
     /// An envelope the server made itself for this vault: a master key of its own (`epochs`

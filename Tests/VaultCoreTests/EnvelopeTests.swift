@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 @testable import VaultCore
 @testable import VaultKeys
@@ -231,11 +232,7 @@ final class EnvelopeTests: VaultTestCase {
 
     /// `bytes` with its body changed by `edit`, and its checksum line (not its MAC) recomputed.
     func reformatted(_ bytes: [UInt8], _ edit: (inout [String: Any]) -> Void) throws -> [UInt8] {
-        let lines = bytes.split(separator: 10, omittingEmptySubsequences: false)
-        var body = try JSONSerialization.jsonObject(with: Data(lines[0])) as! [String: Any]
-        edit(&body)
-        let line = [UInt8](try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
-        return line + Array("\nsha256:\(KeyslotFile.checksum(line))\n".utf8) + Array(lines[2]) + [10]
+        try reformattedKeyslotBytes(bytes, edit)
     }
 
     /// What a server that chose a key would send `b`: its own master key at the next epoch, a
