@@ -2,7 +2,8 @@ import Foundation
 
 extension Vault {
     /// The vault's compliance with `policy`, item by item.
-    public func compliance(with policy: EffectivePolicy, keyringAvailable: Bool) throws -> [ComplianceItem] {
+    /// - Parameter tcti: this machine's TPM (`requireHardwareKey` compares its slot with it).
+    public func compliance(with policy: EffectivePolicy, keyringAvailable: Bool, tcti: String? = nil) throws -> [ComplianceItem] {
         var items: [ComplianceItem] = []
         for slot in keyslots.body.slots where slot.type == "password" {
             guard let p = try slot.kdf?.parameters() else { continue }
@@ -38,6 +39,19 @@ extension Vault {
             items.append(.init(item: "backup exclusion", compliant: ok,
                                detail: ok ? "scope \(status.scope) is applied" : "the policy requires scope \(required); applied: \(status.scope)",
                                fix: ok ? nil : "vault backup-exclusion apply\(required == "all" ? " --all" : "")"))
+        }
+        if policy.requireHardwareKey.value == true {
+            let p = HardwareProtection.of(keyslots, tcti: tcti)
+            let ok = p.level == "hardware"
+            items.append(.init(item: "hardware key", compliant: ok,
+                               detail: ok ? "unlocks go through this machine's TPM (\(p.summary))" : "the policy requires a hardware slot: \(p.reason ?? "none")",
+                               fix: ok ? nil : "vault key add-tpm\(policy.hardwareKeyPin.value == true ? " --pin" : "")"))
+        }
+        if policy.hardwareKeyPin.value == true {
+            let bare = keyslots.machineBoundSlots.filter { $0.tpm2?.pin != true }.map(\.id)
+            items.append(.init(item: "hardware key PIN", compliant: bare.isEmpty,
+                               detail: bare.isEmpty ? "every TPM slot has a PIN" : "TPM slot(s) \(bare.joined(separator: ", ")) have no PIN",
+                               fix: bare.first.map { "vault key remove \($0), then vault key add-tpm --pin" }))
         }
         return items
     }

@@ -34,18 +34,6 @@ extension Vault {
         try saveKeyslots(file, macKey: keys.keyslotMacKey, bumpGeneration: false)
         return id
     }
-
-    /// Whether the TPM of `tcti` is the one `slot` was sealed by: "this machine", "another
-    /// machine", or why the TPM could not be asked.
-    public static func tpmOwner(of slot: KeyslotFile.Slot, tcti: String?) -> String {
-        do {
-            let tpm = try TPM(tcti: tcti)
-            defer { tpm.close() }
-            return try tpm.primaryName() == Hex.decode(slot.tpm2?.primaryName ?? "") ? "this machine" : "another machine"
-        } catch {
-            return "unknown: \(error.description)"
-        }
-    }
 }
 
 extension TPMError {

@@ -108,6 +108,15 @@ public struct VaultSessions {
         }
     }
 
+    /// Refuses a password unlock when the policy requires a hardware key (`requireHardwareKey`):
+    /// only this machine's TPM slot opens the vault then, and the recovery key or escrow as the
+    /// way back in.
+    func checkHardwarePolicy() throws {
+        guard policy.requireHardwareKey.value == true else { return }
+        throw VaultError(.policy, "the policy requires a hardware key (requireHardwareKey): the password does not unlock this vault",
+                         hint: "unlock through this machine's TPM slot (`vault unlock`; enroll it with `vault key add-tpm`), or with the recovery key (`vault unlock --recovery-key`)")
+    }
+
     /// Resets the failed-unlock count after a secret was accepted; warns about a tampered counter.
     /// (Nothing to write, or check against, on a read-only filesystem.)
     func noteSuccess(_ vault: Vault) throws {
@@ -127,6 +136,7 @@ public struct VaultSessions {
     @discardableResult
     public func unlock(password: SecureBytes, idleTimeout: Int64 = defaultIdleTimeout,
                        absoluteTimeout: Int64 = defaultAbsoluteTimeout, opened: (Vault) throws -> Void = { _ in }) throws -> Bool {
+        try checkHardwarePolicy()
         let (file, bytes) = try Vault.readKeyslots(layout)
         let result = try unlockMaster(file) { () -> (masterKey: SecureBytes, legacySlot: String?) in
             do { return try file.unlockPassword(password) } catch let e as VaultError where e.kind == .wrongPassword {
@@ -329,6 +339,7 @@ public struct VaultSessions {
         } else {
             warnNoKeyring(avail.reason)
         }
+        try checkHardwarePolicy()
         let pw = try password.read("Password for the vault at \(layout.root): ")
         let opened = try unlockMaster(file) { try file.unlockPassword(pw) }
         let yielded = lock != .control ? try link?.yieldVault() : nil

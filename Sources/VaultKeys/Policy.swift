@@ -43,6 +43,11 @@ public struct PolicySettings: Codable, Equatable, Sendable {
     public var conflictPolicy: String?
     /// false forbids `vault mount` (default true: the vault may be mounted as a folder).
     public var mountAllowed: Bool?
+    /// true: an unlock that does not go through this machine's TPM slot is refused; the
+    /// recovery key and escrow stay allowed (they are the way back in).
+    public var requireHardwareKey: Bool?
+    /// true: `vault key add-tpm` without a PIN (`--pin`, `--pin-file`) is refused.
+    public var hardwareKeyPin: Bool?
 
     public init() {}
 }
@@ -78,6 +83,8 @@ public struct EffectivePolicy: Sendable, Encodable {
     public var lockOnSuspend: PolicyValue<Bool>
     public var conflictPolicy: PolicyValue<String>
     public var mountAllowed: PolicyValue<Bool>
+    public var requireHardwareKey: PolicyValue<Bool>
+    public var hardwareKeyPin: PolicyValue<Bool>
     /// Where the system policy was read from, and whether it was signed.
     public var systemFile: String?
     public var signed: Bool
@@ -121,6 +128,8 @@ public struct EffectivePolicy: Sendable, Encodable {
         lockOnSuspend = pick(\.lockOnSuspend) { $0 || $1 }
         conflictPolicy = pick(\.conflictPolicy) { s, _ in s }   // the organisation decides
         mountAllowed = pick(\.mountAllowed) { $0 && $1 }
+        requireHardwareKey = pick(\.requireHardwareKey) { $0 || $1 }
+        hardwareKeyPin = pick(\.hardwareKeyPin) { $0 || $1 }
         self.systemFile = systemFile
         self.signed = signed
     }

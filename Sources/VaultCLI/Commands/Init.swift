@@ -22,6 +22,9 @@ struct InitCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var vaultId: String
         var path: String
         var kdf: String
+        /// Whether a TPM 2.0 answers here (`vault key add-tpm` can enroll it), and the line saying so.
+        var tpmFound: Bool
+        var tpm: String
     }
 
     func run(_ ctx: CommandContext) throws {
@@ -48,10 +51,12 @@ struct InitCommand: VaultCommand, ProducesJSON, ReadsPassword {
             let report = try vault.applyBackupExclusion(all: exclusion == "all")
             for n in report.notes { ctx.out.note(n) }
         }
+        let tpm = HardwareProtection.initNote(tcti: Vault.tpmConfiguration(ctx.environment))
         if ctx.out.json {
-            try ctx.out.emit(Result(vaultId: vault.vaultId, path: ctx.layout.root, kdf: params.algorithmName))
+            try ctx.out.emit(Result(vaultId: vault.vaultId, path: ctx.layout.root, kdf: params.algorithmName, tpmFound: tpm.tpmFound, tpm: tpm.line))
         } else {
             ctx.out.line("Created a vault at \(ctx.layout.root) (KDF \(KDFOptions.describe(params))).")
+            ctx.out.line(tpm.line)
             ctx.out.line("Next: `vault unlock`, then `vault put FILE`.")
         }
     }

@@ -29,6 +29,9 @@ extension KeyCommand {
 
         func run(_ ctx: CommandContext) throws {
             let typed = try pinFile.map { try PasswordInput.fromFile($0, option: "--pin-file") } ?? (pin ? try Self.askPIN() : nil)
+            if typed == nil && ctx.policy.hardwareKeyPin.value == true {
+                throw VaultError(.policy, "the policy requires a PIN on TPM slots (hardwareKeyPin); nothing was changed", hint: "vault key add-tpm --pin")
+            }
             if let typed, typed.count < 4 { throw VaultError(.usage, "the TPM PIN is too short: use at least 4 characters; nothing was changed") }
             let vault = try ctx.openVault()
             let selection = pcrs ?? .none

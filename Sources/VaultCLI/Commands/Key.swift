@@ -36,11 +36,12 @@ struct KeyCommand: ParsableCommand {
 
         func run(_ ctx: CommandContext) throws {
             let vault = try ctx.openVault()
-            let tcti = Vault.tpmConfiguration(ctx.environment)
+            // One primary derivation for all tpm2 slots, none without them.
+            let tpm = vault.keyslots.machineBoundSlots.isEmpty ? nil : MachineTPM(tcti: Vault.tpmConfiguration(ctx.environment))
             let slots = vault.keyslots.body.slots.map {
                 Slot(id: $0.id, type: $0.type, kdf: $0.kdf.map { k in k.alg + (k.iterations.map { " \($0) iterations" } ?? " ops \(k.opsLimit ?? 0), \(ByteCount.format(k.memLimitBytes ?? 0))") },
                      createdAt: $0.createdAt, orgPublicKey: $0.orgPublicKey, pin: $0.tpm2?.pin, pcrs: $0.tpm2?.pcrs,
-                     machine: $0.tpm2 == nil ? nil : Vault.tpmOwner(of: $0, tcti: tcti))
+                     machine: $0.tpm2 == nil ? nil : tpm?.owner(of: $0))
             }
             if ctx.out.json { try ctx.out.emit(slots); return }
             ctx.out.line("master key epoch \(vault.keyslots.body.epoch)")

@@ -62,6 +62,8 @@ struct PolicyCommand: ParsableCommand {
             row("lockOnScreenLock", p.lockOnScreenLock) { ["\($0)"] }
             row("lockOnSuspend", p.lockOnSuspend) { ["\($0)"] }
             row("conflictPolicy", p.conflictPolicy) { [$0] }
+            row("requireHardwareKey", p.requireHardwareKey) { ["\($0)"] }
+            row("hardwareKeyPin", p.hardwareKeyPin) { ["\($0)"] }
             return rows
         }
     }
@@ -80,7 +82,8 @@ struct PolicyCommand: ParsableCommand {
         func run(_ ctx: CommandContext) throws {
             let p = ctx.policy
             let vault = try ctx.openVault()
-            let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available)
+            let items = try vault.compliance(with: p, keyringAvailable: KeyringSession.availability(environment: ctx.environment).available,
+                                             tcti: Vault.tpmConfiguration(ctx.environment))
                 + SyncClient.compliance(vault: vault, policy: p)
             let ok = items.allSatisfy(\.compliant)
             let failure = VaultError(.policy, "the vault does not comply with the policy (\(items.filter { !$0.compliant }.count) item(s))")

@@ -8,7 +8,7 @@ import VaultAgent
 struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "status", abstract: "show the vault, its lock state and what awaits sync",
-                             discussion: "A locked vault shows only what needs no key (its id, the keyring, why it locked) unless a password source is named for this command.")
+                             discussion: "A locked vault shows only what needs no key (its id, the keyring, why it locked, how the key is protected on this machine: `hardware (TPM2, PIN)`, `hardware (TPM2)`, or `software only` with the reason) unless a password source is named for this command. No TPM PIN is asked and nothing is unsealed.")
     }
 
     @OptionGroup var password: PasswordOptions
@@ -37,6 +37,10 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         var refused: [QuarantinedNode]?
         var warnings: [String] = []
         var reducedProtection: [String]
+        /// How the key is protected on this machine: a TPM-held slot or the password only (why).
+        var protection: HardwareProtection
+        /// `protection` in one line: `hardware (TPM2, PIN)`, `hardware (TPM2)` or `software only: …`.
+        var keyProtection: String
         /// `agent` when a running `vault agent` locks at the deadline; `next-command` when only
         /// the next command enforces auto-lock.
         var autoLock: String = "next-command"
@@ -47,9 +51,10 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
         let (file, _) = try Vault.readKeyslots(ctx.layout)
         let sessions = ctx.sessions
         let avail = sessions.keyringAvailability
+        let protection = HardwareProtection.of(file, tcti: Vault.tpmConfiguration(ctx.environment))
         var s = Result(path: ctx.layout.root, vaultId: file.body.vaultId, locked: true,
                            keyring: avail.available ? "available" : "unavailable: \(avail.reason)",
-                           reducedProtection: sessions.degradations)
+                           reducedProtection: sessions.degradations, protection: protection, keyProtection: protection.summary)
         let (rec, expired) = try sessions.currentSession()
         s.agent = try ctx.agent()?.status()   // after the session request this command's use moved
         s.autoLock = s.agent == nil ? "next-command" : "agent"
@@ -94,6 +99,7 @@ struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
             ctx.out.line("state   unlocked (auto-locks at \(when))")
         }
         ctx.out.line("keyring \(s.keyring)")
+        ctx.out.line("key     \(s.keyProtection)")
         if s.agent == nil {
             ctx.out.line("autolock at the next vault command only: no `vault agent` runs (`vault agent install` locks at the deadline)")
         }

@@ -109,6 +109,10 @@ extension UnlockCommand {
         case .unlocked(let held): return held
         case .noSlot: return nil
         case .fellBack(let why):
+            if ctx.policy.requireHardwareKey.value == true {
+                throw VaultError(.policy, "the TPM slot did not open the vault (\(why.message)), and the policy requires a hardware key (requireHardwareKey): the password does not unlock it",
+                                 hint: "fix what the TPM said, or unlock with the recovery key (`vault unlock --recovery-key`)")
+            }
             if !ctx.password.isExplicit && !PasswordInput.terminalAvailable {
                 throw VaultError(why.kind == .integrity ? .integrity : .locked,
                                  "the TPM slot did not open the vault (\(why.message)), and there is no terminal to ask for the password",
