@@ -11,9 +11,8 @@ final class MountTests: XCTestCase {
     var mnt = ""
 
     override func setUpWithError() throws {
-        guard FileManager.default.fileExists(atPath: "/dev/fuse"), FileManager.default.isExecutableFile(atPath: "/bin/fusermount3") else {
-            throw XCTSkip("no /dev/fuse or fusermount3 here: install fuse3 to run the mount tests")
-        }
+        guard FuseMounts.available else { throw XCTSkip("no /dev/fuse or fusermount3 here: install fuse3 to run the mount tests") }
+        FuseMounts.removeDead()
         h = try CLIHarness(keyring: false)
         try h.initVault()
         mnt = h.root.appendingPathComponent("mnt").path
@@ -26,12 +25,7 @@ final class MountTests: XCTestCase {
     }
 
     func unmountNow() {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
-        p.arguments = ["-u", "-z", mnt]
-        p.standardError = FileHandle.nullDevice
-        try? p.run()
-        p.waitUntilExit()
+        FuseMounts.unmount(mnt)
         // The mount's process ends once unmounted.
         _ = waitFor(5) { self.mountPids().isEmpty }
     }
@@ -481,9 +475,8 @@ final class MountTests: XCTestCase {
 /// EACCES within about a second, and `vault unlock` resumes.
 final class MountLockTests: XCTestCase {
     func testLockWhileAFileIsOpenThenUnlockResumes() throws {
-        guard FileManager.default.fileExists(atPath: "/dev/fuse"), FileManager.default.isExecutableFile(atPath: "/bin/fusermount3") else {
-            throw XCTSkip("no /dev/fuse or fusermount3 here: install fuse3 to run the mount tests")
-        }
+        guard FuseMounts.available else { throw XCTSkip("no /dev/fuse or fusermount3 here: install fuse3 to run the mount tests") }
+        FuseMounts.removeDead()
         guard CLIHarness.keyringAvailable else { throw XCTSkip("needs a Secret Service (scripts/with-keyring.sh)") }
         let h = try CLIHarness()
         try h.initVault()
@@ -491,12 +484,7 @@ final class MountLockTests: XCTestCase {
         try h.ok(["put", try h.localFile("a.bin", Data(repeating: 0x61, count: 300_000)), "/a.bin"])
         let mnt = h.root.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
-        defer {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
-            p.arguments = ["-u", "-z", mnt]
-            try? p.run(); p.waitUntilExit()
-        }
+        defer { FuseMounts.unmount(mnt) }
         let m = try h.run(["mount", mnt])
         XCTAssertEqual(m.status, 0, m.stderr)
         // A python process holds the file open across the lock and the unlock.
@@ -533,6 +521,11 @@ final class MountLockTests: XCTestCase {
         p.standardInput = inPipe; p.standardOutput = outPipe; p.standardError = errPipe
         defer { if p.isRunning { p.terminate() } }
         try p.run()
+        // A safety net, not a timing: a hang fails the test instead of stopping the suite.
+        let pid = p.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+        defer { watchdog.cancel() }
         let reader = outPipe.fileHandleForReading
         func line() -> String {
             var s = Data()
