@@ -196,9 +196,11 @@ extension Vault {
         try blobsTable.insert(b, nodeId: nodeId, now: Vault.now)
     }
 
-    /// Renames and/or moves a node. Moving into an existing folder keeps the name.
+    /// Renames and/or moves a node. Moving into an existing folder keeps the name. The node's
+    /// modification time becomes now, unless `keepingModifiedTime` (a `rename(2)` through the
+    /// mount, which changes no file's time, as on any POSIX filesystem).
     @discardableResult
-    public func move(_ source: String, to dest: String) throws -> Node {
+    public func move(_ source: String, to dest: String, keepingModifiedTime: Bool = false) throws -> Node {
         try db.transaction {
             var n = try resolve(source)
             guard n.id != Self.rootId else { throw VaultError(.usage, "the root folder cannot be moved") }
@@ -217,7 +219,8 @@ extension Vault {
                 if w.id == n.id { throw VaultError(.conflict, "cannot move a folder into itself or one of its subfolders") }
                 walk = try w.parentId.flatMap { try node(id: $0) }
             }
-            n.parentId = parent.id; n.name = name; n.modifiedAt = Vault.now
+            n.parentId = parent.id; n.name = name
+            if !keepingModifiedTime { n.modifiedAt = Vault.now }
             try nodesTable.move(id: n.id, to: parent.id, name: name, modifiedAt: n.modifiedAt)
             try enqueue(.move, nodeId: n.id, payload: .init(name: name, parentId: parent.id, remoteId: n.remoteId), baseVersion: n.version)
             return n

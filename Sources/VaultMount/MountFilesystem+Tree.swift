@@ -55,7 +55,7 @@ extension MountFilesystem {
             if target.isFolder, try !isEmpty(target, v) { throw FuseErrno(ENOTEMPTY) }
             do { try v.remove(try path(target, v)) } catch { throw FuseErrno(error, doing: "replacing \(target.id)") }
         }
-        do { _ = try v.move(try path(n, v), to: Self.join(try path(to, v), newName)) } catch { throw FuseErrno(error, doing: "moving \(n.id)") }
+        do { _ = try v.move(try path(n, v), to: Self.join(try path(to, v), newName), keepingModifiedTime: true) } catch { throw FuseErrno(error, doing: "moving \(n.id)") }
     }
 
     func fsync(_ fh: UInt64) throws(FuseErrno) { try commit(try handles.file(fh).inode) }

@@ -278,6 +278,61 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try h.run(["-C", repo, "show", "HEAD:f.txt"], program: "/usr/bin/git").out, "tracked\n")
     }
 
+    /// `rsync -a` in and out (times kept), vim's save with a backup renamed aside, and
+    /// LibreOffice's save (lock file, temporary, rename over the original).
+    func testRsyncVimAndOfficeSavesWorkOnTheMount() throws {
+        for tool in ["/usr/bin/rsync", "/usr/bin/vim"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw XCTSkip("\(tool) is not installed")
+        }
+        let src = h.root.appendingPathComponent("rsync-src")
+        for (name, size) in [("a.txt", 10), ("sub/b.bin", 300_000), ("sub/deeper/c.txt", 0)] {
+            let url = src.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try bytes(size, seed: size).write(to: url)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_600_000_000)], ofItemAtPath: url.path)
+        }
+        try mount()
+        let into = try h.run(["-a", src.path + "/", mnt + "/synced/"], program: "/usr/bin/rsync")
+        XCTAssertEqual(into.status, 0, "rsync in: \(into.stderr)")
+        let back = h.root.appendingPathComponent("rsync-back")
+        let out = try h.run(["-a", mnt + "/synced/", back.path + "/"], program: "/usr/bin/rsync")
+        XCTAssertEqual(out.status, 0, "rsync out: \(out.stderr)")
+        for name in ["a.txt", "sub/b.bin", "sub/deeper/c.txt"] {
+            XCTAssertEqual(try Data(contentsOf: back.appendingPathComponent(name)), try Data(contentsOf: src.appendingPathComponent(name)), name)
+            let t = try FileManager.default.attributesOfItem(atPath: back.appendingPathComponent(name).path)[.modificationDate] as? Date
+            XCTAssertEqual(t?.timeIntervalSince1970, 1_600_000_000, "\(name): rsync -a keeps the time through the mount")
+        }
+        let again = try h.run(["-an", "--itemize-changes", src.path + "/", mnt + "/synced/"], program: "/usr/bin/rsync").out
+        XCTAssertFalse(again.split(separator: "\n").contains { $0.hasPrefix(">f") }, "a second rsync sends no file again: \(again)")
+
+        // vim: the original renamed to a backup, the new text written and fsynced, the backup removed.
+        let notes = mnt + "/notes.txt"
+        try Data("first line\n".utf8).write(to: URL(fileURLWithPath: notes))
+        let vim = try h.run(["-Nu", "NONE", "-n", "-es", "-c", "set nobackup writebackup backupcopy=no", "-c", "$put ='second line'",
+                             "-c", "wq", notes], program: "/usr/bin/vim")
+        XCTAssertEqual(vim.status, 0, "vim: \(vim.stderr)")
+        XCTAssertEqual(try String(contentsOfFile: notes, encoding: .utf8), "first line\nsecond line\n")
+
+        // LibreOffice: a lock file beside the document, the new version in a temporary, renamed over.
+        XCTAssertEqual(try py("""
+            import os, sys
+            d = sys.argv[1]
+            open(d + '/report.odt', 'wb').write(b'version 1')
+            lock = d + '/.~lock.report.odt#'
+            with open(lock, 'w') as f: f.write('user,host,0;')
+            with open(d + '/lu1234.tmp', 'wb') as f:
+                f.write(b'version 2'); f.flush(); os.fsync(f.fileno())
+            os.rename(d + '/lu1234.tmp', d + '/report.odt')
+            os.unlink(lock)
+            print(open(d + '/report.odt', 'rb').read().decode(), sorted(n for n in os.listdir(d) if 'report' in n or n.endswith('.tmp')))
+            """), "version 2 ['report.odt']")
+        unmountNow()
+        XCTAssertEqual(try h.ok(["cat", "/report.odt"] + h.pw).out, "version 2")
+        XCTAssertEqual(try h.ok(["cat", "/notes.txt"] + h.pw).out, "first line\nsecond line\n")
+        XCTAssertEqual(try h.ok(["cat", "/synced/sub/b.bin"] + h.pw).stdout, bytes(300_000, seed: 300_000))
+        XCTAssertEqual(try h.ok(["doctor"] + h.pw).status, 0)
+    }
+
     func testAFileNotOnThisDeviceIsAnIOErrorWithTheReasonLogged() throws {
         let server = try ServerHarness(root: h.root, args: [], tls: false)
         defer { _ = server }
