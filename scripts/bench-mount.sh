@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `vault mount` (issue 19 "Targets"), side by side with gocryptfs and rclone (crypt over a local
-# folder) when they are installed (Debian: apt-get install gocryptfs rclone), in one run:
+# folder; the script installs both from Debian when they are missing), in one run:
 #  1. sequential read of a cached SIZE file through the mount, cold (kernel caches dropped when
 #     root) and again (target: >= gocryptfs, >= 1 GB/s; the second >= 3x the first)
 #  2. sequential write of SIZE through the mount, closed with fsync (target: >= 80 % of gocryptfs)
@@ -10,6 +10,9 @@
 # Usage: scripts/bench-mount.sh [SIZE=1G] [NODES=100000]   (VAULT_BENCH_BIN: a built products folder)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/install-deps.sh
+# The peers and the tools the figures need (bench only: not in the test command's dependencies).
+for p in gocryptfs rclone bc; do dpkg -s "$p" >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null; done
 SIZE=${1:-1G}
 NODES=${2:-100000}
 if [ -z "${VAULT_BENCH_BIN:-}" ]; then
