@@ -1,0 +1,68 @@
+# Sourced by the sync benchmarks (bench-sync.sh, bench-scale.sh) after they set BIN (the release
+# products) and OUT (their scratch folder, removed by their own trap). Gives:
+#   bench_timed LABEL CMD…      runs CMD (stdout to /dev/null) under GNU time; sets SECS and RSS_KB
+#   bench_mib KB, bench_ratio A B
+#   bench_server_start USER…    adds USERs (password "$OUT/spw"), starts vault-server on loopback;
+#                               sets SERVER_PID (the caller's trap stops it) and BASE
+#   bench_token USER            prints a bearer token for USER
+#   bench_seed HOME USER NODES [LAYOUT]   a vault at HOME logged in as USER, then NODES nodes sealed
+#                               for it straight into the server database (SyncBenchSeed.swift)
+#   bench_curl_pages TOKEN      every page of `GET /v1/files?scope=all` (page size 5000) to a file
+#   bench_count_nodes           the nodes in the current VAULT_HOME's tree
+# and `v CMD…`, the vault with the bench password. Needs `swift build --build-tests` done.
+printf 'bench password\n' > "$OUT/pw"
+printf 'bench-server-password\n' > "$OUT/spw"
+export VAULT_NO_KEYRING=1 VAULT_METERED=0 VAULT_BACKGROUND_DOWNLOADS=0
+v() { "$BIN/vault" "$@" --password-file "$OUT/pw" 2> >(grep -v 'no Secret Service' >&2); }
+bench_timed() {
+  local label=$1; shift
+  local s e; s=$(date +%s.%N)
+  /usr/bin/time -f %M -o "$OUT/$label.rss" timeout -k 10 600 "$@" >/dev/null 2>"$OUT/$label.err" \
+    || { echo "  !! $label failed: $(tail -n 3 "$OUT/$label.err" | tr '\n' ' ')"; }
+  e=$(date +%s.%N)
+  SECS=$(python3 -c "print(f'{$e-$s:.3f}')")
+  RSS_KB=$(tail -n 1 "$OUT/$label.rss" | grep -E '^[0-9]+$' || echo 0)
+}
+bench_mib() { python3 -c "print(f'{$1/1024:.1f} MiB')"; }
+bench_ratio() { python3 -c "print(f'{$1/max($2,1e-9):.2f}')"; }
+bench_server_start() {
+  local u
+  for u in "$@"; do "$BIN/vault-server" user add "$u" --data "$OUT/server" --password-file "$OUT/spw" >/dev/null; done
+  "$BIN/vault-server" serve --data "$OUT/server" --listen 127.0.0.1:0 >"$OUT/server.out" 2>"$OUT/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 100); do grep -q listening "$OUT/server.out" 2>/dev/null && break; sleep 0.1; done
+  BASE="http://127.0.0.1:$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$OUT/server.out")"
+}
+bench_token() {
+  curl -sf -X POST "$BASE/v1/auth/token" -d "{\"username\":\"$1\",\"password\":\"bench-server-password\"}" \
+    | python3 -c "import json,sys; print(json.load(sys.stdin)['token'])"
+}
+bench_seed() {
+  local home=$1 user=$2 nodes=$3 layout=${4:-} owner s
+  VAULT_HOME="$home" v init --kdf-ops 1 --kdf-mem 8M >/dev/null
+  VAULT_HOME="$home" v login --server "$BASE" --user "$user" --server-password-file "$OUT/spw" >/dev/null
+  owner=$(sqlite3 "$OUT/server/meta.db" "SELECT id FROM users WHERE name = '$user'")
+  s=$(date +%s.%N)
+  VAULT_BENCH_HOME="$home" VAULT_BENCH_PASSWORD_FILE="$OUT/pw" VAULT_BENCH_OWNER="$owner" VAULT_BENCH_SQL="$OUT/seed-$user.sql" \
+    VAULT_BENCH_NODES="$nodes" VAULT_BENCH_LAYOUT="$layout" swift test --skip-build --filter 'VaultCLITests.SyncBenchSeed' >"$OUT/seed-$user.log" 2>&1 \
+    || { echo "seeding failed:"; tail -n 20 "$OUT/seed-$user.log"; exit 1; }
+  sqlite3 "$OUT/server/meta.db" < "$OUT/seed-$user.sql"
+  rm -f "$OUT/seed-$user.sql"
+  echo "seeded $(sqlite3 "$OUT/server/meta.db" "SELECT count(*) FROM files WHERE owner = '$owner'") nodes for $user in $(python3 -c "print(f'{$(date +%s.%N)-$s:.1f}')") s"
+}
+bench_curl_pages() {
+  local token=""
+  while :; do
+    local url="$BASE/v1/files?scope=all&pageSize=5000"
+    [ -n "$token" ] && url="$url&pageToken=$token"
+    curl -sf -H "Authorization: Bearer $1" "$url" -o "$OUT/page.json"
+    token=$(grep -o '"nextPageToken":"[^"]*"' "$OUT/page.json" | cut -d'"' -f4 || true)
+    [ -n "$token" ] || break
+  done
+}
+bench_count_nodes() {
+  v tree --json | python3 -c "
+import json,sys
+def n(x): return 1 + sum(n(c) for c in x.get('children') or [])
+print(n(json.load(sys.stdin)) - 1)"
+}
