@@ -32,14 +32,7 @@ swift build -c release --product vault-server 2>&1 | grep -Ev "^warning: prohibi
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1   # the seeding helper
 BIN=$(swift build -c release --show-bin-path)
 
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/bench-scale.XXXXXX")
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+BENCH_NAME=bench-scale
 source scripts/lib/seeded-account.sh
 
 # the whole database: metadata.db and, when there is one, its WAL

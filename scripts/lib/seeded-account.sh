@@ -1,15 +1,24 @@
 # Sourced by the sync benchmarks (bench-sync.sh, bench-scale.sh) after they set BIN (the release
-# products) and OUT (their scratch folder, removed by their own trap). Gives:
+# products) and BENCH_NAME. Makes OUT (the scratch folder, named after BENCH_NAME) and a trap that
+# stops the server and removes OUT on exit. Gives:
 #   bench_timed LABEL CMD…      runs CMD (stdout to /dev/null) under GNU time; sets SECS and RSS_KB
 #   bench_mib KB, bench_ratio A B
 #   bench_server_start USER…    adds USERs (password "$OUT/spw"), starts vault-server on loopback;
-#                               sets SERVER_PID (the caller's trap stops it) and BASE
+#                               sets SERVER_PID (stopped on exit) and BASE
 #   bench_token USER            prints a bearer token for USER
 #   bench_seed HOME USER NODES [LAYOUT]   a vault at HOME logged in as USER, then NODES nodes sealed
 #                               for it straight into the server database (SyncBenchSeed.swift)
 #   bench_curl_pages TOKEN      every page of `GET /v1/files?scope=all` (page size 5000) to a file
 #   bench_count_nodes           the nodes in the current VAULT_HOME's tree
 # and `v CMD…`, the vault with the bench password. Needs `swift build --build-tests` done.
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/${BENCH_NAME:-bench}.XXXXXX")
+SERVER_PID=""
+bench_cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$OUT"
+}
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
 printf 'bench password\n' > "$OUT/pw"
 printf 'bench-server-password\n' > "$OUT/spw"
 export VAULT_NO_KEYRING=1 VAULT_METERED=0 VAULT_BACKGROUND_DOWNLOADS=0
