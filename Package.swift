@@ -66,7 +66,7 @@ let package = Package(
         // policy and the failed-unlock count, process hardening, `VaultError`, and the small helpers
         // they use (POSIX file writes, SourceFile, DisplayText, ByteCount, RemotePadding). What the
         // agent needs, so that `vault-agent` links no SQLCipher (VaultCLIUnitTests/AgentLinkageTests).
-        .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "CSecretShims", "CLinuxShims"]),
+        .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "VaultTPM", "CSecretShims", "CLinuxShims"]),
         // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
         // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
         .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "VaultTPM", "CLinuxShims"]),

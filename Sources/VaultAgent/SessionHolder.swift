@@ -90,6 +90,8 @@ final class SessionHolder: @unchecked Sendable {
             case .agentWrapped?:
                 try ring.clear()
                 log("removed the keyring item of an earlier agent session (its key is gone): the vault is locked")
+            case .unusable(let why)?:
+                log("could not take over the session unlocked before the agent started: \(why)")
             case nil:
                 break
             }

@@ -8,7 +8,7 @@ import VaultTPM
 extension Vault {
     /// The TCTI configuration `VAULT_TPM_TCTI` names (nil: the device, `/dev/tpmrm0`).
     public static func tpmConfiguration(_ environment: [String: String]) -> String? {
-        environment["VAULT_TPM_TCTI"].flatMap { $0.isEmpty ? nil : $0 }
+        TPMSessionKey.configuration(environment)
     }
 
     /// Seals a new random slot secret in the TPM of `tcti` (with the auth value of `pin` when

@@ -27,6 +27,27 @@ extension VaultSessions {
         return .unlocked(held: try hold(masterKey: master, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout, opened: opened))
     }
 
+    /// This machine's TPM, as `VAULT_TPM_TCTI` names it.
+    var tcti: String? { Vault.tpmConfiguration(environment) }
+
+    /// A fresh session key sealed in this machine's TPM when it holds one of `file`'s tpm2 slots:
+    /// the keyring item then wraps the master key under it (`v3`), so a copy of the item taken
+    /// off the machine opens nothing. Nil without such a slot; a TPM that holds the slot but
+    /// cannot seal now leaves the item in `v1`, said in a warning.
+    func hardwareSessionKey(_ file: KeyslotFile) -> TPMSessionKey? {
+        guard !file.machineBoundSlots.isEmpty else { return nil }
+        do {
+            let tpm = try TPM(tcti: tcti)
+            defer { tpm.close() }
+            let name = Hex.encode(try tpm.primaryName())
+            guard file.machineBoundSlots.contains(where: { $0.tpm2?.primaryName == name }) else { return nil }
+            return try TPMSessionKey.make(in: tpm)
+        } catch {
+            warn("the keyring holds the session without the TPM's protection this time: \(error)")
+            return nil
+        }
+    }
+
     /// The master key from the slot this TPM sealed; `TPMFallback` names why not.
     private func tpmMaster(_ file: KeyslotFile, tcti: String?, pin: PasswordSource) throws -> SecureBytes {
         let opened: UnsealedTPMSlot

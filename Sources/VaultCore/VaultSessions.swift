@@ -201,7 +201,7 @@ public struct VaultSessions {
         }
         try sessionItem(vault.vaultId).store(.init(
             masterKey: vault.masterKey, epoch: vault.keyslots.body.epoch, unlockedAt: now, lastUsedAt: now,
-            idleTimeout: limits.idle, absoluteTimeout: limits.absolute))
+            idleTimeout: limits.idle, absoluteTimeout: limits.absolute, hardware: hardwareSessionKey(vault.keyslots)))
         return true
     }
 
@@ -214,12 +214,12 @@ public struct VaultSessions {
             return
         }
         let ring = sessionItem(vault.vaultId)
-        switch try ring.lookup() {
+        switch try ring.lookup(tcti: tcti) {
         case .direct(var rec)?:
             rec.masterKey = vault.masterKey
             rec.epoch = vault.keyslots.body.epoch
             try ring.store(rec)
-        case .agentWrapped?, nil: return   // held by an agent this command cannot reach, or none
+        case .agentWrapped?, .unusable?, nil: return   // held by an agent this command cannot reach, one this TPM does not open, or none
         }
     }
 
@@ -246,7 +246,8 @@ public struct VaultSessions {
             return (rec, why)
         }
         let ring = sessionItem(file.body.vaultId)
-        let item = try ring.lookup()
+        let item = try ring.lookup(tcti: tcti)
+        if case .unusable(let why)? = item { return (nil, why) }
         // Left in place: it opens nothing here, and an agent this command cannot reach may still
         // hold its key. The next agent to start removes it; `vault unlock` or `vault lock` replaces it.
         if case .agentWrapped? = item { return (nil, Self.agentGone) }

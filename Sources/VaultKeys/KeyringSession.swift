@@ -2,6 +2,7 @@ import Foundation
 internal import CSecretShims
 import VaultCrypto
 import VaultPrimitives
+import VaultTPM
 
 /// Holds an unlocked vault's master key between commands in the desktop keyring (the Secret
 /// Service, through libsecret): schema `org.vault.LocalSession`, attributes `vault` = the vault
@@ -9,9 +10,13 @@ import VaultPrimitives
 /// (a `vault join` into a second folder) each have their own session. Neither attribute is
 /// secret (other applications of the user can read them).
 ///
-/// The item's secret is ASCII, one of two forms:
+/// The item's secret is ASCII, one of three forms:
 /// - `v1:<epoch>:<unlockedAt>:<lastUsedAt>:<idleSeconds>:<absoluteSeconds>:<masterKeyHex>` when
 ///   no agent runs: the master key itself, and deadlines every command enforces;
+/// - `v3:<epoch>:<unlockedAt>:<lastUsedAt>:<idleSeconds>:<absoluteSeconds>:<public>:<private>:<nonce>:<sealed>`
+///   when no agent runs and this machine's TPM holds one of the vault's tpm2 slots: the same
+///   deadlines, and the master key sealed under a session key only this TPM unseals
+///   (`TPMSessionKey`);
 /// - `v2:…` while a `vault agent` holds the session (`AgentWrappedKey`): the master key sealed
 ///   under a key only the agent has, and no deadlines (the agent's timers enforce them).
 ///
@@ -24,6 +29,9 @@ public struct KeyringSession {
         case direct(Record)
         /// `v2`: the master key sealed under a running agent's key.
         case agentWrapped(AgentWrappedKey)
+        /// A `v3` item this command cannot open, and why: this TPM cannot be used now (the item
+        /// is kept), or the item does not open under it (altered, or another machine's: removed).
+        case unusable(String)
     }
 
     /// One unlocked session.
@@ -34,10 +42,14 @@ public struct KeyringSession {
         public var lastUsedAt: Int64
         public var idleTimeout: Int64
         public var absoluteTimeout: Int64
+        /// The TPM-sealed session key the item wraps the master key under (`v3`); nil: `v1`.
+        public var hardware: TPMSessionKey?
 
-        public init(masterKey: SecureBytes, epoch: UInt32, unlockedAt: Int64, lastUsedAt: Int64, idleTimeout: Int64, absoluteTimeout: Int64) {
+        public init(masterKey: SecureBytes, epoch: UInt32, unlockedAt: Int64, lastUsedAt: Int64, idleTimeout: Int64, absoluteTimeout: Int64,
+                    hardware: TPMSessionKey? = nil) {
             self.masterKey = masterKey; self.epoch = epoch; self.unlockedAt = unlockedAt
             self.lastUsedAt = lastUsedAt; self.idleTimeout = idleTimeout; self.absoluteTimeout = absoluteTimeout
+            self.hardware = hardware
         }
 
         /// Why the session has ended at `now`, or nil while it is valid.
@@ -113,8 +125,10 @@ public struct KeyringSession {
         return rc == 0
     }
 
-    /// Stores (replaces) the session item with the master key itself (`v1`, no agent).
+    /// Stores (replaces) the session item with the master key itself (`v1`, no agent), or
+    /// wrapped under `r.hardware` (`v3`, sealed again with a fresh nonce at every store).
     public func store(_ r: Record) throws {
+        if let hardware = r.hardware { return try storeText(TPMWrappedSession.wrap(r, hardware, vaultId: vaultId, copyId: copyId), label: "TPM-wrapped, ") }
         var text = Array("v1:\(r.epoch):\(r.unlockedAt):\(r.lastUsedAt):\(r.idleTimeout):\(r.absoluteTimeout):".utf8.map { CChar(bitPattern: $0) })
         let prefix = text.count
         r.masterKey.withUnsafeBytes { mk in
@@ -128,8 +142,17 @@ public struct KeyringSession {
         if rc != 0 { throw fail("store", err) }
     }
 
-    /// The stored item, or nil when the vault is locked. An item in neither form is removed.
-    public func lookup() throws -> Item? {
+    /// Stores (replaces) the item with `text`, which holds no key in clear.
+    private func storeText(_ text: String, label: String) throws {
+        var err: UnsafeMutablePointer<CChar>?
+        if CSecretShims_store(vaultId, copyId, "vault \(vaultId.prefix(8)) session key (\(label)copy \(copyId.prefix(8)))", text, &err) != 0 {
+            throw fail("store", err)
+        }
+    }
+
+    /// The stored item, or nil when the vault is locked. An item in no form is removed. A `v3`
+    /// item is opened through the TPM of `tcti`.
+    public func lookup(tcti: String? = TPMSessionKey.configuration(ProcessInfo.processInfo.environment)) throws -> Item? {
         var out: UnsafeMutablePointer<CChar>?
         var err: UnsafeMutablePointer<CChar>?
         let rc = CSecretShims_lookup(vaultId, copyId, &out, &err)
@@ -142,6 +165,14 @@ public struct KeyringSession {
         if n >= 3 && bytes[0] == UInt8(ascii: "v") && bytes[1] == UInt8(ascii: "2") {
             guard let w = AgentWrappedKey.parse(bytes) else { try? clear(); return nil }
             return .agentWrapped(w)
+        }
+        if n >= 3 && bytes[0] == UInt8(ascii: "v") && bytes[1] == UInt8(ascii: "3") {
+            guard let w = TPMWrappedSession.parse(bytes) else { try? clear(); return nil }
+            switch w.open(tcti: tcti, vaultId: vaultId, copyId: copyId) {
+            case .success(let rec): return .direct(rec)
+            case .failure(.unavailable(let why)): return .unusable(why)
+            case .failure(.doesNotOpen(let why)): try? clear(); return .unusable(why)
+            }
         }
         // Split on ':' into 7 fields; the last is the key in hex.
         var fields: [Range<Int>] = []

@@ -20,7 +20,10 @@ public final class SoftwareTPM {
         guard let bin = Self.binary else { throw SoftwareTPMError("swtpm is not installed") }
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("swtpm-\(UUID().uuidString.prefix(8))")
         let stateDir = state ?? dir.appendingPathComponent("state")
-        try FileManager.default.createDirectory(at: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The socket lives in `dir`, which a given `state` (another TPM's folder) does not create.
+        for folder in [dir, stateDir] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         socket = dir.appendingPathComponent("s").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: bin)
