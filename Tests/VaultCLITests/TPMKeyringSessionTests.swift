@@ -82,4 +82,22 @@ final class TPMKeyringSessionTests: XCTestCase {
         XCTAssertNil(try h.keyringItem(id))
         XCTAssertEqual(try h.run(["ls"]).status, 3)
     }
+
+    /// An agent that starts while a `v3` item exists takes the session over (through this TPM)
+    /// and rewrites the item as `v2`, as it does with `v1`.
+    func testAnAgentTakesATPMWrappedSessionOver() throws {
+        let id = try h.vaultId()
+        try h.ok(["key", "add-tpm"] + h.pw)
+        try h.ok(["unlock"] + h.pw)
+        XCTAssertTrue(try item().hasPrefix("v3:"))
+        try AgentProcess.prepare(h)
+        let agent = try AgentProcess(h)
+        XCTAssertTrue(try waitFor(30) { try self.item().hasPrefix("v2:") } != nil, agent.log)
+        XCTAssertTrue(agent.log.contains("took over the session"), agent.log)
+        try h.ok(["ls"])
+        // `vault lock` removes it as any item.
+        try h.ok(["lock"])
+        XCTAssertNil(try h.keyringItem(id))
+        XCTAssertEqual(try h.run(["ls"]).status, 3)
+    }
 }
