@@ -33,7 +33,7 @@ let package = Package(
         // tpm2-tss's ESAPI: the sealing, unsealing and lockout queries vault needs, with the
         // TPM's templates and marshalled structures kept in C.
         .target(name: "CTPMShims", dependencies: ["CTSS2"],
-                linkerSettings: [.linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc")]),
+                linkerSettings: [.linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-sys"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc")]),
         // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
         .target(name: "CLinuxShims"),
         .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),

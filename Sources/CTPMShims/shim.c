@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tss2/tss2_esys.h>
+#include <tss2/tss2_sys.h>
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
@@ -270,6 +271,27 @@ uint32_t CTPMShims_extendPCR(CTPMShims_Context *c, uint32_t index, const uint8_t
     v.digests[0].hashAlg = TPM2_ALG_SHA256;
     memcpy(v.digests[0].digest.sha256, digest, 32);
     return Esys_PCR_Extend(c->esys, ESYS_TR_PCR0 + index, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &v);
+}
+
+uint32_t CTPMShims_flushStale(CTPMShims_Context *c) {
+    TSS2_SYS_CONTEXT *sys = NULL;
+    TSS2_RC rc = Esys_GetSysContext(c->esys, &sys);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    /* Transient objects (0x80…), then loaded HMAC (0x02…) and policy (0x03…) sessions. */
+    static const TPM2_HANDLE firsts[] = {TPM2_TRANSIENT_FIRST, TPM2_LOADED_SESSION_FIRST, TPM2_POLICY_SESSION_FIRST};
+    for (size_t k = 0; k < sizeof firsts / sizeof firsts[0]; k++) {
+        TPMI_YES_NO more = 0;
+        TPMS_CAPABILITY_DATA *cap = NULL;
+        rc = Esys_GetCapability(c->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES,
+                                firsts[k], TPM2_MAX_CAP_HANDLES, &more, &cap);
+        if (rc != TSS2_RC_SUCCESS) return rc;
+        for (UINT32 i = 0; i < cap->data.handles.count; i++) {
+            TPM2_HANDLE h = cap->data.handles.handle[i];
+            if ((h >> 24) == (firsts[k] >> 24)) (void)Tss2_Sys_FlushContext(sys, h);
+        }
+        Esys_Free(cap);
+    }
+    return TSS2_RC_SUCCESS;
 }
 
 uint32_t CTPMShims_baseCode(uint32_t rc) {

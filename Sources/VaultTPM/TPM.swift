@@ -74,7 +74,7 @@ public final class TPM {
     public func primaryName() throws(TPMError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(CTPMShims_MaxName))
         var len = 0
-        let rc = out.withUnsafeMutableBufferPointer { CTPMShims_primaryName(ctx, $0.baseAddress, $0.count, &len) }
+        let rc = retryingWhenFull { out.withUnsafeMutableBufferPointer { CTPMShims_primaryName(ctx, $0.baseAddress, $0.count, &len) } }
         guard rc == 0 else { throw Self.error(rc) }
         return Array(out.prefix(len))
     }
@@ -85,7 +85,7 @@ public final class TPM {
         var pub = [UInt8](repeating: 0, count: Int(CTPMShims_MaxPublic))
         var priv = [UInt8](repeating: 0, count: Int(CTPMShims_MaxPrivate))
         var pubLen = 0, privLen = 0
-        let rc: UInt32 = secret.withUnsafeBytes { s in
+        let rc: UInt32 = retryingWhenFull { secret.withUnsafeBytes { s in
             Self.withAuth(auth) { a in
                 pub.withUnsafeMutableBufferPointer { p in
                     priv.withUnsafeMutableBufferPointer { q in
@@ -95,7 +95,7 @@ public final class TPM {
                     }
                 }
             }
-        }
+        } }
         guard rc == 0 else { throw Self.error(rc) }
         return TPMSealedObject(publicArea: Array(pub.prefix(pubLen)), privateArea: Array(priv.prefix(privLen)), pcrs: pcrs)
     }
@@ -104,7 +104,7 @@ public final class TPM {
     public func unseal(_ object: TPMSealedObject, auth: SecureBytes?) throws(TPMError) -> SecureBytes {
         let out = SecureBytes(count: Int(CTPMShims_MaxSecret))
         var len = 0
-        let rc: UInt32 = object.publicArea.withUnsafeBufferPointer { p in
+        let rc: UInt32 = retryingWhenFull { object.publicArea.withUnsafeBufferPointer { p in
             object.privateArea.withUnsafeBufferPointer { q in
                 Self.withAuth(auth) { a in
                     out.withUnsafeMutableBytes { o in
@@ -114,7 +114,7 @@ public final class TPM {
                     }
                 }
             }
-        }
+        } }
         guard rc == 0 else {
             var e = Self.error(rc)
             if case .wrongPIN = e { e = .wrongPIN(triesLeft: (try? lockoutState())?.triesLeft) }
@@ -122,6 +122,19 @@ public final class TPM {
             throw e
         }
         return out.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<len])) }
+    }
+
+    /// Runs one TPM operation (`body` returns its response code); when the TPM is out of object
+    /// or session memory — contexts that a client cut off mid-call left loaded, on a TPM reached
+    /// without a resource manager (swtpm's socket, `/dev/tpm0`) — flushes them
+    /// (`CTPMShims_flushStale`) and runs it once more. The TPM refuses a load before it checks an
+    /// auth value, so the retry spends no PIN try.
+    private func retryingWhenFull(_ body: () -> UInt32) -> UInt32 {
+        let rc = body()
+        let base = CTPMShims_baseCode(rc)
+        guard base == UInt32(CTPMShims_RC_OBJECT_MEMORY) || base == UInt32(CTPMShims_RC_SESSION_MEMORY),
+              CTPMShims_flushStale(ctx) == 0 else { return rc }
+        return body()
     }
 
     /// The dictionary-attack counters.

@@ -556,7 +556,7 @@ final class MountLockTests: XCTestCase {
                 try: f(); return 'served'
                 except OSError as e: return str(e.errno)
             end = time.time() + 5                     # the mount checks the session once a second
-            while denied(lambda: os.stat(m)) != '13' and time.time() < end: time.sleep(0.05)
+            while denied(lambda: os.stat(m)) != '13' and time.time() < end: time.sleep(0.05)   # a bounded poll: the lock is seen only through errno
             r1 = denied(lambda: os.pread(fd, 10, 200000))
             r2 = denied(lambda: os.pread(fd, 10, 0))
             r3 = denied(lambda: os.listdir(m))
@@ -564,7 +564,7 @@ final class MountLockTests: XCTestCase {
             print(r1, r2, r3, r4, flush=True)
             sys.stdin.readline()                      # `vault unlock` has returned
             end = time.time() + 5
-            while denied(lambda: os.stat(m)) != 'served' and time.time() < end: time.sleep(0.05)
+            while denied(lambda: os.stat(m)) != 'served' and time.time() < end: time.sleep(0.05)   # the same poll for the resume
             print(os.pread(fd, 10, 200000) == b'a' * 10, flush=True)
             """
         let p = Process()

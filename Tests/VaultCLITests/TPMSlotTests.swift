@@ -145,6 +145,40 @@ final class TPMSlotTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("the TPM did not answer"), r.stderr)
     }
 
+    /// The TPM cut off in the middle of an unlock, at points spread over the whole exchange (a
+    /// relay drops the connection after N bytes): each time the password opens the vault with the
+    /// reason named, no PIN try is spent, and the TPM slot opens it again afterwards.
+    func testATPMCutOffMidUnlockFallsBackAndLeavesTheSlotWorking() throws {
+        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        let before = try TPM(tcti: tpm.tcti).lockoutState()
+        func unlockThrough(_ proxy: CuttingTPMProxy) throws -> (CLIHarness.Result, viaTPM: Bool) {
+            let r = try h.run(["unlock", "--json", "--pin-file", try pinFile] + h.pw, env: ["VAULT_TPM_TCTI": proxy.tcti])
+            return (r, (r.json as? [String: Any])?["unlockedWith"] as? String == "tpm2")
+        }
+        let whole = try CuttingTPMProxy(tpm, cutAfter: Int(Int32.max))
+        let (first, viaWhole) = try unlockThrough(whole)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertTrue(viaWhole, "an uncut relay passes the unlock: \(first.stderr)")
+        let total = whole.bytes
+        XCTAssertGreaterThan(total, 100)
+        // A cut in the last flush, after the unseal answered, still opens through the TPM.
+        let cuts = Set((1...12).map { total * $0 / 13 } + [1, 10, total - 1])
+        var fellBack = 0
+        for cut in cuts.sorted() {
+            let (r, viaTPM) = try unlockThrough(try CuttingTPMProxy(tpm, cutAfter: cut))
+            XCTAssertEqual(r.status, 0, "cut after \(cut) of \(total) bytes: the vault opens: \(r.stderr)")
+            if viaTPM { continue }
+            fellBack += 1
+            XCTAssertEqual(r.stderr.split(separator: "\n").filter { $0.contains("TPM") }.count, 1, "one line names why (cut after \(cut)): \(r.stderr)")
+        }
+        XCTAssertGreaterThanOrEqual(fellBack, cuts.count - 1, "only a cut in the last flush opens through the TPM")
+        XCTAssertEqual(try TPM(tcti: tpm.tcti).lockoutState().failures, before.failures, "a cut call spends no PIN try")
+        let (after, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        XCTAssertEqual(after.status, 0, after.stderr)
+        XCTAssertTrue(via, "the slot still opens the vault: \(after.stderr)")
+        try h.ok(["doctor"] + h.pw)
+    }
+
     /// Every byte of the slot's JSON flipped (the unkeyed checksum fixed, so the slot itself is
     /// what is checked): never unlocked, exit 3 (the TPM refused or the wrap did not open, and the
     /// wrong password then fails) or 6 (refused as damaged).

@@ -59,6 +59,12 @@ uint32_t CTPMShims_lockout(CTPMShims_Context *ctx, uint32_t *counter, uint32_t *
 /// Extends PCR `index` of the sha256 bank with `digest` (32 bytes): for tests of PCR binding.
 uint32_t CTPMShims_extendPCR(CTPMShims_Context *ctx, uint32_t index, const uint8_t *digest);
 
+/// Flushes every transient object and loaded session the TPM lists. Through the kernel's
+/// resource manager (`/dev/tpmrm0`) the list holds this connection's only; without one (swtpm's
+/// socket, `/dev/tpm0`) it holds what a client cut off mid-call left loaded, which fills the TPM
+/// until it refuses every load (`CTPMShims_RC_OBJECT_MEMORY`, `CTPMShims_RC_SESSION_MEMORY`).
+uint32_t CTPMShims_flushStale(CTPMShims_Context *ctx);
+
 /// The code of a TPM response with its parameter, handle and session numbers removed (format-1
 /// codes keep 0x080 and their six bits; format-0 codes their version and warning bits), and the
 /// layer of tpm2-tss that produced `rc` (0 for the TPM itself) in the upper bits.
@@ -78,6 +84,8 @@ enum {
     CTPMShims_RC_LOCKOUT = 0x921,
     CTPMShims_RC_RETRY = 0x922,
     CTPMShims_RC_NV_UNAVAILABLE = 0x923,
+    CTPMShims_RC_OBJECT_MEMORY = 0x902,
+    CTPMShims_RC_SESSION_MEMORY = 0x903,
     /// A bad or oversized argument from the caller (no TPM involved).
     CTPMShims_RC_ARGUMENT = 0x7FFF0001,
     /// The layer bits of a response from the TCTI (the transport: device or socket) and of
