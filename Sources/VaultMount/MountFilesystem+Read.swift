@@ -19,7 +19,7 @@ extension MountFilesystem {
         if writable && readOnly { throw FuseErrno(EROFS) }
         let f = HandleTable.OpenFile(inode: i, writable: writable, append: flags & O_APPEND != 0)
         if writable && flags & O_TRUNC != 0 {
-            try emptied(i, n).truncate(0)
+            try emptied(i, n, v).truncate(0)
         } else if i.staged == nil && access != O_WRONLY {
             f.blob = try openBlob(n, v)
         }
@@ -40,8 +40,7 @@ extension MountFilesystem {
         let v = try gate.vault()
         let f = try handles.file(fh)
         if let s = f.inode.staged {
-            let start = min(Int(offset), s.count), end = min(s.count, start + size)
-            reply(UnsafeRawBufferPointer(rebasing: s.bytes[start..<end]))
+            try s.read(at: Int(offset), size: size, reply)
             return
         }
         if f.blob == nil { f.blob = try openBlob(try node(f.inode, v), v) }

@@ -5,13 +5,14 @@ import VaultPrimitives
 import Glibc
 #endif
 
-/// Writing: content staged in memory, committed as a new sealed version on close or fsync.
+/// Writing: content staged sealed on disk (`StagedContent`), committed as a new sealed version
+/// on close or fsync.
 extension MountFilesystem {
     /// The inode's staged content, loaded from its authenticated current content on first use.
     func stage(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> StagedContent {
         if let s = i.staged { return s }
         let n = try node(i, v)
-        let s = StagedContent(modified: n.modifiedAt)
+        let s = try StagedContent(folder: v.layout.tempDirectory, modified: n.modifiedAt)
         if n.size > 0 {
             guard n.size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(n.id) is larger than the mount can rewrite") }
             do {
@@ -37,9 +38,9 @@ extension MountFilesystem {
 
     /// The inode's staged content for a truncation to zero: what it held is not loaded (so a
     /// file of any size can be emptied). Dirty when the file had content.
-    func emptied(_ i: InodeTable.Inode, _ n: Node) throws(FuseErrno) -> StagedContent {
+    func emptied(_ i: InodeTable.Inode, _ n: Node, _ v: Vault) throws(FuseErrno) -> StagedContent {
         if let s = i.staged { return s }
-        let s = StagedContent(modified: n.modifiedAt)
+        let s = try StagedContent(folder: v.layout.tempDirectory, modified: n.modifiedAt)
         if n.size > 0 { s.dirty = true }
         i.staged = s
         return s
@@ -62,13 +63,7 @@ extension MountFilesystem {
         let v = try gate.vault(write: true)
         do {
             _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count), keepPrevious: !i.freshlyCreated) { emit in
-                let all = s.bytes
-                var at = 0
-                while at < all.count {
-                    let end = min(all.count, at + (1 << 20))
-                    try emit(UnsafeRawBufferPointer(rebasing: all[at..<end]))
-                    at = end
-                }
+                try s.forEachSegment(emit)
             }
             s.dirty = false
             i.servedBlob = nil
@@ -134,7 +129,7 @@ extension MountFilesystem {
         i.freshlyCreated = true
         let access = flags & O_ACCMODE
         let f = HandleTable.OpenFile(inode: i, writable: access != O_RDONLY, append: flags & O_APPEND != 0)
-        if i.staged == nil { i.staged = StagedContent(modified: n.modifiedAt) }
+        if i.staged == nil { i.staged = try StagedContent(folder: v.layout.tempDirectory, modified: n.modifiedAt) }
         return (attributes(n, i), handles.add(f))
     }
 
@@ -146,7 +141,7 @@ extension MountFilesystem {
             if readOnly { throw FuseErrno(EROFS) }
             guard !n.isFolder else { throw FuseErrno(EISDIR) }
             guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
-            let s = size == 0 ? try emptied(i, n) : try stage(i, v)
+            let s = size == 0 ? try emptied(i, n, v) : try stage(i, v)
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
             if i.openCount == 0 {   // truncate(2) on a closed file: commit now
                 defer { dropStaged(i) }

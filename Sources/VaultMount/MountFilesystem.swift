@@ -7,7 +7,7 @@ import Glibc
 
 /// The filesystem operations of `vault mount`, on the vault's sealed API only: reads come from
 /// the sealed blob segment by segment as each authenticates (a tampered segment is EIO), writes
-/// are staged in memory and committed as a new sealed version on close or fsync
+/// are staged sealed on disk and committed as a new sealed version on close or fsync
 /// (`Vault.replaceContent`), and the tree changes go through `mkdir`, `move` and `remove`
 /// exactly as the CLI's commands do. One request at a time (the session loop is one thread).
 final class MountFilesystem {

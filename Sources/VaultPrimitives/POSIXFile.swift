@@ -15,6 +15,9 @@ public final class POSIXFile {
         self.path = path
     }
 
+    /// Takes ownership of the open descriptor `fd` (`path` names it in errors).
+    public init(adopting fd: Int32, path: String) { self.fd = fd; self.path = path }
+
     deinit { if fd >= 0 { close(fd) } }
 
     /// Gives up ownership of the descriptor (e.g. to libmicrohttpd, which closes it).

@@ -7,3 +7,4 @@
 #include "spawn_shim.h"
 #include "hangup_shim.h"
 #include "agent_shim.h"
+#include "tmpfile_shim.h"
