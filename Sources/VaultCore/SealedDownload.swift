@@ -109,34 +109,12 @@ public final class SealedDownload {
             throw Self.lie(CryptoError.invalidFormat("its plaintext (\(result.plaintextSize) bytes, SHA-256 \(digest)) is not the record's (\(record.size) bytes, \(record.sha256))"))
         }
         try sink.flush()
-        try rewrapToCurrentEpoch()
+        try store.rewrapToCurrentEpoch(fd: fd, path: path, blobId: blobId, from: verifier.keyEpoch)
         let f = fd
         fd = -1   // publish closes it
         try store.publish(fd: f, tmp: path, id: blobId, area: .cache, durable: true)
         return BlobRecord(id: blobId, area: .cache, size: result.plaintextSize, sealedSize: sealedSize, sha256: record.sha256.lowercased(),
                           keyEpoch: epochs.current.epoch)
-    }
-
-    /// Content sealed under an older epoch (written before a rotation) gets its data key
-    /// rewrapped under the current epoch's blob wrap key before it is published, as a rotation
-    /// does (one 112-byte `pwrite`; the segments are unchanged): every blob in the vault folder
-    /// then names the current epoch, and a copy with the old header is refused by every reader
-    /// (SECURITY.md "Sealed blob format", reading rule 3). A write torn by a kill leaves a
-    /// partial whose header no longer opens: the next run starts the download over.
-    private func rewrapToCurrentEpoch() throws {
-        guard let epoch = verifier.keyEpoch, epoch != epochs.current.epoch else { return }
-        var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
-        let fd = self.fd
-        guard (header.withUnsafeMutableBytes { try? POSIXIO.readFully(fd, into: $0, at: 0) }) == header.count else {
-            throw VaultError(.io, "cannot read the header of the downloaded blob \(blobId)")
-        }
-        let fresh: [UInt8]
-        do {
-            fresh = try SealedBlobHeader.rewrap(headerBytes: header, oldWrapKey: epochs.blobWrapKey(epoch: epoch),
-                                                newWrapKey: epochs.current.blobWrapKey, newEpoch: epochs.current.epoch)
-        } catch { throw Self.lie(error) }
-        let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard n == fresh.count else { throw POSIX.mapWriteError(errno, path: path) }
     }
 
     /// Drops the partial (a mismatch, a lie, a disk that filled up).

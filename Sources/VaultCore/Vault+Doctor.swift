@@ -92,7 +92,8 @@ extension Vault {
         var removed: [String] = []
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
         if !names.isEmpty {
-            let resumable = Set(try transfersTable.unfinishedDownloadBlobs().map { $0 + ".partial" })
+            // A download's partial, and an on-demand sparse partial with its segment map (SparseContent).
+            let resumable = Set(try transfersTable.unfinishedDownloadBlobs().flatMap { [$0 + ".partial", $0 + ".sparse", $0 + ".segments"] })
             for name in names where !resumable.contains(name) {
                 if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append("tmp/" + name) }
             }

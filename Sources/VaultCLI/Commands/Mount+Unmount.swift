@@ -62,7 +62,7 @@ struct MountCommand: VaultCommand, ReadsPassword {
         let held = try MountLock(vaultRoot: ctx.layout.root, mountpoint: path)
         defer { withExtendedLifetime(held) {} }
         let server = MountServer(reopener: VaultReopener(sessions: sessions, password: ctx.password), mountpoint: path,
-                                 readOnly: readOnly, log: log)
+                                 readOnly: readOnly, policy: ctx.policy, log: log)
         try server.checkVault()
         try server.run {
             if notify {
