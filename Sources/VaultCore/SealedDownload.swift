@@ -104,10 +104,7 @@ public final class SealedDownload {
     public func finish() throws -> BlobRecord {
         let result: (plaintextSize: UInt64, sha256: [UInt8])
         do { result = try verifier.finish() } catch { throw Self.lie(error) }
-        let digest = Hex.encode(hashing.hasher.finalize())
-        guard result.plaintextSize == UInt64(record.size), digest == record.sha256.lowercased() else {
-            throw Self.lie(CryptoError.invalidFormat("its plaintext (\(result.plaintextSize) bytes, SHA-256 \(digest)) is not the record's (\(record.size) bytes, \(record.sha256))"))
-        }
+        try Self.check(plaintextSize: result.plaintextSize, digest: hashing.hasher.finalize(), against: record)
         try sink.flush()
         try store.rewrapToCurrentEpoch(fd: fd, path: path, blobId: blobId, from: verifier.keyEpoch)
         let f = fd
@@ -121,6 +118,15 @@ public final class SealedDownload {
     public func discard() {
         if fd >= 0 { close(fd); fd = -1 }
         unlink(path)
+    }
+
+    /// Whole content that arrived must be the record's: its plaintext size and SHA-256 (an
+    /// integrity error otherwise, as `lie` words it).
+    static func check(plaintextSize: UInt64, digest: [UInt8], against record: ContentRecord) throws {
+        let hex = Hex.encode(digest)
+        guard plaintextSize == UInt64(record.size), hex == record.sha256.lowercased() else {
+            throw lie(CryptoError.invalidFormat("its plaintext (\(plaintextSize) bytes, SHA-256 \(hex)) is not the record's (\(record.size) bytes, \(record.sha256))"))
+        }
     }
 
     static func lie(_ error: Error) -> Error {

@@ -152,10 +152,7 @@ public final class SparseContent {
         let whole = try SealedBlobReader(fileDescriptor: fd, fileSize: sealedSize, wrapKeyForEpoch: epochs.blobWrapKey(epoch:),
                                          expectedVaultId: epochs.current.vaultId, expectedBlobId: Hex.decode(record.blob) ?? [])
         do { try whole.stream { total += UInt64($0.count); hasher.update($0) } } catch { throw SealedDownload.lie(error) }
-        let digest = Hex.encode(hasher.finalize())
-        guard total == UInt64(record.size), digest == record.sha256.lowercased() else {
-            throw SealedDownload.lie(CryptoError.invalidFormat("its plaintext (\(total) bytes, SHA-256 \(digest)) is not the record's (\(record.size) bytes, \(record.sha256))"))
-        }
+        try SealedDownload.check(plaintextSize: total, digest: hasher.finalize(), against: record)
         try store.rewrapToCurrentEpoch(fd: fd, path: path, blobId: record.blob, from: v.keyEpoch)
         reader = nil
         let f = fd

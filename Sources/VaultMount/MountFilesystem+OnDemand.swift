@@ -15,9 +15,11 @@ extension MountFilesystem {
     /// Segments fetched beyond a sequential read (bounded: 8 × 64 KiB = 512 KiB ahead).
     static let prefetchSegments = 8
 
-    /// A file whose content comes from the server: not downloaded, with a server copy.
+    /// A file whose content comes from the server: not downloaded, with a server copy, on a mount
+    /// that can keep what it fetches (a `--read-only` mount opens the vault read-only: there such a
+    /// file is EIO, "not on this device", as `openBlob` says).
     func isOnDemand(_ n: Node) -> Bool {
-        n.type == .file && n.contentState == .notDownloaded && n.remoteId != nil
+        !readOnly && n.type == .file && n.contentState == .notDownloaded && n.remoteId != nil
     }
 
     /// Reads the record of `n`'s remote content and opens its partial (shared by the inode's handles).
@@ -68,11 +70,12 @@ extension MountFilesystem {
     }
 
     /// The errno of a failed on-demand fetch, with its whole reason in the log (node ids and the
-    /// server's address only; never a name or content).
+    /// server's address only; never a name or content): EIO, but for a locked vault (EACCES) and
+    /// a full disk (ENOSPC). A file changed on the server meanwhile is EIO too (a sync brings it).
     private func onDemandFailure(_ error: Error, doing what: String) -> FuseErrno {
         let e = FuseErrno(error, doing: what)
         log("\(what) failed: \(Self.reason(error))")
-        return e
+        return e.code == EACCES || e.code == ENOSPC ? e : FuseErrno(EIO, e.reason)
     }
 
     static func reason(_ error: Error) -> String {

@@ -208,3 +208,41 @@ extension MountTests {
         XCTAssertEqual(after.status, 0, after.stderr + after.out)
     }
 }
+
+extension MountTests {
+    func testAServerThatStallsIsAnIOErrorWithinTheStallTimeout() throws {
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        h.env["VAULT_SYNC_STALL_SECONDS"] = "2"   // the mount's connection gives up after 2 s without a byte
+        _ = try remoteFile(server, "slow.bin", size: 1 << 20)
+        try mount()
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        reader.arguments = ["-c", """
+            import os, sys, time
+            fd = os.open(sys.argv[1] + '/slow.bin', os.O_RDONLY)
+            os.pread(fd, 16, 0); print('opened', flush=True)
+            sys.stdin.readline()
+            t = time.time()
+            try: os.pread(fd, 4096, 900000); print('read')
+            except OSError as e: print(e.errno, time.time() - t)
+            """, mnt]
+        let out = Pipe(), input = Pipe()
+        reader.standardOutput = out
+        reader.standardInput = input
+        try reader.run()
+        defer { if reader.isRunning { reader.terminate() } }
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readData(ofLength: 7), as: UTF8.self), "opened\n")
+        try server.faults(#"{"delayMs": 9000}"#)   // the server accepts, then says nothing for 9 s
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        let answer = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        XCTAssertEqual(answer.first, "5", "\(answer)")   // EIO
+        let waited = Double(answer.last ?? "") ?? 99
+        XCTAssertLessThan(waited, 2 + 10, "bounded by the stall timeout (libcurl averages its speed over a few seconds)")
+        print("on-demand: a stalled server gave EIO after \(waited) s")
+        let log = try String(contentsOf: h.home.appendingPathComponent("mount.log"), encoding: .utf8)
+        XCTAssertTrue(log.contains("failed:"), log)
+        try server.faults("{}")
+    }
+}
