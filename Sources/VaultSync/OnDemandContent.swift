@@ -47,16 +47,21 @@ public final class OnDemandContent {
         }
     }
 
-    /// Makes the segments that plaintext `[offset, offset + count)` needs present, plus up to
-    /// `ahead` further segments (sequential prefetch), fetching each missing run with one request
-    /// (at most `maxRun` segments per request). Returns the sealed bytes fetched.
+    /// Makes the segments that plaintext `[offset, offset + count)` needs present and, with
+    /// `ahead` (sequential prefetch), once fewer than `ahead / 2` segments after them are here,
+    /// the next `ahead` too — so a sequential reader triggers one request per `ahead / 2` or more
+    /// segments, not one per read. Each missing run is fetched with one request (at most `maxRun`
+    /// segments). Returns the sealed bytes fetched.
     @discardableResult
     public func ensure(offset: UInt64, count: Int, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> UInt64 {
         let before = fetchedBytes
         try reaching(vault, policy, nodeId) { api in
             if !sparse.hasHeader { try sparse.storeHeader(try fetch(api, 0..<UInt64(SealedBlobHeader.size))) }
             guard let needed = sparse.segments(plaintextOffset: offset, count: count), let total = sparse.segmentCount else { return }
-            let wanted = needed.lowerBound...min(total - 1, needed.upperBound + max(0, ahead))
+            var wanted = needed
+            if ahead > 0, !sparse.missingRuns(in: needed.lowerBound...min(total - 1, needed.upperBound + ahead / 2)).isEmpty {
+                wanted = needed.lowerBound...min(total - 1, needed.upperBound + ahead)
+            }
             for run in sparse.missingRuns(in: wanted) {
                 var start = run.lowerBound
                 while start <= run.upperBound {

@@ -20,6 +20,11 @@ extension MountTests {
 
     func logLines(_ server: ServerHarness) -> Int { server.log.split(separator: "\n").count }
 
+    /// Content GETs the server answered, after `mark` log lines.
+    func contentRequests(_ server: ServerHarness, after mark: Int) -> Int {
+        server.log.split(separator: "\n").dropFirst(mark).filter { $0.contains("/content") && $0.contains("\"method\":\"GET\"") }.count
+    }
+
     /// The present-segment record of the only sparse partial in tmp/: (present, segments).
     func segmentMap() throws -> (present: Int, count: Int)? {
         let tmp = h.home.appendingPathComponent("tmp")
@@ -87,6 +92,9 @@ extension MountTests {
         XCTAssertEqual(String(sha), try h.run(["-c", "sha256sum < '\(try h.localFile("seq-copy", data))'"], program: "/bin/sh").out.prefix(64).description)
         let served = contentBytesServed(server!, after: mark)
         XCTAssertLessThan(served, data.count + data.count / 10, "each segment fetched about once")
+        let requests = contentRequests(server!, after: mark), segments = data.count / Self.segment + 1
+        XCTAssertLessThanOrEqual(requests, segments / 5, "sequential reads prefetch: \(requests) requests for \(segments) segments")
+        print("on-demand: a sequential read of \(segments) segments took \(requests) range requests, \(served) sealed bytes")
         XCTAssertTrue(waitFor(5) { (try? self.h.node("/seq.bin")["contentState"] as? String) == "LOCAL" })
         unmountNow()
         // The same file as a download: the server's sealed bytes, byte for byte; doctor clean.
@@ -178,7 +186,7 @@ extension MountTests {
         let server = try ServerHarness(root: h.root)
         h.useFastRetry()
         let data = try remoteFile(server, "k.bin", size: 4 << 20)
-        try server.faults(#"{"delayMs": 150}"#)   // each range request answers slowly: the read is mid-way for seconds
+        try server.faults(#"{"delayMs": 1000}"#)   // each range request answers slowly: the read is mid-way for seconds
         try mount()
         let reader = Process()
         reader.executableURL = URL(fileURLWithPath: "/bin/sh")
