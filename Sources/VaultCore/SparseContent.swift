@@ -125,7 +125,7 @@ public final class SparseContent {
             }
         }
         try writeDurably(bytes, at: range.lowerBound)
-        try map.markPresent(run)
+        try map.mark(run, present: true)
         TestHooks.crashPoint("sparse-after-segments")
     }
 
@@ -140,6 +140,22 @@ public final class SparseContent {
             } catch { throw BlobStore.mapCrypto(error, blob: record.blob) }
         }
         do { return try reader!.read(offset: offset, count: count) } catch { throw BlobStore.mapCrypto(error, blob: record.blob) }
+    }
+
+    /// Authenticates again each present segment of `run` as it is in the partial and marks those
+    /// that fail missing (damaged at rest), so the next fetch replaces them. Returns how many.
+    @discardableResult
+    public func forgetDamaged(in run: ClosedRange<Int>) throws -> Int {
+        guard let v = verifier, let map else { return 0 }
+        var damaged = 0
+        for i in run where map.isPresent(i) {
+            let sealed = try readSealed(v.ciphertextRange(of: i))
+            if (try? sealed.withUnsafeBytes { try v.verify(index: i, sealed: $0) }) == nil {
+                try map.mark(i...i, present: false)
+                damaged += 1
+            }
+        }
+        return damaged
     }
 
     /// Checks the complete blob against the record (every segment, size, SHA-256), rewraps an old
@@ -249,11 +265,11 @@ final class SparseSegmentMap {
 
     func isPresent(_ i: Int) -> Bool { i >= 0 && i < count && present[i] == 1 }
 
-    /// Marks segments `run` present (one pwrite of their state bytes).
-    func markPresent(_ run: ClosedRange<Int>) throws {
-        let ones = [UInt8](repeating: 1, count: run.count)
-        try writeAll(fd, ones, at: UInt64(Self.headerSize + run.lowerBound), path: path)
-        for i in run where present[i] == 0 { present[i] = 1; presentCount += 1 }
+    /// Marks segments `run` present or missing (one pwrite of their state bytes).
+    func mark(_ run: ClosedRange<Int>, present value: Bool) throws {
+        let state: UInt8 = value ? 1 : 0
+        try writeAll(fd, [UInt8](repeating: state, count: run.count), at: UInt64(Self.headerSize + run.lowerBound), path: path)
+        for i in run where present[i] != state { present[i] = state; presentCount += value ? 1 : -1 }
     }
 }
 

@@ -39,9 +39,10 @@ extension MountFilesystem {
         let ahead = start == f.nextOffset && start > 0 ? Self.prefetchSegments : 0
         let bytes: [UInt8]
         do {
-            let fetched = try remote.ensure(offset: start, count: size, ahead: ahead, in: v, policy: policy)
+            let before = remote.fetchedBytes
+            bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
+            let fetched = remote.fetchedBytes - before
             if fetched > 0 { log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.sparse.presentCount) of \(remote.sparse.segmentCount ?? 0) segments here)") }
-            bytes = try remote.sparse.read(offset: start, count: size)
         } catch {
             throw onDemandFailure(error, doing: "reading \(f.inode.nodeId) at \(offset)")
         }

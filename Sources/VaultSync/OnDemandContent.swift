@@ -75,6 +75,19 @@ public final class OnDemandContent {
         return fetchedBytes - before
     }
 
+    /// Authenticated plaintext `[offset, offset + count)`, fetching what is missing first (see
+    /// `ensure`). Segments of the partial that no longer authenticate (damaged at rest) are
+    /// forgotten and fetched once more; a second failure is the integrity error. Never returns a
+    /// byte that did not authenticate.
+    public func read(offset: UInt64, count: Int, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> [UInt8] {
+        try ensure(offset: offset, count: count, ahead: ahead, in: vault, policy: policy)
+        do { return try sparse.read(offset: offset, count: count) } catch let e as VaultError where e.kind == .integrity {
+            guard let needed = sparse.segments(plaintextOffset: offset, count: count), try sparse.forgetDamaged(in: needed) > 0 else { throw e }
+            try ensure(offset: offset, count: count, in: vault, policy: policy)
+            return try sparse.read(offset: offset, count: count)
+        }
+    }
+
     /// Segments per request at most (1 MiB of 64 KiB segments): bounds the memory of one answer.
     public static let maxRun = 16
 
