@@ -83,7 +83,7 @@ extension Vault {
 extension Vault {
     /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob):
     /// everything but the partial blob of a download that has not finished, which the next attempt
-    /// resumes; and the temp files of an atomic rewrite of the keyslot file (`keyslots.tmp-<pid>`,
+    /// resumes (and the sparse partial of content read on demand, with its segment map); and the temp files of an atomic rewrite of the keyslot file (`keyslots.tmp-<pid>`,
     /// which hold wrapped master keys). Called by `doctor` and whenever a command holds the vault
     /// alone (nobody else can be writing them then), so the space comes back before any free-space
     /// check. Returns the paths removed, relative to the vault root.
