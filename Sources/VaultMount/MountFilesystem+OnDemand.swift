@@ -36,6 +36,7 @@ extension MountFilesystem {
     func readRemote(_ f: HandleTable.OpenFile, size: Int, offset: Int64, _ v: Vault, _ reply: (UnsafeRawBufferPointer) -> Void) throws(FuseErrno) {
         guard let remote = f.inode.remote else { throw FuseErrno(EIO, "no remote content for \(f.inode.nodeId)") }
         let start = UInt64(max(0, offset))
+        guard start < UInt64(max(0, remote.sparse.record.size)) else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }
         let ahead = start == f.nextOffset && start > 0 ? Self.prefetchSegments : 0
         let bytes: [UInt8]
         do {

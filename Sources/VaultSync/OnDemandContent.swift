@@ -55,14 +55,10 @@ public final class OnDemandContent {
     @discardableResult
     public func ensure(offset: UInt64, count: Int, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> UInt64 {
         let before = fetchedBytes
+        if sparse.hasHeader && missingRuns(offset: offset, count: count, ahead: ahead).isEmpty { return 0 }   // no connection needed
         try reaching(vault, policy, nodeId) { api in
             if !sparse.hasHeader { try sparse.storeHeader(try fetch(api, 0..<UInt64(SealedBlobHeader.size))) }
-            guard let needed = sparse.segments(plaintextOffset: offset, count: count), let total = sparse.segmentCount else { return }
-            var wanted = needed
-            if ahead > 0, !sparse.missingRuns(in: needed.lowerBound...min(total - 1, needed.upperBound + ahead / 2)).isEmpty {
-                wanted = needed.lowerBound...min(total - 1, needed.upperBound + ahead)
-            }
-            for run in sparse.missingRuns(in: wanted) {
+            for run in missingRuns(offset: offset, count: count, ahead: ahead) {
                 var start = run.lowerBound
                 while start <= run.upperBound {
                     let piece = start...min(run.upperBound, start + Self.maxRun - 1)
@@ -73,6 +69,17 @@ public final class OnDemandContent {
             }
         }
         return fetchedBytes - before
+    }
+
+    /// The runs `ensure` fetches (header required): the missing segments of the read, and of the
+    /// prefetch window when it is due.
+    private func missingRuns(offset: UInt64, count: Int, ahead: Int) -> [ClosedRange<Int>] {
+        guard let needed = sparse.segments(plaintextOffset: offset, count: count), let total = sparse.segmentCount else { return [] }
+        var wanted = needed
+        if ahead > 0, !sparse.missingRuns(in: needed.lowerBound...min(total - 1, needed.upperBound + ahead / 2)).isEmpty {
+            wanted = needed.lowerBound...min(total - 1, needed.upperBound + ahead)
+        }
+        return sparse.missingRuns(in: wanted)
     }
 
     /// Authenticated plaintext `[offset, offset + count)`, fetching what is missing first (see
