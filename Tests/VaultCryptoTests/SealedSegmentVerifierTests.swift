@@ -13,13 +13,7 @@ final class SealedSegmentVerifierTests: XCTestCase {
     let s = 4096
 
     private func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
-        var blob: [UInt8] = []
-        let writer = try SealedBlobWriter(vaultId: vaultId, blobId: blobId, keyEpoch: 1, wrapKey: wrapKey, segmentSize: s) {
-            blob.append(contentsOf: $0)
-        }
-        try writer.write(plaintext)
-        _ = try writer.finish()
-        return blob
+        try sealedBlob(plaintext, vaultId: vaultId, blobId: blobId, wrapKey: wrapKey, segmentSize: s)
     }
 
     private func verifier(_ blob: [UInt8], blobId: [UInt8]? = nil, key: SecureBytes? = nil) throws -> SealedSegmentVerifier {
