@@ -186,7 +186,7 @@ extension MountTests {
         let server = try ServerHarness(root: h.root)
         h.useFastRetry()
         let data = try remoteFile(server, "k.bin", size: 4 << 20)
-        try server.faults(#"{"delayMs": 1000}"#)   // each range request answers slowly: the read is mid-way for seconds
+        try server.faults(#"{"delayMs": 1500}"#)   // each range request answers slowly: the read is mid-way for seconds
         try mount()
         let reader = Process()
         reader.executableURL = URL(fileURLWithPath: "/bin/sh")
