@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // `vault mount`: the vault as a folder through libfuse3's low-level API (docs/mount.md),
         // built only on the vault's sealed API.
-        .target(name: "VaultMount", dependencies: ["VaultCore", "VaultCrypto", "VaultPrimitives", "CFuseShims", "CLinuxShims"]),
+        .target(name: "VaultMount", dependencies: ["VaultCore", "VaultSync", "VaultCrypto", "VaultPrimitives", "CFuseShims", "CLinuxShims"]),
         // The background agent: session owner, timers, D-Bus signals, socket server, the scheduling
         // of sync passes (run by `vault agent work` and `vault agent listen`, in VaultCLI), and its
         // client. No VaultSync: the `vault-agent` executable links no HTTP client (docs/agent.md);

@@ -187,6 +187,27 @@ public final class BlobStore {
         if durable { try POSIX.fsyncDirectory(directory(area)) }
     }
 
+    /// Content sealed under an older epoch (written before a rotation) gets its data key
+    /// rewrapped under the current epoch's blob wrap key before it is published, as a rotation
+    /// does (one 112-byte `pwrite` into the downloaded blob at `fd`; the segments are unchanged):
+    /// every blob in the vault folder then names the current epoch, and a copy with the old header
+    /// is refused by every reader (SECURITY.md "Sealed blob format", reading rule 3). A write torn
+    /// by a kill leaves a partial whose header no longer opens: the next run fetches it again.
+    func rewrapToCurrentEpoch(fd: Int32, path: String, blobId: String, from epoch: UInt32?) throws {
+        guard let epoch, epoch != epochs.current.epoch else { return }
+        var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+        guard (header.withUnsafeMutableBytes { try? POSIXIO.readFully(fd, into: $0, at: 0) }) == header.count else {
+            throw VaultError(.io, "cannot read the header of the downloaded blob \(blobId)")
+        }
+        let fresh: [UInt8]
+        do {
+            fresh = try SealedBlobHeader.rewrap(headerBytes: header, oldWrapKey: epochs.blobWrapKey(epoch: epoch),
+                                                newWrapKey: epochs.current.blobWrapKey, newEpoch: epochs.current.epoch)
+        } catch { throw SealedDownload.lie(error) }
+        let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard n == fresh.count else { throw POSIX.mapWriteError(errno, path: path) }
+    }
+
     /// Thrown by a `writeResumable` producer to drop the partial blob.
     public struct DiscardPartial: Error { public init() {} }
 

@@ -104,12 +104,9 @@ public final class SealedDownload {
     public func finish() throws -> BlobRecord {
         let result: (plaintextSize: UInt64, sha256: [UInt8])
         do { result = try verifier.finish() } catch { throw Self.lie(error) }
-        let digest = Hex.encode(hashing.hasher.finalize())
-        guard result.plaintextSize == UInt64(record.size), digest == record.sha256.lowercased() else {
-            throw Self.lie(CryptoError.invalidFormat("its plaintext (\(result.plaintextSize) bytes, SHA-256 \(digest)) is not the record's (\(record.size) bytes, \(record.sha256))"))
-        }
+        try Self.check(plaintextSize: result.plaintextSize, digest: hashing.hasher.finalize(), against: record)
         try sink.flush()
-        try rewrapToCurrentEpoch()
+        try store.rewrapToCurrentEpoch(fd: fd, path: path, blobId: blobId, from: verifier.keyEpoch)
         let f = fd
         fd = -1   // publish closes it
         try store.publish(fd: f, tmp: path, id: blobId, area: .cache, durable: true)
@@ -117,32 +114,19 @@ public final class SealedDownload {
                           keyEpoch: epochs.current.epoch)
     }
 
-    /// Content sealed under an older epoch (written before a rotation) gets its data key
-    /// rewrapped under the current epoch's blob wrap key before it is published, as a rotation
-    /// does (one 112-byte `pwrite`; the segments are unchanged): every blob in the vault folder
-    /// then names the current epoch, and a copy with the old header is refused by every reader
-    /// (SECURITY.md "Sealed blob format", reading rule 3). A write torn by a kill leaves a
-    /// partial whose header no longer opens: the next run starts the download over.
-    private func rewrapToCurrentEpoch() throws {
-        guard let epoch = verifier.keyEpoch, epoch != epochs.current.epoch else { return }
-        var header = [UInt8](repeating: 0, count: SealedBlobHeader.size)
-        let fd = self.fd
-        guard (header.withUnsafeMutableBytes { try? POSIXIO.readFully(fd, into: $0, at: 0) }) == header.count else {
-            throw VaultError(.io, "cannot read the header of the downloaded blob \(blobId)")
-        }
-        let fresh: [UInt8]
-        do {
-            fresh = try SealedBlobHeader.rewrap(headerBytes: header, oldWrapKey: epochs.blobWrapKey(epoch: epoch),
-                                                newWrapKey: epochs.current.blobWrapKey, newEpoch: epochs.current.epoch)
-        } catch { throw Self.lie(error) }
-        let n = fresh.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard n == fresh.count else { throw POSIX.mapWriteError(errno, path: path) }
-    }
-
     /// Drops the partial (a mismatch, a lie, a disk that filled up).
     public func discard() {
         if fd >= 0 { close(fd); fd = -1 }
         unlink(path)
+    }
+
+    /// Whole content that arrived must be the record's: its plaintext size and SHA-256 (an
+    /// integrity error otherwise, as `lie` words it).
+    static func check(plaintextSize: UInt64, digest: [UInt8], against record: ContentRecord) throws {
+        let hex = Hex.encode(digest)
+        guard plaintextSize == UInt64(record.size), hex == record.sha256.lowercased() else {
+            throw lie(CryptoError.invalidFormat("its plaintext (\(plaintextSize) bytes, SHA-256 \(hex)) is not the record's (\(record.size) bytes, \(record.sha256))"))
+        }
     }
 
     static func lie(_ error: Error) -> Error {

@@ -83,7 +83,7 @@ extension Vault {
 extension Vault {
     /// Deletes what killed commands left in `tmp/` (a `put` or `reencrypt` sealing a blob):
     /// everything but the partial blob of a download that has not finished, which the next attempt
-    /// resumes; and the temp files of an atomic rewrite of the keyslot file (`keyslots.tmp-<pid>`,
+    /// resumes (and the sparse partial of content read on demand, with its segment map); and the temp files of an atomic rewrite of the keyslot file (`keyslots.tmp-<pid>`,
     /// which hold wrapped master keys). Called by `doctor` and whenever a command holds the vault
     /// alone (nobody else can be writing them then), so the space comes back before any free-space
     /// check. Returns the paths removed, relative to the vault root.
@@ -92,7 +92,8 @@ extension Vault {
         var removed: [String] = []
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.tempDirectory)) ?? []
         if !names.isEmpty {
-            let resumable = Set(try transfersTable.unfinishedDownloadBlobs().map { $0 + ".partial" })
+            // A download's partial, and an on-demand sparse partial with its segment map (SparseContent).
+            let resumable = Set(try transfersTable.unfinishedDownloadBlobs().flatMap { [$0 + ".partial", $0 + ".sparse", $0 + ".segments"] })
             for name in names where !resumable.contains(name) {
                 if unlink(layout.tempDirectory + "/" + name) == 0 { removed.append("tmp/" + name) }
             }

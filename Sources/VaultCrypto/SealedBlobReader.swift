@@ -63,12 +63,10 @@ public final class SealedBlobReader {
             throw CryptoError.invalidParameter("expected vault and blob ids must be \(SealedBlobHeader.idSize) bytes")
         }
         let expectedHex = Hex.encode(expectedBlobId)
-        let headerSize = UInt64(SealedBlobHeader.size)
-        let tagSize = UInt64(AESGCMKey.tagSize)
-        guard fileSize >= headerSize + tagSize else {
+        var headerBytes = [UInt8](repeating: 0, count: SealedBlobHeader.size)
+        guard fileSize >= UInt64(SealedBlobHeader.size + AESGCMKey.tagSize) else {
             throw CryptoError.invalidFormat("blob \(expectedHex) is \(fileSize) bytes, shorter than a header and one tag")
         }
-        var headerBytes = [UInt8](repeating: 0, count: SealedBlobHeader.size)
         try headerBytes.withUnsafeMutableBytes { buffer in
             switch source {
             case .file(let fd): try preadFully(fd, into: buffer, at: 0, blobHex: expectedHex)
@@ -80,18 +78,9 @@ public final class SealedBlobReader {
             throw CryptoError.authenticationFailed(
                 "blob \(expectedHex) of vault \(Hex.encode(expectedVaultId)) belongs to vault \(Hex.encode(header.vaultId)), blob \(Hex.encode(header.blobId))")
         }
-
-        let stride = UInt64(header.segmentSize) + tagSize
-        let body = fileSize - headerSize
-        let count = (body + stride - 1) / stride
-        let finalSize = body - (count - 1) * stride
-        guard finalSize >= tagSize else {
-            throw CryptoError.invalidFormat("blob \(expectedHex) is truncated inside a segment tag")
-        }
-        guard finalSize > tagSize || count == 1 else {
-            throw CryptoError.invalidFormat("blob \(expectedHex) ends with an empty segment after other segments")
-        }
-        guard count <= UInt64(Int.max) else { throw CryptoError.invalidFormat("blob \(expectedHex) is too large") }
+        let geometry = try SealedGeometry(sealedSize: fileSize, segmentSize: header.segmentSize, blobHex: expectedHex)
+        let stride = geometry.stride, count = UInt64(geometry.count), finalSize = UInt64(geometry.finalSize)
+        let tagSize = UInt64(AESGCMKey.tagSize), body = fileSize - UInt64(SealedBlobHeader.size)
 
         let dataKey = try header.unwrapDataKey(wrapKey: try wrapKey(header.keyEpoch))
         segments = try SegmentCrypto(dataKey: dataKey, header: header)

@@ -14,6 +14,8 @@ final class HandleTable {
         let append: Bool
         /// The authenticated reader of the content as of the open (dropped when the vault locks).
         var blob: BlobHandle?
+        /// Where the next sequential read would start (reads there prefetch ahead).
+        var nextOffset: UInt64 = 0
 
         init(inode: InodeTable.Inode, writable: Bool, append: Bool) {
             self.inode = inode; self.writable = writable; self.append = append

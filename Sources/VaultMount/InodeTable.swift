@@ -1,4 +1,5 @@
 import VaultCore
+import VaultSync
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,6 +22,9 @@ final class InodeTable {
         var servedBlob: String?
         /// Created through the mount and not committed since: its empty first version is scratch.
         var freshlyCreated = false
+        /// The content not on this device, fetched by segments on demand while the file is open
+        /// (shared by its handles; dropped at the last close and when the vault locks).
+        var remote: OnDemandContent?
 
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
     }

@@ -21,7 +21,7 @@ extension MountFilesystem {
         if writable && flags & O_TRUNC != 0 {
             try emptied(i, n, v).truncate(0)
         } else if i.staged == nil && access != O_WRONLY {
-            f.blob = try openBlob(n, v)
+            if isOnDemand(n) && !writable { try openRemote(i, n, v) } else { f.blob = try openBlob(n, v) }
         }
         let keep = i.staged == nil && n.localPath != nil && n.localPath == i.servedBlob
         i.servedBlob = i.staged == nil ? n.localPath : nil
@@ -43,7 +43,15 @@ extension MountFilesystem {
             try s.read(at: Int(offset), size: size, reply)
             return
         }
-        if f.blob == nil { f.blob = try openBlob(try node(f.inode, v), v) }
+        if f.blob == nil {
+            let n = try node(f.inode, v)
+            if isOnDemand(n) {
+                if f.inode.remote == nil { try openRemote(f.inode, n, v) }
+                try readRemote(f, size: size, offset: offset, v, reply)
+                return
+            }
+            f.blob = try openBlob(n, v)
+        }
         let blob = f.blob!
         let total = blob.plaintextSize
         guard UInt64(offset) < total else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }

@@ -15,14 +15,16 @@ final class MountFilesystem {
     let inodes = InodeTable()
     let handles = HandleTable()
     let readOnly: Bool
+    /// For the connection that fetches content not on this device (`OnDemandContent`).
+    let policy: EffectivePolicy
     let log: (String) -> Void
 
     /// Inodes closed while the vault was locked with changes not yet committed: their staged
     /// content stays in memory and is committed once the vault is unlocked (`commitPending`).
     var pending: [UInt64: InodeTable.Inode] = [:]
 
-    init(gate: VaultGate, readOnly: Bool, log: @escaping (String) -> Void) {
-        self.gate = gate; self.readOnly = readOnly; self.log = log
+    init(gate: VaultGate, readOnly: Bool, policy: EffectivePolicy, log: @escaping (String) -> Void) {
+        self.gate = gate; self.readOnly = readOnly; self.policy = policy; self.log = log
     }
 
 

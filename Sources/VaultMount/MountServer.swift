@@ -15,9 +15,10 @@ public final class MountServer {
 
     /// `reopener` gives the vault for each burst of requests (see docs/mount.md "Locking");
     /// `log` gets one line per refused or failed operation (node ids, never names or content).
-    public init(reopener: VaultReopener, mountpoint: String, readOnly: Bool, log: @escaping (String) -> Void) {
+    /// `policy` governs the connection that fetches content not on this device.
+    public init(reopener: VaultReopener, mountpoint: String, readOnly: Bool, policy: EffectivePolicy, log: @escaping (String) -> Void) {
         let gate = VaultGate(reopener: reopener, readOnly: readOnly, log: log)
-        filesystem = MountFilesystem(gate: gate, readOnly: readOnly, log: log)
+        filesystem = MountFilesystem(gate: gate, readOnly: readOnly, policy: policy, log: log)
         self.mountpoint = mountpoint
         self.readOnly = readOnly
     }

@@ -76,7 +76,7 @@ final class ContentDownload {
 
     /// What the server says the head of `remoteId` is, opened and checked against what this
     /// device knows: the same content (or a newer one, which needs a sync first); never older.
-    private func headRecord(_ remoteId: String, node: Node, path: String) throws -> (content: ContentRecord, storedSize: Int64, version: Int64) {
+    func headRecord(_ remoteId: String, node: Node, path: String) throws -> (content: ContentRecord, storedSize: Int64, version: Int64) {
         let r = try transport { try api.json(.get, "/v1/files/\(remoteId)") }
         switch r.status {
         case 200: break

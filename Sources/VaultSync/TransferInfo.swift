@@ -48,6 +48,8 @@ public struct TransferInfo: Sendable, Codable, Equatable {
         case .failed: state = "failed"
         case .conflict: state = "conflict"
         case .interrupted: state = "interrupted (resume with `vault transfers resume`)"
+        case .paused where direction == .download:   // a sparse partial (SparseContent): only downloads read on demand pause
+            state = "partly here, read on demand through `vault mount` (`vault get` or `vault pin` downloads it whole)"
         case .paused: state = "paused (`vault transfers resume`)"
         case .cancelled: state = "cancelled, awaiting upload (`vault transfers resume` sends it)"
         case .waitingForUnmetered: state = "waiting for an unmetered network (or `vault sync --allow-metered`)"

@@ -333,26 +333,6 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try h.ok(["doctor"] + h.pw).status, 0)
     }
 
-    func testAFileNotOnThisDeviceIsAnIOErrorWithTheReasonLogged() throws {
-        let server = try ServerHarness(root: h.root, args: [], tls: false)
-        defer { _ = server }
-        try h.login(to: server)
-        try h.ok(["put", try h.localFile("remote.bin", bytes(100_000)), "/remote.bin"] + h.pw)
-        try h.ok(["sync"] + h.pw)
-        try h.ok(["evict", "/remote.bin"] + h.pw)
-        try mount()
-        let started = Date()
-        XCTAssertEqual(try py("""
-            import os, sys
-            print(os.stat(sys.argv[1] + '/remote.bin').st_size, end=' ')
-            try: open(sys.argv[1] + '/remote.bin', 'rb').read(); print('read')
-            except OSError as e: print(e.errno)
-            """), "100000 5")   // the size is the vault's; the content is EIO, at once
-        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
-        let log = try String(contentsOf: h.home.appendingPathComponent("mount.log"), encoding: .utf8)
-        XCTAssertTrue(log.contains("not on this device"), log)
-    }
-
     func testAChangeMadeBesideTheMountIsSeenThroughIt() throws {
         try h.ok(["put", try h.localFile("f.txt", Data("first\n".utf8)), "/f.txt"] + h.pw)
         try mount()

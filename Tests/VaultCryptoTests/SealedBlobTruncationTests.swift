@@ -18,13 +18,7 @@ final class SealedBlobTruncationTests: XCTestCase {
     lazy var seed = TestSeed.make(self.name)
 
     private func seal(_ plaintext: [UInt8]) throws -> [UInt8] {
-        var blob: [UInt8] = []
-        let writer = try SealedBlobWriter(vaultId: vaultId, blobId: blobId, keyEpoch: 1, wrapKey: wrapKey, segmentSize: s) {
-            blob.append(contentsOf: $0)
-        }
-        try writer.write(plaintext)
-        _ = try writer.finish()
-        return blob
+        try sealedBlob(plaintext, vaultId: vaultId, blobId: blobId, wrapKey: wrapKey, segmentSize: s)
     }
 
     /// Plaintext sizes: no data (one empty final segment), one segment (short and full), two

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import VaultTestSupport
 import VaultPrimitives
+import VaultCrypto
 
 /// Test vectors live in Tests/Vectors (next to this target's folder).
 enum Vectors {
@@ -57,4 +58,16 @@ func XCTAssertThrowsCryptoError<T>(_ expression: @autoclosure () throws -> T, _ 
     XCTAssertThrowsError(try expression(), message, file: file, line: line) { error in
         XCTAssertTrue(matching(error), "unexpected error \(error) \(message)", file: file, line: line)
     }
+}
+
+/// A sealed blob of `plaintext` in memory, written in one piece (the sealed-blob tests' fixture).
+func sealedBlob(_ plaintext: [UInt8], vaultId: [UInt8], blobId: [UInt8], wrapKey: SecureBytes, segmentSize: Int,
+                keyEpoch: UInt32 = 1) throws -> [UInt8] {
+    var blob: [UInt8] = []
+    let writer = try SealedBlobWriter(vaultId: vaultId, blobId: blobId, keyEpoch: keyEpoch, wrapKey: wrapKey, segmentSize: segmentSize) {
+        blob.append(contentsOf: $0)
+    }
+    try writer.write(plaintext)
+    _ = try writer.finish()
+    return blob
 }

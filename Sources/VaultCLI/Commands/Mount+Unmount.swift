@@ -13,7 +13,8 @@ struct MountCommand: VaultCommand, ReadsPassword {
                              discussion: """
             Reads come from the sealed blobs, each segment only once it authenticates (a damaged one reads as an I/O error); \
             writes are held in memory and stored as a new sealed version when the file is closed or fsynced. Content that \
-            is not on this device reads as an I/O error (pin it first). While the vault is locked every operation is refused \
+            is not on this device is fetched by segment ranges as it is read (sealed, each segment authenticated); offline it \
+            reads as an I/O error. While the vault is locked every operation is refused \
             (permission denied) and the kernel's cache of the mount is dropped; `vault unlock` resumes it. Without \
             --foreground the command returns once the folder is mounted. A mount left by a killed process is cleaned up \
             first. The policy can forbid mounting (mountAllowed), and a policy without plaintext export refuses it.
@@ -62,7 +63,7 @@ struct MountCommand: VaultCommand, ReadsPassword {
         let held = try MountLock(vaultRoot: ctx.layout.root, mountpoint: path)
         defer { withExtendedLifetime(held) {} }
         let server = MountServer(reopener: VaultReopener(sessions: sessions, password: ctx.password), mountpoint: path,
-                                 readOnly: readOnly, log: log)
+                                 readOnly: readOnly, policy: ctx.policy, log: log)
         try server.checkVault()
         try server.run {
             if notify {

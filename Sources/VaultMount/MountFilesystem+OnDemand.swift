@@ -1,0 +1,88 @@
+import Foundation
+import VaultCore
+import VaultSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading a file whose content is not on this device (docs/mount.md "Reading"): the segments a
+/// read needs are fetched by range into the vault's sparse partial (`OnDemandContent`), each
+/// authenticated before it is kept and again when served; sequential reads prefetch ahead. Once
+/// every segment is here the partial is published as the file's cached blob, and reads go on
+/// from it. Offline, or when the server stalls past the stall timeout, the read is EIO with the
+/// reason in the log.
+extension MountFilesystem {
+    /// Segments fetched beyond a sequential read (bounded: 16 × 64 KiB = 1 MiB ahead, fetched
+    /// again once fewer than half of them are left).
+    static let prefetchSegments = 16
+
+    /// A file whose content comes from the server: not downloaded, with a server copy, on a mount
+    /// that can keep what it fetches (a `--read-only` mount opens the vault read-only: there such a
+    /// file is EIO, "not on this device", as `openBlob` says).
+    func isOnDemand(_ n: Node) -> Bool {
+        !readOnly && n.type == .file && n.contentState == .notDownloaded && n.remoteId != nil
+    }
+
+    /// Reads the record of `n`'s remote content and opens its partial (shared by the inode's handles).
+    func openRemote(_ i: InodeTable.Inode, _ n: Node, _ v: Vault) throws(FuseErrno) {
+        guard i.remote == nil else { return }
+        do { i.remote = try OnDemandContent.open(n, in: v, policy: policy) } catch {
+            throw onDemandFailure(error, doing: "opening the remote content of \(n.id)")
+        }
+    }
+
+    /// Serves `[offset, offset + size)` of an on-demand file: fetches what is missing (with the
+    /// prefetch when the read continues the previous one), then the authenticated plaintext.
+    func readRemote(_ f: HandleTable.OpenFile, size: Int, offset: Int64, _ v: Vault, _ reply: (UnsafeRawBufferPointer) -> Void) throws(FuseErrno) {
+        guard let remote = f.inode.remote else { throw FuseErrno(EIO, "no remote content for \(f.inode.nodeId)") }
+        let start = UInt64(max(0, offset))
+        guard start < UInt64(max(0, remote.sparse.record.size)) else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }
+        let ahead = start == f.nextOffset && start > 0 ? Self.prefetchSegments : 0
+        let bytes: [UInt8]
+        do {
+            let before = remote.fetchedBytes
+            bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
+            let fetched = remote.fetchedBytes - before
+            if fetched > 0 { log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.sparse.presentCount) of \(remote.sparse.segmentCount ?? 0) segments here)") }
+        } catch {
+            throw onDemandFailure(error, doing: "reading \(f.inode.nodeId) at \(offset)")
+        }
+        f.nextOffset = start + UInt64(bytes.count)
+        bytes.withUnsafeBytes(reply)
+        if remote.sparse.isComplete { publish(f, remote, v) }
+    }
+
+    /// Every segment is here: the partial becomes the file's cached blob (the content budget
+    /// applies, never evicting an open file); the inode's handles read from it from now on. A
+    /// failure is logged and the partial kept (the reads already served stay right).
+    private func publish(_ f: HandleTable.OpenFile, _ remote: OnDemandContent, _ v: Vault) {
+        let open = Set(handles.openFiles.map { $0.inode.nodeId })
+        do {
+            guard let n = try v.publishSparse(remote.sparse, nodeId: f.inode.nodeId, keeping: open) else {
+                log("\(f.inode.nodeId) changed while its content arrived: its partial was dropped")
+                f.inode.remote = nil
+                return
+            }
+            f.inode.remote = nil
+            log("\(f.inode.nodeId) is now on this device (all \(remote.sparse.segmentCount ?? 0) segments)")
+            f.blob = try? v.openContent(n)
+            f.inode.servedBlob = n.localPath
+        } catch {
+            log("\(f.inode.nodeId): its complete content could not be stored in the cache: \(Self.reason(error))")
+        }
+    }
+
+    /// The errno of a failed on-demand fetch, with its whole reason in the log (node ids and the
+    /// server's address only; never a name or content): EIO, but for a locked vault (EACCES) and
+    /// a full disk (ENOSPC). A file changed on the server meanwhile is EIO too (a sync brings it).
+    private func onDemandFailure(_ error: Error, doing what: String) -> FuseErrno {
+        let e = FuseErrno(error, doing: what)
+        log("\(what) failed: \(Self.reason(error))")
+        return e.code == EACCES || e.code == ENOSPC ? e : FuseErrno(EIO, e.reason)
+    }
+
+    static func reason(_ error: Error) -> String {
+        guard let v = error as? VaultError else { return "\(error)" }
+        return v.message + (v.hint.map { " (\($0))" } ?? "")
+    }
+}
