@@ -57,6 +57,8 @@ extension VaultSessions {
             } catch let e as FIDO2Error {
                 if case .otherAuthenticator = e { last = e; continue }
                 throw HardwareFallback(e.vaultError)
+            } catch let e as VaultError where e.kind == .wrongPassword {
+                throw HardwareFallback(e)   // counted: the password is still the way in
             }
             do { return try file.unlock(fido2Slot: slot, secret: secret) } catch let e as VaultError { throw HardwareFallback(e) }
         }
