@@ -44,7 +44,7 @@ extension Vault {
             let p = HardwareProtection.of(keyslots, tcti: tcti)
             let ok = p.level == "hardware"
             items.append(.init(item: "hardware key", compliant: ok,
-                               detail: ok ? "unlocks go through a hardware slot (\(p.summary))" : "the policy requires a hardware slot: \(p.reason ?? "none")",
+                               detail: ok ? "unlocks go through \(p.kind == "FIDO2" ? "a FIDO2 security key" : "this machine's TPM") (\(p.summary))" : "the policy requires a hardware slot: \(p.reason ?? "none")",
                                fix: ok ? nil : "vault key add-tpm\(policy.hardwareKeyPin.value == true ? " --pin" : "")"))
         }
         if policy.hardwareKeyPin.value == true {
