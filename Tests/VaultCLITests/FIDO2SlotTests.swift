@@ -21,24 +21,13 @@ final class FIDO2SlotTests: XCTestCase {
 
     override func tearDown() { h = nil; key = nil }
 
-    var pinFile: String { get throws { try h.localFile("pin", Data("2468\n".utf8)) } }
-    var wrongPinFile: String { get throws { try h.localFile("wrong-pin", Data("1357\n".utf8)) } }
-    var wrongPassword: [String] { get throws { ["--password-file", try h.localFile("wrong-pw", Data("not the password\n".utf8))] } }
-
     /// `vault unlock ARGS --json`; the result and whether the security key opened the vault.
     func unlock(_ args: [String]) throws -> (CLIHarness.Result, viaFIDO2: Bool) {
-        let r = try h.run(["unlock", "--json"] + args)
-        return (r, (r.json as? [String: Any])?["unlockedWith"] as? String == "fido2")
+        let (r, via) = try h.unlockedWith(args)
+        return (r, via == "fido2")
     }
 
-    /// `vault ARGS` in a session of its own: no terminal to ask on, whatever runs the tests.
-    func withoutTerminal(_ args: [String]) throws -> CLIHarness.Result {
-        try h.run(["-w", CLIHarness.vaultBinary] + args, program: "/usr/bin/setsid")
-    }
-
-    func fido2Slots() throws -> [[String: Any]] {
-        try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]]).filter { $0["type"] as? String == "fido2" }
-    }
+    func fido2Slots() throws -> [[String: Any]] { try h.slots(ofType: "fido2") }
 
     /// The keyslot file's fido2 slot edited by `edit` (checksum fixed, MAC kept).
     func editFIDO2Slot(_ edit: @escaping (inout [String: Any]) -> Void) throws {
@@ -65,76 +54,76 @@ final class FIDO2SlotTests: XCTestCase {
         XCTAssertTrue(try h.ok(["key", "list"] + h.pw).out.contains("security key, no PIN, touch"))
         let status = try h.ok(["status", "--json"] + h.pw)
         XCTAssertEqual((status.json as? [String: Any])?["keyProtection"] as? String, "hardware (FIDO2)", status.out)
-        let r = try withoutTerminal(["unlock", "--json"])
+        let r = try h.withoutTerminal(["unlock", "--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual((r.json as? [String: Any])?["unlockedWith"] as? String, "fido2", r.out)
         XCTAssertTrue(r.stderr.contains("Touch the security key"), r.stderr)
-        XCTAssertEqual(try withoutTerminal(["unlock", "--no-fido2"]).status, 2, "--no-fido2 asks for the password: no terminal here")
-        XCTAssertEqual(try h.run(["unlock"] + (try wrongPassword)).status, 3, "--password-file alone does not ask the key")
+        XCTAssertEqual(try h.withoutTerminal(["unlock", "--no-fido2"]).status, 2, "--no-fido2 asks for the password: no terminal here")
+        XCTAssertEqual(try h.run(["unlock"] + (try h.wrongPassword)).status, 3, "--password-file alone does not ask the key")
         // The slot alone is no way back in: the last password slot stays.
         XCTAssertEqual(try h.run(["key", "remove", "password-1"] + h.pw).status, 5)
         try h.ok(["key", "remove", id] + h.pw)
         XCTAssertEqual(try fido2Slots().count, 0)
-        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 2, "no slot: the password is asked (no terminal here)")
+        XCTAssertEqual(try h.withoutTerminal(["unlock"]).status, 2, "no slot: the password is asked (no terminal here)")
     }
 
     func testWithAPINTheSlotNeedsItAndAWrongPINCountsAsAFailedUnlock() throws {
         key = try SoftwareFIDO2(pin: "2468")
         h.env["VAULT_TEST_FIDO2_SOCKET"] = key.socket
         try h.usePolicy(#"{"maxFailedUnlocks": 20}"#)
-        let noPIN = try withoutTerminal(["key", "add-fido2"] + h.pw)
+        let noPIN = try h.withoutTerminal(["key", "add-fido2"] + h.pw)
         XCTAssertNotEqual(noPIN.status, 0, "the key has a PIN and there is no terminal to ask it: \(noPIN.stderr)")
         XCTAssertEqual(try fido2Slots().count, 0)
-        try h.ok(["key", "add-fido2", "--pin-file", try pinFile] + h.pw)
+        try h.ok(["key", "add-fido2", "--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(try fido2Slots().first?["pin"] as? Bool, true)
-        let (right, via) = try unlock(["--pin-file", try pinFile] + (try wrongPassword))
+        let (right, via) = try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword))
         XCTAssertEqual(right.status, 0, right.stderr)
         XCTAssertTrue(via, "the PIN and a touch opened it")
-        let (wrong, viaWrong) = try unlock(["--pin-file", try wrongPinFile] + h.pw)
+        let (wrong, viaWrong) = try unlock(["--pin-file", try h.wrongPinFile] + h.pw)
         XCTAssertEqual(wrong.status, 0, "the password opens: \(wrong.stderr)")
         XCTAssertFalse(viaWrong)
         XCTAssertTrue(wrong.stderr.contains("FIDO2 slot not used: wrong FIDO2 PIN; 7 tries left"), wrong.stderr)
         XCTAssertTrue(wrong.stderr.contains("failed attempt 1 of 20"), "a wrong PIN is a failed unlock: \(wrong.stderr)")
-        XCTAssertEqual(try h.run(["unlock", "--pin-file", try wrongPinFile] + (try wrongPassword)).status, 3, "nothing else opens it")
+        XCTAssertEqual(try h.run(["unlock", "--pin-file", try h.wrongPinFile] + (try h.wrongPassword)).status, 3, "nothing else opens it")
     }
 
     func testAnAbsentOrUntouchedKeyFallsBackToThePasswordWithTheReason() throws {
         try h.ok(["key", "add-fido2"] + h.pw)
         key.stop()
-        let (gone, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (gone, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(gone.status, 0, gone.stderr)
         XCTAssertFalse(via)
         XCTAssertTrue(gone.stderr.contains("FIDO2 slot not used: no FIDO2 security key found; unlocking with the password"), gone.stderr)
-        let noTerminal = try withoutTerminal(["unlock"])
+        let noTerminal = try h.withoutTerminal(["unlock"])
         XCTAssertEqual(noTerminal.status, 3, noTerminal.stderr)
         XCTAssertTrue(noTerminal.stderr.contains("no FIDO2 security key found") && noTerminal.stderr.contains("--password-file"), noTerminal.stderr)
         // The same key plugged in again, never touched.
         let untouched = try SoftwareFIDO2(state: key.state, presence: "timeout")
         h.env["VAULT_TEST_FIDO2_SOCKET"] = untouched.socket
-        let (late, viaLate) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (late, viaLate) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(late.status, 0, late.stderr)
         XCTAssertFalse(viaLate)
         XCTAssertTrue(late.stderr.contains("not touched in time"), late.stderr)
         untouched.stop()
         let again = try SoftwareFIDO2(state: key.state)
         h.env["VAULT_TEST_FIDO2_SOCKET"] = again.socket
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaFIDO2, "the same key opens it")
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the same key opens it")
     }
 
     func testTheSlotOfAnotherKeyIsNamedAndEitherOfTwoEnrolledKeysOpens() throws {
         try h.ok(["key", "add-fido2"] + h.pw)
         let other = try SoftwareFIDO2()   // another security key: another secret
         h.env["VAULT_TEST_FIDO2_SOCKET"] = other.socket
-        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (r, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(via)
         XCTAssertTrue(r.stderr.contains("the FIDO2 slot belongs to another security key"), r.stderr)
         // Enrolled too, a spare: either key opens the vault.
         try h.ok(["key", "add-fido2"] + h.pw)
         XCTAssertEqual(try fido2Slots().count, 2)
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaFIDO2, "the second key")
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the second key")
         h.env["VAULT_TEST_FIDO2_SOCKET"] = key.socket
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaFIDO2, "the first key")
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the first key")
     }
 
     /// The slot's fields are bound into the wrap's AAD: a field the key still answers for (the
@@ -155,13 +144,13 @@ final class FIDO2SlotTests: XCTestCase {
         for (what, edit) in edits {
             try pristine.write(to: url)
             try editFIDO2Slot(edit)
-            let (r, via) = try unlock(["--pin-file", try pinFile] + (try wrongPassword))
+            let (r, via) = try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword))
             XCTAssertFalse(via, what)
             XCTAssertTrue([3, 6].contains(r.status), "\(what): \(r.status) \(r.stderr)")
             XCTAssertTrue(r.stderr.contains("FIDO2"), "\(what): the reason is named: \(r.stderr)")
         }
         try pristine.write(to: url)
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaFIDO2, "the pristine slot opens")
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the pristine slot opens")
     }
 
     /// `vault key rotate` wraps the slot again for the new key under a fresh salt (one touch).
@@ -174,16 +163,33 @@ final class FIDO2SlotTests: XCTestCase {
         }
         let before = try salt()
         let id = try XCTUnwrap(try fido2Slots().first?["id"] as? String)
-        let r = try withoutTerminal(["key", "rotate"] + h.pw)
+        let r = try h.withoutTerminal(["key", "rotate"] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.out.contains("Wrapped FIDO2 slot \(id) again for the new key"), r.out)
         XCTAssertNotEqual(try salt(), before)
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaFIDO2, "the slot opens the new key")
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the slot opens the new key")
         // With the key unplugged the slot is dropped, named.
         key.stop()
-        let gone = try withoutTerminal(["key", "rotate"] + h.pw)
+        let gone = try h.withoutTerminal(["key", "rotate"] + h.pw)
         XCTAssertEqual(gone.status, 0, gone.stderr)
         XCTAssertTrue(gone.stderr.contains("no FIDO2 security key found") && gone.stderr.contains("vault key add-fido2"), gone.stderr)
         XCTAssertEqual(try fido2Slots().count, 0)
+    }
+
+    /// scripts/independent-fido2-slot.py opens the slot from SECURITY.md alone, with python-fido2
+    /// as the client (the PIN composed and decomposed: NFC both ways), and refuses a wrong PIN.
+    func testAnIndependentProgramOpensTheSlot() throws {
+        key = try SoftwareFIDO2(pin: "caf\u{E9}1")
+        h.env["VAULT_TEST_FIDO2_SOCKET"] = key.socket
+        try h.ok(["key", "add-fido2", "--pin-file", try h.localFile("composed", Data("caf\u{E9}1\n".utf8))] + h.pw)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/independent-fido2-slot.py").path
+        let args = [script, h.home.path, "--socket", key.socket, "--pin-file"]
+        let ok = try h.run(args + [try h.localFile("decomposed", Data("cafe\u{301}1\n".utf8))], program: SoftwareFIDO2.python)
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertTrue(ok.out.contains("opens the master key, and the keyslot MAC verifies"), ok.out)
+        let wrong = try h.run(args + [try h.wrongPinFile], program: SoftwareFIDO2.python)
+        XCTAssertEqual(wrong.status, 1, wrong.out)
+        XCTAssertTrue(wrong.stderr.contains("PIN_INVALID"), wrong.stderr)
     }
 }

@@ -39,16 +39,8 @@ public final class SoftwareFIDO2 {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         self.state = state ?? dir.appendingPathComponent("state.json")
         socket = dir.appendingPathComponent("s").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.python)
-        p.arguments = [Self.script, "--socket", socket, "--state", self.state.path, "--presence", presence] + (pin.map { ["--pin", $0] } ?? [])
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
-        let sock = socket
-        try waitUntil("soft-fido2 listening on \(sock)", timeout: 30) { SoftwareTPM.accepts(sock) || !p.isRunning }
-        guard p.isRunning else { throw SoftwareTPMError("soft-fido2.py exited with status \(p.terminationStatus)") }
+        process = try startSocketServer(Self.python, [Self.script, "--socket", socket, "--state", self.state.path, "--presence", presence]
+                                            + (pin.map { ["--pin", $0] } ?? []), socket: socket, name: "soft-fido2.py")
     }
 
     /// Stops the authenticator (the key unplugged); its socket file is removed too.
