@@ -14,26 +14,19 @@ under the slot AAD and requires line 3 = hmac-sha256 under the keyslot MAC key. 
 naming the slot (never a key). Exit 0 on success; 1 with the reason on standard error.
 """
 import argparse
-import hashlib
-import hmac
-import json
 import os
 import socket
 import sys
 import unicodedata
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from fido2.ctap import CtapError
 from fido2.ctap2 import ClientPin, Ctap2
 from fido2.ctap2.extensions import HmacSecretExtension
 from fido2.hid import CtapHidDevice
 from fido2.hid.base import CtapHidConnection, HidDescriptor
 
-
-class Failure(Exception):
-    pass
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from independent_keyslots import Failure, open_slot, read_keyslots  # noqa: E402
 
 
 class SocketConnection(CtapHidConnection):
@@ -60,14 +53,9 @@ class SocketConnection(CtapHidConnection):
         self.sock.close()
 
 
-def hkdf32(ikm, salt, info):
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=info.encode()).derive(ikm)
-
-
-def slot_aad(vault_id_hex, slot):
+def canonical(slot):
     f = slot["fido2"]
-    canon = f"fido2:rp={f['rp']}:pin={1 if f['pin'] else 0}:cred={f['credentialId']}:salt={f['salt']}"
-    return f"vault-keyslot-v1|{vault_id_hex}|{slot['id']}|{slot['type']}|{canon}".encode()
+    return f"fido2:rp={f['rp']}:pin={1 if f['pin'] else 0}:cred={f['credentialId']}:salt={f['salt']}"
 
 
 def pin_text(path):
@@ -82,12 +70,7 @@ def main():
     ap.add_argument("--socket", required=True)
     ap.add_argument("--pin-file")
     args = ap.parse_args()
-    data = open(os.path.join(args.vault_dir, "keyslots"), "rb").read()
-    lines = data[:-1].split(b"\n") if data.endswith(b"\n") else []
-    if len(lines) != 3 or lines[1] != b"sha256:" + hashlib.sha256(lines[0]).hexdigest().encode():
-        raise Failure("the keyslot file is damaged")
-    doc = json.loads(lines[0])
-    vid = bytes.fromhex(doc["vaultId"])
+    lines, doc, _ = read_keyslots(args.vault_dir)
     slots = [s for s in doc["slots"] if s["type"] == "fido2" and "fido2" in s and "kdf" not in s]
     if not slots:
         raise Failure("no fido2 slot")
@@ -115,12 +98,7 @@ def main():
         if not assertion.auth_data.flags & 0x01:
             raise Failure("the authenticator did not report user presence")
         secret = ext.process_get_output(assertion.auth_data)["hmacGetSecret"]["output1"]
-        kek = hkdf32(secret, vid, "vault/v1/fido2-kek")
-        master = AESGCM(kek).decrypt(bytes.fromhex(slot["nonce"]), bytes.fromhex(slot["wrappedKey"]), slot_aad(doc["vaultId"], slot))
-        mac_key = hkdf32(master, vid, "vault/v1/keyslot-mac")
-        expected = b"hmac-sha256:" + hmac.new(mac_key, lines[0], hashlib.sha256).hexdigest().encode()
-        if not hmac.compare_digest(expected, lines[2]):
-            raise Failure("the keyslot file's MAC does not verify under the master key the slot opens")
+        open_slot(lines, doc, slot, secret, canonical(slot))
         print(f"ok: fido2 slot {slot['id']} opens the master key, and the keyslot MAC verifies")
         return
     raise Failure("this authenticator holds the credential of no fido2 slot")
