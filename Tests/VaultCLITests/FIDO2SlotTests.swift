@@ -192,4 +192,30 @@ final class FIDO2SlotTests: XCTestCase {
         XCTAssertEqual(wrong.status, 1, wrong.out)
         XCTAssertTrue(wrong.stderr.contains("PIN_INVALID"), wrong.stderr)
     }
+
+    /// The envelope on the server never holds the fido2 slot; a change another device makes is
+    /// adopted and keeps it; a rotation made elsewhere says what to do.
+    func testTheEnvelopeOnTheServerHasNoFIDO2Slot() throws {
+        h.useFastRetry()
+        let server = try ServerHarness(root: h.root)
+        try h.login(to: server)
+        try h.ok(["key", "add-fido2"] + h.pw)
+        func envelope() throws -> String { try XCTUnwrap(server.curl("GET", "/v1/keys/envelope").json["envelope"] as? String) }
+        XCTAssertFalse(try envelope().contains("fido2"), "the slot never travels")
+        let b = try CLIHarness(keyring: false)
+        b.useFastRetry()
+        try b.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + b.pw)
+        _ = try b.ok(["key", "add-recovery"] + b.pw)
+        try h.ok(["sync"] + h.pw)
+        let types = try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]]).compactMap { $0["type"] as? String }
+        XCTAssertEqual(types.sorted(), ["fido2", "password", "recovery"], "adopted B's slot, kept this device's")
+        XCTAssertFalse(try envelope().contains("fido2"))
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the FIDO2 slot still opens")
+        try b.ok(["key", "rotate"] + b.pw)
+        let stale = try h.withoutTerminal(["unlock"])
+        XCTAssertEqual(stale.status, 3, stale.stderr)
+        XCTAssertTrue(stale.stderr.contains("rotated on another device") && stale.stderr.contains("vault unlock --no-tpm --no-fido2"), stale.stderr)
+        let caughtUp = try h.ok(["unlock", "--no-tpm", "--no-fido2"] + h.pw)
+        XCTAssertTrue(caughtUp.stderr.contains("now uses epoch 2"), caughtUp.stderr)
+    }
 }
