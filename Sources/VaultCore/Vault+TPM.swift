@@ -68,7 +68,7 @@ extension Vault {
     /// PIN proved, its wrap checked), then a fresh secret is sealed with the same PIN and PCRs.
     func resealedTPMSlot(_ reseal: TPMReseal, newMaster: SecureBytes) throws -> KeyslotFile.Slot {
         let old: UnsealedTPMSlot
-        do { old = try UnsealedTPMSlot(keyslots, tcti: reseal.tcti, pin: reseal.pin) } catch let f as HardwareFallback { throw f.error }
+        do { old = try UnsealedTPMSlot(keyslots, tcti: reseal.tcti, pin: reseal.pin) } catch let f as TPMFallback { throw f.error }
         defer { old.tpm.close() }
         _ = try keyslots.unlock(tpm2Slot: old.slot, secret: old.secret)
         let secret = SecureBytes.random(count: 32)

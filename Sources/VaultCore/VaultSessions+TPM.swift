@@ -1,21 +1,17 @@
 import Foundation
 import VaultCrypto
 import VaultPrimitives
-import VaultFIDO2
 import VaultTPM
 
-/// What trying a hardware slot came to (`VaultSessions.unlock(tpm:…)`, `unlock(fido2:…)`).
-public enum HardwareUnlock {
-    /// The slot opened the vault; whether the key is held in the keyring.
+/// What trying this machine's TPM slot came to (`VaultSessions.unlock(tpm:…)`).
+public enum TPMUnlock {
+    /// The TPM slot opened the vault; whether the key is held in the keyring.
     case unlocked(held: Bool)
-    /// The vault has no slot of that kind: the hardware was not asked.
+    /// The vault has no tpm2 slot: the TPM was not asked.
     case noSlot
     /// The slot did not open the vault, for the reason given (one line): fall back to the password.
     case fellBack(VaultError)
 }
-
-/// What trying this machine's TPM slot came to.
-public typealias TPMUnlock = HardwareUnlock
 
 extension VaultSessions {
     /// Tries the vault's tpm2 slot of this machine's TPM (`tcti`), asking `pin` for its PIN when it
@@ -27,11 +23,11 @@ extension VaultSessions {
         let (file, _) = try Vault.readKeyslots(layout)
         guard !file.machineBoundSlots.isEmpty else { return .noSlot }
         let master: SecureBytes
-        do { master = try tpmMaster(file, tcti: tcti, pin: pin) } catch let fallback as HardwareFallback { return .fellBack(fallback.error) }
+        do { master = try tpmMaster(file, tcti: tcti, pin: pin) } catch let fallback as TPMFallback { return .fellBack(fallback.error) }
         return .unlocked(held: try hold(masterKey: master, idleTimeout: idleTimeout, absoluteTimeout: absoluteTimeout, opened: opened))
     }
 
-    /// The master key from the slot this TPM sealed; `HardwareFallback` names why not.
+    /// The master key from the slot this TPM sealed; `TPMFallback` names why not.
     private func tpmMaster(_ file: KeyslotFile, tcti: String?, pin: PasswordSource) throws -> SecureBytes {
         let opened: UnsealedTPMSlot
         do {
@@ -39,14 +35,14 @@ extension VaultSessions {
                 // A wrong PIN is a failed unlock, counted as a wrong password is.
                 try unlockMaster(file, unseal)
             }
-        } catch let e as VaultError where e.kind == .wrongPassword { throw HardwareFallback(e) }
+        } catch let e as VaultError where e.kind == .wrongPassword { throw TPMFallback(e) }
         defer { opened.tpm.close() }
-        do { return try file.unlock(tpm2Slot: opened.slot, secret: opened.secret) } catch let e as VaultError { throw HardwareFallback(e) }
+        do { return try file.unlock(tpm2Slot: opened.slot, secret: opened.secret) } catch let e as VaultError { throw TPMFallback(e) }
     }
 }
 
 /// The tpm2 slot this machine's TPM sealed, unsealed: the open TPM (close it), the slot, its
-/// secret, the PIN's auth value and the PCRs. Every reason it fails is a `HardwareFallback`, but a
+/// secret, the PIN's auth value and the PCRs. Every reason it fails is a `TPMFallback`, but a
 /// wrong PIN, which is `.wrongPassword` (the caller counts it).
 struct UnsealedTPMSlot {
     let tpm: TPM
@@ -58,26 +54,26 @@ struct UnsealedTPMSlot {
     /// - Parameter guarding: runs the unseal (`unlockMaster` counts a wrong PIN as a failed unlock).
     init(_ file: KeyslotFile, tcti: String?, pin: PasswordSource,
          guarding: (() throws -> SecureBytes) throws -> SecureBytes = { try $0() }) throws {
-        let tpm = try HardwareFallback.step { () throws(TPMError) in try TPM(tcti: tcti) }
+        let tpm = try TPMFallback.step { () throws(TPMError) in try TPM(tcti: tcti) }
         var kept = false
         defer { if !kept { tpm.close() } }
-        let name = Hex.encode(try HardwareFallback.step { () throws(TPMError) in try tpm.primaryName() })
+        let name = Hex.encode(try TPMFallback.step { () throws(TPMError) in try tpm.primaryName() })
         guard let slot = file.machineBoundSlots.first(where: { $0.tpm2?.primaryName == name }), let record = slot.tpm2 else {
-            throw HardwareFallback(TPMError.otherTPM.vaultError)
+            throw TPMFallback(TPMError.otherTPM.vaultError)
         }
         let areas: (publicArea: [UInt8], privateArea: [UInt8], primaryName: [UInt8])
-        do { areas = try record.decoded() } catch let e as VaultError { throw HardwareFallback(e) }
+        do { areas = try record.decoded() } catch let e as VaultError { throw TPMFallback(e) }
         guard let pcrs = PCRSelection(mask: record.pcrs.reduce(UInt32(0)) { $0 | 1 << UInt32($1) }) else {
-            throw HardwareFallback(TPMError.malformed("a PCR index out of range").vaultError)
+            throw TPMFallback(TPMError.malformed("a PCR index out of range").vaultError)
         }
         let object = TPMSealedObject(publicArea: areas.publicArea, privateArea: areas.privateArea, pcrs: pcrs)
         var auth: SecureBytes?
         if record.pin {
-            let state = try HardwareFallback.step { () throws(TPMError) in try tpm.lockoutState() }
-            guard state.triesLeft > 0 else { throw HardwareFallback(TPMError.lockedOut(recoverySeconds: state.lockoutSeconds).vaultError) }
+            let state = try TPMFallback.step { () throws(TPMError) in try tpm.lockoutState() }
+            guard state.triesLeft > 0 else { throw TPMFallback(TPMError.lockedOut(recoverySeconds: state.lockoutSeconds).vaultError) }
             let typed: SecureBytes
             do { typed = try pin.read("TPM PIN (\(state.triesLeft) \(state.triesLeft == 1 ? "try" : "tries") left): ") } catch let e as VaultError {
-                throw HardwareFallback(VaultError(e.kind, "no TPM PIN: \(e.message)"))
+                throw TPMFallback(VaultError(e.kind, "no TPM PIN: \(e.message)"))
             }
             auth = try KeyslotFile.tpm2PINAuth(typed, vaultId: file.vaultId)
         }
@@ -86,8 +82,8 @@ struct UnsealedTPMSlot {
             case .success(let s): return s
             case .failure(.wrongPIN(let left)): throw VaultError(.wrongPassword, TPMError.wrongPIN(triesLeft: left).description)
             // The primary is this TPM's: an object that does not verify under it was altered.
-            case .failure(.otherTPM): throw HardwareFallback(TPMError.malformed("it does not verify under this TPM").vaultError)
-            case .failure(let e): throw HardwareFallback(e.vaultError)
+            case .failure(.otherTPM): throw TPMFallback(TPMError.malformed("it does not verify under this TPM").vaultError)
+            case .failure(let e): throw TPMFallback(e.vaultError)
             }
         }
         self.tpm = tpm; self.slot = slot; self.auth = auth; self.pcrs = pcrs
@@ -95,18 +91,13 @@ struct UnsealedTPMSlot {
     }
 }
 
-/// Why a hardware slot (tpm2, fido2) did not open the vault (the password is the way in then).
-struct HardwareFallback: Error {
+/// Why the TPM slot did not open the vault (the password is the way in then).
+struct TPMFallback: Error {
     let error: VaultError
     init(_ error: VaultError) { self.error = error }
 
     /// Runs one TPM call; a failure becomes the reason to fall back.
-    static func step<R>(_ body: () throws(TPMError) -> R) throws(HardwareFallback) -> R {
-        do { return try body() } catch { throw HardwareFallback(error.vaultError) }
-    }
-
-    /// Runs one FIDO2 call; a failure becomes the reason to fall back.
-    static func step<R>(_ body: () throws(FIDO2Error) -> R) throws(HardwareFallback) -> R {
-        do { return try body() } catch { throw HardwareFallback(error.vaultError) }
+    static func step<R>(_ body: () throws(TPMError) -> R) throws(TPMFallback) -> R {
+        do { return try body() } catch { throw TPMFallback(error.vaultError) }
     }
 }
