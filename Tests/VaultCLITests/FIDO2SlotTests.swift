@@ -218,4 +218,30 @@ final class FIDO2SlotTests: XCTestCase {
         let caughtUp = try h.ok(["unlock", "--no-tpm", "--no-fido2"] + h.pw)
         XCTAssertTrue(caughtUp.stderr.contains("now uses epoch 2"), caughtUp.stderr)
     }
+
+    /// `requireHardwareKey`: a FIDO2 slot is a hardware key (with a keyring: without one, every
+    /// command needs the password, which the policy refuses); with the key absent the password is
+    /// refused, with the reason.
+    func testRequireHardwareKeyAcceptsTheFIDO2SlotAndRefusesThePasswordWithoutIt() throws {
+        try XCTSkipUnless(CLIHarness.keyringAvailable, "needs a D-Bus session with a Secret Service")
+        let k = try CLIHarness(keyring: true)
+        k.env["VAULT_TEST_FIDO2_SOCKET"] = key.socket
+        try k.initVault()
+        try k.ok(["key", "add-fido2"] + k.pw)
+        try k.ok(["unlock"] + k.pw)
+        try k.usePolicy(#"{"requireHardwareKey": true}"#)
+        let check = try k.ok(["policy", "check"]).out
+        XCTAssertTrue(check.contains("ok   hardware key: unlocks go through a FIDO2 security key (hardware (FIDO2))"), check)
+        try k.ok(["lock"])
+        let r = try k.withoutTerminal(["unlock", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual((r.json as? [String: Any])?["unlockedWith"] as? String, "fido2", r.out)
+        try k.ok(["ls"])
+        try k.ok(["lock"])
+        key.stop()
+        let refused = try k.run(["unlock", "--pin-file", try k.pinFile] + k.pw)
+        XCTAssertEqual(refused.status, 11, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("the FIDO2 slot did not open the vault (no FIDO2 security key found)")
+                      && refused.stderr.contains("requireHardwareKey"), refused.stderr)
+    }
 }
