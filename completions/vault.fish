@@ -93,7 +93,7 @@ complete -c vault -n '__fish_vault_using vault unlock' -l idle -x -d 'Lock after
 complete -c vault -n '__fish_vault_using vault unlock' -l absolute -x -d 'Lock this long after unlocking, used or not (0: never).'
 complete -c vault -n '__fish_vault_using vault unlock' -l recovery-key -d 'Unlock with the recovery key (asked on the terminal) instead of the password.'
 complete -c vault -n '__fish_vault_using vault unlock' -l recovery-key-file -r -F -d 'Read the recovery key from FILE (implies --recovery-key).'
-complete -c vault -n '__fish_vault_using vault unlock' -l pin-file -r -F -d 'Read the TPM slot'\''s PIN from the first line of FILE (the TPM is then tried first even with --password-file).'
+complete -c vault -n '__fish_vault_using vault unlock' -l pin-file -r -F -d 'Read the TPM slot'\''s or the FIDO2 key'\''s PIN from the first line of FILE (the hardware slots are then tried first even with --password-file).'
 complete -c vault -n '__fish_vault_using vault unlock' -l no-tpm -d 'Do not try the TPM slot: unlock with the password (or recovery key).'
 complete -c vault -n '__fish_vault_using vault unlock' -l no-fido2 -d 'Do not try the FIDO2 slots (no touch): unlock with the password (or recovery key).'
 complete -c vault -n '__fish_vault_using vault unlock' -l password-file -r -F -d 'Read the vault password from the first line of FILE (a regular file or a pipe) instead of VAULT_PASSWORD_COMMAND or the terminal.'

@@ -20,7 +20,7 @@ struct UnlockCommand: VaultCommand, ProducesJSON, ReadsPassword {
     var recoveryKey = false
     @Option(help: "read the recovery key from FILE (implies --recovery-key)", valueName: "file", completion: .file)
     var recoveryKeyFile: String?
-    @Option(help: "read the TPM slot's PIN from the first line of FILE (the TPM is then tried first even with --password-file)",
+    @Option(help: "read the TPM slot's or the FIDO2 key's PIN from the first line of FILE (the hardware slots are then tried first even with --password-file)",
             valueName: "file", completion: .file)
     var pinFile: String?
     @Flag(help: "do not try the TPM slot: unlock with the password (or recovery key)")
