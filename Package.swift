@@ -118,6 +118,8 @@ let package = Package(
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
         .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
+        // Against the software FIDO2 authenticator (scripts/soft-fido2.py), one per test.
+        .testTarget(name: "VaultFIDO2Tests", dependencies: ["VaultFIDO2", "VaultCrypto", "VaultTestSupport"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport", "VaultTPM"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation", "VaultTestSupport"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests

@@ -6,8 +6,11 @@ import VaultCrypto
 public struct FIDO2Info: Equatable, Sendable {
     /// Whether a PIN is set, can be set, or cannot be (no clientPin).
     public enum PIN: Equatable, Sendable { case set, notSet, unsupported }
+    /// True when the authenticator speaks CTAP2 (false: U2F only, no hmac-secret).
     public var ctap2: Bool
+    /// The authenticator's PIN.
     public var pin: PIN
+    /// True when it lists the hmac-secret extension.
     public var hmacSecret: Bool
 }
 
