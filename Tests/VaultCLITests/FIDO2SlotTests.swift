@@ -6,7 +6,7 @@ import XCTest
 /// (scripts/soft-fido2.py, its own per test, reached through VAULT_TEST_FIDO2_SOCKET): enroll,
 /// unlock with a touch and no password, the PIN, and every way the slot can fail to open the
 /// vault ends in the password with one line that names why. What only a real key shows (HID,
-/// a real touch, the key's own PIN lockout) is listed in README "Hardware keys".
+/// a real touch, the key's own PIN lockout) is listed in README "FIDO2 security keys".
 final class FIDO2SlotTests: XCTestCase {
     var h: CLIHarness!
     var key: SoftwareFIDO2!
