@@ -59,11 +59,17 @@ extension Vault {
     /// read from `pin`, when it has one), asks its output for a fresh salt (a second touch) and
     /// adds a fido2 slot wrapping the master key under the KEK of that output. `touch` is told
     /// before each touch. The envelope is unchanged (the slot stays on this device). Returns the
-    /// slot id and whether it was enrolled with the key's PIN.
-    public func addFIDO2Slot(source: FIDO2Source, pin: PasswordSource, touch: (String) -> Void) throws -> (id: String, pin: Bool) {
+    /// slot id and whether it was enrolled with the key's PIN. With `requirePIN` (the policy's
+    /// `hardwareKeyPin`) a key without a PIN is refused before any touch.
+    public func addFIDO2Slot(source: FIDO2Source, pin: PasswordSource, requirePIN: Bool = false,
+                             touch: (String) -> Void) throws -> (id: String, pin: Bool) {
         let key = try FIDO2Error.mapped { () throws(FIDO2Error) in try source.open() }
         defer { key.close() }
         let info = try FIDO2Error.mapped { () throws(FIDO2Error) in try key.info() }
+        if requirePIN && info.pin != .set {
+            throw VaultError(.policy, "the policy requires a PIN on hardware slots (hardwareKeyPin) and this security key has none; nothing was changed",
+                             hint: "set a PIN on the key with its own tool (e.g. `fido2-token -S`), then enroll again")
+        }
         let typed = info.pin == .set ? PasswordText.normalized(try pin.read("FIDO2 PIN of the security key: ")) : nil
         let rp = KeyslotFile.fido2RelyingParty
         let userId = keys.vaultId

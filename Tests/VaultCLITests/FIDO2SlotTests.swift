@@ -244,4 +244,19 @@ final class FIDO2SlotTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("the FIDO2 slot did not open the vault (no FIDO2 security key found)")
                       && refused.stderr.contains("requireHardwareKey"), refused.stderr)
     }
+
+    /// `hardwareKeyPin`: a key without a PIN is refused before any touch; with its PIN it enrolls.
+    func testHardwareKeyPinRefusesAKeyWithoutAPIN() throws {
+        try h.ok(["key", "add-fido2"] + h.pw)
+        try h.usePolicy(#"{"hardwareKeyPin": true}"#)
+        let refused = try h.run(["key", "add-fido2"] + h.pw)
+        XCTAssertEqual(refused.status, 11, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("hardwareKeyPin") && !refused.stderr.contains("Touch"), refused.stderr)
+        let check = try h.run(["policy", "check"] + h.pw)
+        XCTAssertTrue(check.out.contains("use no PIN"), check.out)
+        key = try SoftwareFIDO2(pin: "2468")
+        h.env["VAULT_TEST_FIDO2_SOCKET"] = key.socket
+        try h.ok(["key", "add-fido2", "--pin-file", try h.pinFile] + h.pw)
+        XCTAssertEqual(try fido2Slots().map { $0["pin"] as? Bool }, [false, true])
+    }
 }

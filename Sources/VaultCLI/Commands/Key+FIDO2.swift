@@ -28,7 +28,7 @@ extension KeyCommand {
             let pin = pinFile.map { f in PasswordSource(isExplicit: true) { _ in try PasswordInput.fromFile(f, option: "--pin-file") } }
                 ?? PasswordSource(isExplicit: false) { try PasswordInput.fromTerminal($0) }
             let added = try vault.addFIDO2Slot(source: FIDO2Source(device: device, environment: ctx.environment), pin: pin,
-                                               touch: { ctx.out.note($0) })
+                                               requirePIN: ctx.policy.hardwareKeyPin.value == true, touch: { ctx.out.note($0) })
             if ctx.out.json { try ctx.out.emit(Result(slot: added.id, pin: added.pin)); return }
             ctx.out.line("Added keyslot \(added.id), opened by this FIDO2 security key (\(added.pin ? "PIN and touch" : "touch")): `vault unlock` asks for it.")
         }
