@@ -4,7 +4,7 @@ on a Unix stream socket, so that libfido2 (through fido_dev_set_io_functions, se
 Sources/CFIDO2Shims) and python-fido2 (scripts/independent-fido2-slot.py) reach it as they reach a
 USB security key. There is no HID device on the test machines; this is what stands in for one.
 
-    soft-fido2.py --socket PATH --state FILE [--pin PIN] [--presence ok|timeout|deny]
+    soft-fido2.py --socket PATH --state FILE [--pin PIN] [--presence ok|timeout|deny|unplug]
 
 What it implements (CTAP 2.0, https://fidoalliance.org/specs/fido-v2.0-ps-20190130/):
 - CTAPHID: INIT (channel allocation), CBOR, PING, WINK, CANCEL, ERROR; no U2F (NMSG);
@@ -22,7 +22,8 @@ Credentials are not stored: the credential id is AES-256-GCM(state secret, nonce
 CredRandom seed, aad = rpIdHash), so only the authenticator with the same state file (the same
 "device") recognises it; another answers CTAP2_ERR_NO_CREDENTIALS, as a real key does.
 `--presence timeout` answers CTAP2_ERR_USER_ACTION_TIMEOUT (no touch); `deny` answers
-CTAP2_ERR_OPERATION_DENIED. The state file (0600) keeps the secret, the PIN hash and the retries.
+CTAP2_ERR_OPERATION_DENIED; `unplug` exits while the touch is awaited (the key pulled out
+mid-call). The state file (0600) keeps the secret, the PIN hash and the retries.
 """
 import argparse
 import hashlib
@@ -147,6 +148,8 @@ class Authenticator:
             raise CtapError(ERR_USER_ACTION_TIMEOUT)
         if self.presence == "deny":
             raise CtapError(ERR_OPERATION_DENIED)
+        if self.presence == "unplug":
+            os._exit(0)  # the key pulled out while it waits for the touch
 
     def check_pin_auth(self, pin_auth, protocol, client_data_hash):
         """Returns whether the user was verified (a valid pinAuth); raises when it is wrong."""
@@ -391,7 +394,7 @@ def main():
     ap.add_argument("--socket", required=True)
     ap.add_argument("--state", required=True, help="state file (created when missing): the device's secret, PIN, retries")
     ap.add_argument("--pin", help="set this PIN at start (as authenticatorClientPIN setPIN would)")
-    ap.add_argument("--presence", choices=["ok", "timeout", "deny"], default="ok")
+    ap.add_argument("--presence", choices=["ok", "timeout", "deny", "unplug"], default="ok")
     args = ap.parse_args()
     auth = Authenticator(args.state, args.presence, args.pin)
     if os.path.exists(args.socket):

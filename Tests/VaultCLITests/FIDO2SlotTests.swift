@@ -105,6 +105,14 @@ final class FIDO2SlotTests: XCTestCase {
         XCTAssertFalse(viaLate)
         XCTAssertTrue(late.stderr.contains("not touched in time"), late.stderr)
         untouched.stop()
+        // Pulled out while it waits for the touch.
+        let pulled = try SoftwareFIDO2(state: key.state, presence: "unplug")
+        h.env["VAULT_TEST_FIDO2_SOCKET"] = pulled.socket
+        let (midCall, viaMidCall) = try unlock(["--pin-file", try h.pinFile] + h.pw)
+        XCTAssertEqual(midCall.status, 0, midCall.stderr)
+        XCTAssertFalse(viaMidCall)
+        XCTAssertTrue(midCall.stderr.contains("FIDO2 slot not used: the FIDO2 security key did not answer"), midCall.stderr)
+        pulled.stop()
         let again = try SoftwareFIDO2(state: key.state)
         h.env["VAULT_TEST_FIDO2_SOCKET"] = again.socket
         XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaFIDO2, "the same key opens it")

@@ -33,7 +33,8 @@ public final class SoftwareFIDO2 {
     private var process: Process?
 
     /// Starts the authenticator on `state` (a fresh key when nil), with `pin` set, and `presence`
-    /// "ok" (touches are approved), "timeout" (never touched) or "deny".
+    /// "ok" (touches are approved), "timeout" (never touched), "deny", or "unplug" (it exits
+    /// while the touch is awaited).
     public init(state: URL? = nil, pin: String? = nil, presence: String = "ok") throws {
         dir = URL(fileURLWithPath: "/tmp").appendingPathComponent("fido2-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
