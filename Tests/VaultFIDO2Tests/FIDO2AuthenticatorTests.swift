@@ -100,4 +100,30 @@ final class FIDO2AuthenticatorTests: XCTestCase {
         }
         withExtendedLifetime(again) {}
     }
+
+    /// clientPIN setPIN, from python-fido2 (an independent client): libfido2 then sees the PIN
+    /// and needs it.
+    func testAPINSetByAnotherClientIsTheOneLibfido2Needs() throws {
+        let key = try SoftwareFIDO2()
+        let opener = URL(fileURLWithPath: SoftwareFIDO2.script).deletingLastPathComponent().appendingPathComponent("independent-fido2-slot.py").path
+        let program = """
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location("opener", sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+        ctap = m.Ctap2(m.CtapHidDevice(m.HidDescriptor(sys.argv[2], 0, 0, 64, 64), m.SocketConnection(sys.argv[2])))
+        m.ClientPin(ctap).set_pin("2468")
+        """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: SoftwareFIDO2.python)
+        p.arguments = ["-c", program, opener, key.socket]
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "python-fido2 set the PIN")
+        let a = try open(key)
+        XCTAssertEqual(try a.info().pin, .set)
+        XCTAssertThrowsError(try a.makeCredential(rp: rp, userId: user, pin: pin("1357"))) {
+            XCTAssertEqual($0 as? FIDO2Error, .wrongPIN(retriesLeft: 7))
+        }
+        XCTAssertFalse(try a.makeCredential(rp: rp, userId: user, pin: pin("2468")).isEmpty)
+        withExtendedLifetime(key) {}
+    }
 }
