@@ -24,6 +24,7 @@ let package = Package(
         .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
+        .systemLibrary(name: "CFIDO2", pkgConfig: "libfido2", providers: [.apt(["libfido2-dev"])]),
         // One shim target per C library, named and prefixed after it.
         .target(name: "CSecretShims", dependencies: ["CSecret"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
@@ -34,6 +35,9 @@ let package = Package(
         // TPM's templates and marshalled structures kept in C.
         .target(name: "CTPMShims", dependencies: ["CTSS2"],
                 linkerSettings: [.linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-sys"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc")]),
+        // libfido2: a credential with hmac-secret and an assertion returning its output, over HID
+        // or (tests) a Unix socket to a software authenticator, its objects kept in C.
+        .target(name: "CFIDO2Shims", dependencies: ["CFIDO2"]),
         // Linux and glibc calls (prctl, ioctl, xattr, posix_spawn, epoll).
         .target(name: "CLinuxShims"),
         .systemLibrary(name: "CNcurses", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
@@ -54,6 +58,9 @@ let package = Package(
         // A TPM 2.0 behind typed Swift: seal and unseal a secret under a primary the TPM derives,
         // with an optional PIN (PolicyAuthValue) and PCR binding; errors a user can act on.
         .target(name: "VaultTPM", dependencies: ["CTPMShims", "VaultCrypto"]),
+        // A FIDO2 security key behind typed Swift: enroll a credential with hmac-secret, get its
+        // output for a salt (touch, optional PIN); errors a user can act on.
+        .target(name: "VaultFIDO2", dependencies: ["CFIDO2Shims", "VaultCrypto"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher", "VaultPrimitives"]),
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CCurlShims"]),
@@ -69,7 +76,7 @@ let package = Package(
         .target(name: "VaultKeys", dependencies: ["VaultSyncPlan", "VaultCrypto", "VaultPrimitives", "VaultTPM", "CSecretShims", "CLinuxShims"]),
         // Layer 3: the vault: the metadata database, tree, blob store, outbox, sessions that open
         // it (`VaultSessions`). Re-exports VaultKeys and VaultSyncPlan.
-        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "VaultTPM", "CLinuxShims"]),
+        .target(name: "VaultCore", dependencies: ["VaultKeys", "VaultSyncPlan", "VaultCrypto", "VaultSQL", "VaultPrimitives", "VaultTPM", "VaultFIDO2", "CLinuxShims"]),
         // Layer 4: transfers and sync, built only on the vault's sealed API.
         .target(name: "VaultSync", dependencies: ["VaultCore", "VaultHTTP", "VaultAPI", "VaultCrypto", "VaultPrimitives", "CGioShims"]),
         // `vault mount`: the vault as a folder through libfuse3's low-level API (docs/mount.md),
@@ -85,7 +92,7 @@ let package = Package(
         .target(name: "VaultTerminal", dependencies: ["CNcurses", "CTerminalShims"]),
         .target(name: "VaultBrowseModel", dependencies: ["VaultCore"]),
         .target(name: "VaultCLI", dependencies: ["VaultCore", "VaultCrypto", "VaultSync", "VaultArguments", "VaultPrimitives", "CLinuxShims",
-                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount", "VaultTPM"]),
+                                                 "VaultTerminal", "VaultBrowseModel", "VaultAgent", "VaultMount", "VaultTPM", "VaultFIDO2"]),
         .executableTarget(name: "vault", dependencies: ["VaultCLI", "CLinuxShims"],
                           swiftSettings: [.unsafeFlags(["-static-stdlib"])],
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"])]),
@@ -111,6 +118,8 @@ let package = Package(
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
         // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
         .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
+        // Against the software FIDO2 authenticator (scripts/soft-fido2.py), one per test.
+        .testTarget(name: "VaultFIDO2Tests", dependencies: ["VaultFIDO2", "VaultCrypto", "VaultTestSupport"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultTestSupport", "VaultTPM"]),
         .testTarget(name: "VaultSyncPlanTests", dependencies: ["VaultSyncPlan", "VaultSimulation", "VaultTestSupport"]),
         // Seeded operation generators and models of the expected tree, shared by the sync tests
@@ -120,7 +129,7 @@ let package = Package(
         // keyslot file re-checksummed after an edit (KeyslotBytes, SHA-256 from VaultDigest).
         .target(name: "VaultTestSupport", dependencies: ["VaultPrimitives", "VaultDigest"], path: "Tests/VaultTestSupport"),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultKeys", "VaultCrypto", "VaultSync", "VaultHTTP", "VaultTestSupport", "VaultPrimitives",
-                                                      "VaultTPM"]),
+                                                      "VaultTPM", "VaultFIDO2"]),
         // The I/O side of sync (VaultSync): retries, resumed uploads and downloads, the change
         // feed's pages, against the reference server in the test process (a throwaway data folder).
         .testTarget(name: "VaultSyncTests", dependencies: ["VaultSync", "VaultCore", "VaultServer", "VaultAPI", "VaultCrypto",

@@ -5,7 +5,7 @@
 _vault_subcommands() {
     case "$1" in
         'vault') echo 'init unlock lock status ls tree mkdir put mv rm cat get pin unpin storage evict doctor key admin policy backup-exclusion backup login join sync conflicts revisions restore config transfers browse mount unmount agent help version completion' ;;
-        'vault key') echo 'list add-recovery add-escrow add-tpm remove passwd rotate reencrypt calibrate' ;;
+        'vault key') echo 'list add-recovery add-escrow add-tpm add-fido2 remove passwd rotate reencrypt calibrate' ;;
         'vault admin') echo 'keygen recover sign-policy' ;;
         'vault policy') echo 'show check' ;;
         'vault backup-exclusion') echo 'apply remove status' ;;
@@ -21,7 +21,7 @@ _vault_options() {
     case "$1" in
         'vault') echo '--help -h' ;;
         'vault init') echo '--kdf --kdf-time --kdf-ops --kdf-mem --pbkdf2-iterations --org-key --no-backup-exclusion --password-file --json --help -h' ;;
-        'vault unlock') echo '--idle --absolute --recovery-key --recovery-key-file --pin-file --no-tpm --password-file --json --help -h' ;;
+        'vault unlock') echo '--idle --absolute --recovery-key --recovery-key-file --pin-file --no-tpm --no-fido2 --password-file --json --help -h' ;;
         'vault lock') echo '--all --json --help -h' ;;
         'vault status') echo '--password-file --json --help -h' ;;
         'vault ls') echo '--long -l --password-file --json --help -h' ;;
@@ -42,6 +42,7 @@ _vault_options() {
         'vault key add-recovery') echo '--password-file --json --help -h' ;;
         'vault key add-escrow') echo '--org-key --password-file --json --help -h' ;;
         'vault key add-tpm') echo '--pin --pin-file --pcrs --password-file --json --help -h' ;;
+        'vault key add-fido2') echo '--pin-file --device --password-file --json --help -h' ;;
         'vault key remove') echo '--password-file --json --help -h' ;;
         'vault key passwd') echo '--new-password-file --kdf --kdf-time --kdf-ops --kdf-mem --pbkdf2-iterations --password-file --json --help -h' ;;
         'vault key rotate') echo '--pin-file --password-file --json --help -h' ;;
@@ -131,6 +132,9 @@ _vault_value() {
         'vault key add-tpm --pin-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key add-tpm --pcrs') COMPREPLY=() ;;
         'vault key add-tpm --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault key add-fido2 --pin-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault key add-fido2 --device') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        'vault key add-fido2 --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key remove --password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key passwd --new-password-file') compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         'vault key passwd --kdf') COMPREPLY=( $(compgen -W 'argon2id pbkdf2' -- "$cur") ) ;;

@@ -12,17 +12,12 @@ key). Exit 0 on success; 1 with the reason on standard error.
 """
 import argparse
 import hashlib
-import hmac
 import importlib.util
 import io
-import json
 import os
 import sys
 import unicodedata
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from tpm2_pytss import ESAPI
 
 # The TPM half (the primary's template, the policy session) is the object unsealer's, which
@@ -32,12 +27,8 @@ unseal_mod = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(unseal_mod)
 
 
-class Failure(Exception):
-    pass
-
-
-def hkdf32(ikm, salt, info):
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=info.encode()).derive(ikm)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from independent_keyslots import Failure, hkdf32, open_slot, read_keyslots  # noqa: E402
 
 
 def first_line(path):
@@ -53,11 +44,10 @@ def nfc(line):
         return line
 
 
-def slot_aad(vault_id_hex, slot):
+def canonical(slot):
     t = slot["tpm2"]
     obj = hashlib.sha256(bytes.fromhex(t["publicArea"]) + bytes.fromhex(t["privateArea"])).hexdigest()
-    canon = f"tpm2:pcrs={','.join(str(i) for i in t['pcrs'])}:pin={1 if t['pin'] else 0}:primary={t['primaryName']}:object={obj}"
-    return f"vault-keyslot-v1|{vault_id_hex}|{slot['id']}|{slot['type']}|{canon}".encode()
+    return f"tpm2:pcrs={','.join(str(i) for i in t['pcrs'])}:pin={1 if t['pin'] else 0}:primary={t['primaryName']}:object={obj}"
 
 
 def main():
@@ -66,12 +56,7 @@ def main():
     ap.add_argument("--tcti", required=True)
     ap.add_argument("--pin-file")
     args = ap.parse_args()
-    data = open(os.path.join(args.vault_dir, "keyslots"), "rb").read()
-    lines = data[:-1].split(b"\n") if data.endswith(b"\n") else []
-    if len(lines) != 3 or lines[1] != b"sha256:" + hashlib.sha256(lines[0]).hexdigest().encode():
-        raise Failure("the keyslot file is damaged")
-    doc = json.loads(lines[0])
-    vid = bytes.fromhex(doc["vaultId"])
+    lines, doc, vid = read_keyslots(args.vault_dir)
     esys = ESAPI(args.tcti)
     try:
         primary, _, _, _, _ = esys.create_primary(unseal_mod.TPM2B_SENSITIVE_CREATE(), unseal_mod.primary_template(), unseal_mod.ESYS_TR.OWNER)
@@ -105,12 +90,7 @@ def main():
         for handle in reversed(loaded):
             esys.flush_context(handle)
         esys.close()
-    kek = hkdf32(secret, vid, "vault/v1/tpm2-kek")
-    master = AESGCM(kek).decrypt(bytes.fromhex(slot["nonce"]), bytes.fromhex(slot["wrappedKey"]), slot_aad(doc["vaultId"], slot))
-    mac_key = hkdf32(master, vid, "vault/v1/keyslot-mac")
-    expected = b"hmac-sha256:" + hmac.new(mac_key, lines[0], hashlib.sha256).hexdigest().encode()
-    if not hmac.compare_digest(expected, lines[2]):
-        raise Failure("the keyslot file's MAC does not verify under the master key the slot opens")
+    open_slot(lines, doc, slot, secret, canonical(slot))
     print(f"ok: tpm2 slot {slot['id']} opens the master key, and the keyslot MAC verifies")
 
 

@@ -55,8 +55,9 @@ if ! complete -p vault >/dev/null 2>&1; then echo "FAIL: completions/vault.bash 
 # Commands and subcommands.
 contains "vault " init unlock lock status ls tree put key policy transfers completion help
 expect "vault ke" "key"
-expect "vault key " "add-escrow add-recovery add-tpm calibrate list passwd reencrypt remove rotate"
-expect "vault key add-" "add-escrow add-recovery add-tpm"
+expect "vault key " "add-escrow add-fido2 add-recovery add-tpm calibrate list passwd reencrypt remove rotate"
+expect "vault key add-" "add-escrow add-fido2 add-recovery add-tpm"
+expect "vault key add-fido2 --" "--device --help --json --password-file --pin-file"
 expect "vault policy " "check show"
 expect "vault backup " "export import"
 expect "vault transfers " "cancel list pause resume"

@@ -44,14 +44,18 @@ extension Vault {
             let p = HardwareProtection.of(keyslots, tcti: tcti)
             let ok = p.level == "hardware"
             items.append(.init(item: "hardware key", compliant: ok,
-                               detail: ok ? "unlocks go through this machine's TPM (\(p.summary))" : "the policy requires a hardware slot: \(p.reason ?? "none")",
+                               detail: ok ? "unlocks go through \(p.kind == "FIDO2" ? "a FIDO2 security key" : "this machine's TPM") (\(p.summary))" : "the policy requires a hardware slot: \(p.reason ?? "none")",
                                fix: ok ? nil : "vault key add-tpm\(policy.hardwareKeyPin.value == true ? " --pin" : "")"))
         }
         if policy.hardwareKeyPin.value == true {
             let bare = keyslots.machineBoundSlots.filter { $0.tpm2?.pin != true }.map(\.id)
-            items.append(.init(item: "hardware key PIN", compliant: bare.isEmpty,
-                               detail: bare.isEmpty ? "every TPM slot has a PIN" : "TPM slot(s) \(bare.joined(separator: ", ")) have no PIN",
-                               fix: bare.first.map { "vault key remove \($0), then vault key add-tpm --pin" }))
+            let bareFIDO2 = keyslots.fido2Slots.filter { $0.fido2?.pin != true }.map(\.id)
+            items.append(.init(item: "hardware key PIN", compliant: bare.isEmpty && bareFIDO2.isEmpty,
+                               detail: bare.isEmpty && bareFIDO2.isEmpty ? "every TPM slot has a PIN" + (keyslots.fido2Slots.isEmpty ? "" : ", every FIDO2 slot uses the key's PIN")
+                                   : [bare.isEmpty ? nil : "TPM slot(s) \(bare.joined(separator: ", ")) have no PIN",
+                                      bareFIDO2.isEmpty ? nil : "FIDO2 slot(s) \(bareFIDO2.joined(separator: ", ")) use no PIN"].compactMap { $0 }.joined(separator: "; "),
+                               fix: bare.first.map { "vault key remove \($0), then vault key add-tpm --pin" }
+                                   ?? bareFIDO2.first.map { "vault key remove \($0), set a PIN on the key, then vault key add-fido2" }))
         }
         return items
     }

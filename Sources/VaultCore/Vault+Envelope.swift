@@ -13,14 +13,14 @@ extension Vault {
         guard keyslots.body.pendingRotation == nil else {
             throw VaultError(.conflict, "a key rotation is in progress", hint: "run any vault command to finish it, then sync")
         }
-        if keyslots.machineBoundSlots.isEmpty { return try POSIX.readFile(layout.keyslotFile) }
+        if keyslots.deviceLocalSlots.isEmpty { return try POSIX.readFile(layout.keyslotFile) }
         return try KeyslotFile(body: keyslots.portableBody).serialized(macKey: keys.keyslotMacKey)
     }
 
     /// `file` (an envelope: no machine-bound slots) with this device's tpm2 slots added back.
     func keepingMachineBoundSlots(_ file: KeyslotFile) -> KeyslotFile {
         var kept = file
-        kept.body.slots += keyslots.machineBoundSlots
+        kept.body.slots += keyslots.deviceLocalSlots
         return kept
     }
 
@@ -64,7 +64,7 @@ extension Vault {
             throw VaultError(.internalError, "adoptEnvelope takes a verified envelope of the current epoch")
         }
         try KeyslotFile.verify(bytes: bytes, macKey: keys.keyslotMacKey)
-        if keyslots.machineBoundSlots.isEmpty {
+        if keyslots.deviceLocalSlots.isEmpty {
             try POSIX.writeAtomically(bytes, to: layout.keyslotFile)
             keyslots = file
         } else {
@@ -83,7 +83,7 @@ extension Vault {
             return try KeyslotFile.escrowSlot(id: slot.id, orgPublicKey: pk, masterKey: masterKey)
         }
         var file = keyslots
-        file.body.slots = merged.slots + keyslots.machineBoundSlots
+        file.body.slots = merged.slots + keyslots.deviceLocalSlots
         file.body.generation = max(keyslots.body.generation ?? 0, theirs.body.generation ?? 0)
         try saveKeyslots(file, macKey: keys.keyslotMacKey)   // + 1, this device
         return merged.notes

@@ -46,16 +46,33 @@ public struct HardwareProtection: Equatable, Sendable, Encodable {
     public var reason: String?
     /// Whether a TPM answers here (nil when it was not asked).
     public var tpmPresent: Bool?
+    /// "TPM2" or "FIDO2": what holds the hardware slot (hardware only).
+    public var kind: String?
 
-    /// One line: `hardware (TPM2, PIN)`, `hardware (TPM2)` or `software only: security is reduced (…)`.
+    /// One line: `hardware (TPM2, PIN)`, `hardware (FIDO2)` or `software only: security is reduced (…)`.
     public var summary: String {
-        if level == "hardware" { return pin == true ? "hardware (TPM2, PIN)" : "hardware (TPM2)" }
+        if level == "hardware" { return "hardware (\(kind ?? "TPM2")\(pin == true ? ", PIN" : ""))" }
         return "software only: security is reduced (\(reason ?? "no hardware slot"))"
+    }
+
+    /// A fido2 slot's protection (the key is not asked: no touch for a status).
+    static func fido2(_ file: KeyslotFile) -> HardwareProtection? {
+        file.fido2Slots.first.map { HardwareProtection(level: "hardware", slot: $0.id, pin: $0.fido2?.pin, kind: "FIDO2") }
     }
 
     /// The protection `file` gives on the machine whose TPM `tcti` names: with tpm2 slots one
     /// primary derivation compares them with this TPM; without, the TPM is only opened.
+    /// A fido2 slot counts as hardware when this machine's TPM holds no slot (the key itself is
+    /// not asked).
     public static func of(_ file: KeyslotFile, tcti: String?) -> HardwareProtection {
+        let tpm = ofTPM(file, tcti: tcti)
+        guard tpm.level != "hardware", var fido2 = fido2(file) else { return tpm }
+        fido2.tpmPresent = tpm.tpmPresent
+        return fido2
+    }
+
+    /// The protection of `file`'s tpm2 slots alone.
+    static func ofTPM(_ file: KeyslotFile, tcti: String?) -> HardwareProtection {
         let slots = file.machineBoundSlots
         guard !slots.isEmpty else {
             let absent = MachineTPM.absence(tcti: tcti)
@@ -69,7 +86,7 @@ public struct HardwareProtection: Equatable, Sendable, Encodable {
             guard let slot = slots.first(where: { tpm.owner(of: $0) == "this machine" }) else {
                 return HardwareProtection(level: "software", reason: "the TPM slot belongs to another machine (enroll this one: `vault key add-tpm`)", tpmPresent: true)
             }
-            return HardwareProtection(level: "hardware", slot: slot.id, pin: slot.tpm2?.pin, tpmPresent: true)
+            return HardwareProtection(level: "hardware", slot: slot.id, pin: slot.tpm2?.pin, tpmPresent: true, kind: "TPM2")
         }
     }
 

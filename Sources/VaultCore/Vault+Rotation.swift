@@ -42,7 +42,9 @@ extension Vault {
     /// Rotates the master key. `password` must open a password slot (it is rewrapped with a fresh salt).
     /// With `tpm`, this machine's tpm2 slot is sealed again for the new key (else, or when that
     /// fails, it is dropped: `tpmNote` says why).
-    public func rotate(password: SecureBytes, tpm: TPMReseal? = nil) throws -> RotationResult {
+    /// With `fido2`, each fido2 slot the plugged-in key holds is re-wrapped for the new key with a
+    /// fresh salt (one touch each; else it is dropped: `tpmNote` says why too).
+    public func rotate(password: SecureBytes, tpm: TPMReseal? = nil, fido2: FIDO2Rewrap? = nil) throws -> RotationResult {
         guard keyslots.body.pendingRotation == nil else { throw VaultError(.conflict, "a rotation is already in progress") }
         let newMaster = SecureBytes.random(count: 32)
         let newEpoch = keys.epoch + 1
@@ -83,6 +85,13 @@ extension Vault {
             } catch {
                 tpmNote = VaultError.wrap(error).message
             }
+        }
+        if let fido2 {
+            let (slots, note) = rewrappedFIDO2Slots(fido2, newMaster: newMaster)
+            newSlots += slots
+            resealed += slots.map(\.id)
+            dropped.removeAll { id in slots.contains { $0.id == id } }
+            if let note { tpmNote = (tpmNote.map { $0 + "; " } ?? "") + "FIDO2: " + note }
         }
         let entry = try KeyslotFile.historyEntry(oldMaster: masterKey, oldEpoch: keys.epoch,
                                                  newKeys: try KeyHierarchy(masterKey: newMaster, vaultId: keys.vaultId, epoch: newEpoch),

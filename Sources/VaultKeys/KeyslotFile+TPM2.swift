@@ -49,7 +49,25 @@ extension KeyslotFile {
 
     /// KEK = HKDF-SHA256(slot secret, salt vaultId, "vault/v1/tpm2-kek", 32).
     static func tpm2KEK(_ secret: SecureBytes, vaultId: [UInt8]) throws -> SecureBytes {
-        try HKDF.sha256(ikm: secret, salt: vaultId, info: Array("vault/v1/tpm2-kek".utf8), length: 32)
+        try hardwareKEK(secret, vaultId: vaultId, type: tpm2Type)
+    }
+
+    /// The KEK of a slot whose secret hardware gives back (tpm2, fido2):
+    /// HKDF-SHA256(secret, salt vaultId, "vault/v1/<type>-kek", 32).
+    static func hardwareKEK(_ secret: SecureBytes, vaultId: [UInt8], type: String) throws -> SecureBytes {
+        try HKDF.sha256(ikm: secret, salt: vaultId, info: Array("vault/v1/\(type)-kek".utf8), length: 32)
+    }
+
+    /// The master key from hardware slot `slot` (of `type`, its record present) with the secret
+    /// the hardware gave back. `.integrity` when it does not open: the hardware answered, so the
+    /// slot was altered. `what` names it ("TPM", "FIDO2"), `command` is how to enroll again.
+    func unlock(hardwareSlot slot: Slot, type: String, hasRecord: Bool, secret: SecureBytes, what: String, command: String) throws -> SecureBytes {
+        guard slot.type == type, slot.kdf == nil, hasRecord,
+              let mk = unwrap(slot: slot, kek: try Self.hardwareKEK(secret, vaultId: vaultId, type: type)) else {
+            throw VaultError(.integrity, "the \(what) slot \(slot.id) is damaged or was altered (its wrapped key does not open)",
+                             hint: "remove it (`vault key remove \(slot.id)`) and enroll again with `\(command)`")
+        }
+        return mk
     }
 
     /// The TPM auth value of a PIN: HKDF-SHA256(NFC(PIN), salt vaultId, "vault/v1/tpm2-pin", 32).
@@ -66,20 +84,21 @@ extension KeyslotFile {
     /// The master key from tpm2 `slot` with the secret the TPM unsealed. `.integrity` when it does
     /// not open: the TPM gave back the secret it sealed, so the slot was altered.
     public func unlock(tpm2Slot slot: Slot, secret: SecureBytes) throws -> SecureBytes {
-        guard slot.type == Self.tpm2Type, slot.kdf == nil, slot.tpm2 != nil,
-              let mk = unwrap(slot: slot, kek: try Self.tpm2KEK(secret, vaultId: vaultId)) else {
-            throw VaultError(.integrity, "the TPM slot \(slot.id) is damaged or was altered (its wrapped key does not open)",
-                             hint: "remove it (`vault key remove \(slot.id)`) and enroll again with `vault key add-tpm`")
-        }
-        return mk
+        try unlock(hardwareSlot: slot, type: Self.tpm2Type, hasRecord: slot.tpm2 != nil, secret: secret, what: "TPM", command: "vault key add-tpm")
     }
 
-    /// This file's body without the slots bound to this machine (tpm2): what other devices see.
+    /// The slot types that stay on the device that enrolled them (never in the envelope).
+    public static let deviceLocalTypes: Set<String> = [tpm2Type, fido2Type]
+
+    /// This file's body without the slots of this device only (tpm2, fido2): what other devices see.
     public var portableBody: Body {
         var b = body
-        b.slots.removeAll { $0.type == Self.tpm2Type }
+        b.slots.removeAll { Self.deviceLocalTypes.contains($0.type) }
         return b
     }
+
+    /// The slots of this device only (tpm2, fido2), which never travel in the envelope.
+    public var deviceLocalSlots: [Slot] { body.slots.filter { Self.deviceLocalTypes.contains($0.type) } }
 
     /// The slots bound to this machine (tpm2), which never travel in the envelope.
     public var machineBoundSlots: [Slot] { body.slots.filter { $0.type == Self.tpm2Type } }

@@ -58,7 +58,7 @@ public struct KeyslotFile: Sendable {
 
     public struct Slot: Codable, Equatable, Sendable {
         public var id: String
-        /// "password", "recovery", "escrow" or "tpm2".
+        /// "password", "recovery", "escrow", "tpm2" or "fido2".
         public var type: String
         public var kdf: KDFRecord?
         /// hex, 12 bytes (password, recovery and tpm2 slots)
@@ -72,6 +72,8 @@ public struct KeyslotFile: Sendable {
         public var createdAt: Int64
         /// The sealed slot secret and what it is bound to (tpm2 slots; this machine only).
         public var tpm2: TPM2Record?
+        /// The credential and salt a FIDO2 security key answers for (fido2 slots; this device only).
+        public var fido2: FIDO2Record?
     }
 
     /// A master-key rotation in progress (SECURITY.md "Key rotation"): the new master key wrapped
@@ -180,15 +182,15 @@ public struct KeyslotFile: Sendable {
     }
 
     static func aad(vaultId: String, slot: Slot) -> [UInt8] {
-        Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? slot.tpm2?.canonical ?? "")".utf8)
+        Array("vault-keyslot-v1|\(vaultId)|\(slot.id)|\(slot.type)|\(slot.kdf?.canonical ?? slot.tpm2?.canonical ?? slot.fido2?.canonical ?? "")".utf8)
     }
 
     /// Wraps `masterKey` under `kek` into a new slot.
-    static func makeSlot(id: String, type: String, kdf: KDFRecord?, tpm2: TPM2Record? = nil, kek: SecureBytes,
+    static func makeSlot(id: String, type: String, kdf: KDFRecord?, tpm2: TPM2Record? = nil, fido2: FIDO2Record? = nil, kek: SecureBytes,
                          masterKey: SecureBytes, vaultId: String) throws -> Slot {
         let nonce = SecureRandom.bytes(12)
         var slot = Slot(id: id, type: type, kdf: kdf, nonce: Hex.encode(nonce), wrappedKey: "",
-                        createdAt: Int64(Date().timeIntervalSince1970), tpm2: tpm2)
+                        createdAt: Int64(Date().timeIntervalSince1970), tpm2: tpm2, fido2: fido2)
         let wrapped = try masterKey.withUnsafeBytes { mk in
             try AESGCMKey(kek).seal(nonce: nonce, plaintext: Array(mk), aad: aad(vaultId: vaultId, slot: slot))
         }

@@ -20,24 +20,13 @@ final class TPMSlotTests: XCTestCase {
 
     override func tearDown() { h = nil; tpm = nil }
 
-    var pinFile: String { get throws { try h.localFile("pin", Data("2468\n".utf8)) } }
-    var wrongPinFile: String { get throws { try h.localFile("wrong-pin", Data("1357\n".utf8)) } }
-    var wrongPassword: [String] { get throws { ["--password-file", try h.localFile("wrong-pw", Data("not the password\n".utf8))] } }
-
     /// `vault unlock ARGS --json`; the result and whether the TPM opened the vault.
     func unlock(_ args: [String]) throws -> (CLIHarness.Result, viaTPM: Bool) {
-        let r = try h.run(["unlock", "--json"] + args)
-        return (r, (r.json as? [String: Any])?["unlockedWith"] as? String == "tpm2")
+        let (r, via) = try h.unlockedWith(args)
+        return (r, via == "tpm2")
     }
 
-    /// `vault ARGS` in a session of its own: no terminal to ask on, whatever runs the tests.
-    func withoutTerminal(_ args: [String]) throws -> CLIHarness.Result {
-        try h.run(["-w", CLIHarness.vaultBinary] + args, program: "/usr/bin/setsid")
-    }
-
-    func tpmSlots() throws -> [[String: Any]] {
-        try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]]).filter { $0["type"] as? String == "tpm2" }
-    }
+    func tpmSlots() throws -> [[String: Any]] { try h.slots(ofType: "tpm2") }
 
     func testWithoutAPINTheTPMUnlocksWithNoPasswordAndTheSlotIsNoWayBackIn() throws {
         let added = try h.ok(["key", "add-tpm", "--json"] + h.pw)
@@ -48,18 +37,18 @@ final class TPMSlotTests: XCTestCase {
         XCTAssertEqual(slot["pcrs"] as? [Int], [])
         XCTAssertEqual(slot["machine"] as? String, "this machine")
         XCTAssertTrue(try h.ok(["key", "list"] + h.pw).out.contains("no PIN, no PCRs, this machine"))
-        let r = try withoutTerminal(["unlock", "--json"])
+        let r = try h.withoutTerminal(["unlock", "--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual((r.json as? [String: Any])?["unlockedWith"] as? String, "tpm2", r.out)
         // A script's --password-file is used as before: the TPM is not asked (a wrong one fails).
-        XCTAssertEqual(try h.run(["unlock"] + (try wrongPassword)).status, 3, "--password-file alone does not ask the TPM")
-        XCTAssertEqual(try withoutTerminal(["unlock", "--no-tpm"]).status, 2, "--no-tpm asks for the password: no terminal here")
+        XCTAssertEqual(try h.run(["unlock"] + (try h.wrongPassword)).status, 3, "--password-file alone does not ask the TPM")
+        XCTAssertEqual(try h.withoutTerminal(["unlock", "--no-tpm"]).status, 2, "--no-tpm asks for the password: no terminal here")
         // The slot alone is no way back in: the last password slot stays.
         let last = try h.run(["key", "remove", "password-1"] + h.pw)
         XCTAssertEqual(last.status, 5, last.stderr)
         try h.ok(["key", "remove", id] + h.pw)
         XCTAssertEqual(try tpmSlots().count, 0)
-        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 2, "no slot: the password is asked (no terminal here)")
+        XCTAssertEqual(try h.withoutTerminal(["unlock"]).status, 2, "no slot: the password is asked (no terminal here)")
     }
 
     func testWithTheKeyringTheTPMUnlockHoldsTheSession() throws {
@@ -79,14 +68,14 @@ final class TPMSlotTests: XCTestCase {
 
     func testAWrongPINCountsAsAFailedUnlockUntilLockoutAndThePasswordStillOpens() throws {
         try h.usePolicy(#"{"maxFailedUnlocks": 20}"#)
-        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        try h.ok(["key", "add-tpm", "--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(try tpmSlots().first?["pin"] as? Bool, true)
-        let (right, viaTPM) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (right, viaTPM) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(right.status, 0, right.stderr)
         XCTAssertTrue(viaTPM, "the PIN opened it")
         var lockedOut = false
         for attempt in 1...6 where !lockedOut {
-            let (r, viaTPM) = try unlock(["--pin-file", try wrongPinFile] + h.pw)
+            let (r, viaTPM) = try unlock(["--pin-file", try h.wrongPinFile] + h.pw)
             XCTAssertEqual(r.status, 0, "the password opens: \(r.stderr)")
             XCTAssertFalse(viaTPM)
             XCTAssertEqual(r.stderr.split(separator: "\n").filter { $0.contains("TPM") }.count, 1, "one line: \(r.stderr)")
@@ -96,37 +85,37 @@ final class TPMSlotTests: XCTestCase {
         }
         XCTAssertTrue(lockedOut, "swtpm locks out after its maximum of tries")
         // In lockout even the right PIN is not tried; the password opens.
-        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (r, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(via)
         XCTAssertTrue(r.stderr.contains("locked out"), r.stderr)
-        let noPassword = try withoutTerminal(["unlock", "--pin-file", try pinFile])
+        let noPassword = try h.withoutTerminal(["unlock", "--pin-file", try h.pinFile])
         XCTAssertEqual(noPassword.status, 3, noPassword.stderr)
         XCTAssertTrue(noPassword.stderr.contains("locked out") && noPassword.stderr.contains("--password-file"), noPassword.stderr)
     }
 
     func testAnExtendedPCRFallsBackToThePasswordWithTheReason() throws {
-        try h.ok(["key", "add-tpm", "--pcrs", "16", "--pin-file", try pinFile] + h.pw)
+        try h.ok(["key", "add-tpm", "--pcrs", "16", "--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(try tpmSlots().first?["pcrs"] as? [Int], [16])
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + h.pw).viaTPM)
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + h.pw).viaTPM)
         try TPM(tcti: tpm.tcti).extendPCR(16, digest: Array(repeating: 0x5a, count: 32))
-        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (r, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(via)
         XCTAssertTrue(r.stderr.contains("PCR values changed"), r.stderr)
-        XCTAssertEqual(try h.run(["unlock", "--pin-file", try pinFile] + (try wrongPassword)).status, 3, "nothing else opens it")
+        XCTAssertEqual(try h.run(["unlock", "--pin-file", try h.pinFile] + (try h.wrongPassword)).status, 3, "nothing else opens it")
     }
 
     func testTheSlotOfAnotherMachinesTPMIsNamedAndThePasswordOpens() throws {
-        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        try h.ok(["key", "add-tpm", "--pin-file", try h.pinFile] + h.pw)
         let other = try SoftwareTPM()   // another machine: another TPM state
         h.env["VAULT_TPM_TCTI"] = other.tcti
         XCTAssertEqual(try tpmSlots().first?["machine"] as? String, "another machine")
-        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (r, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(via)
         XCTAssertTrue(r.stderr.contains("belongs to another machine's TPM"), r.stderr)
-        let noTPM = try unlock(["--pin-file", try pinFile] + h.pw, tcti: "device:/nonexistent/tpmrm0")
+        let noTPM = try unlock(["--pin-file", try h.pinFile] + h.pw, tcti: "device:/nonexistent/tpmrm0")
         XCTAssertTrue(noTPM.stderr.contains("no TPM found"), noTPM.stderr)
     }
 
@@ -139,7 +128,7 @@ final class TPMSlotTests: XCTestCase {
     func testATPMThatIsGoneFallsBackToThePassword() throws {
         try h.ok(["key", "add-tpm"] + h.pw)
         tpm.kill()
-        let (r, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (r, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(via)
         XCTAssertTrue(r.stderr.contains("the TPM did not answer"), r.stderr)
@@ -192,7 +181,7 @@ final class TPMSlotTests: XCTestCase {
         let start = try XCTUnwrap(body[..<end].lastIndex(of: UInt8(ascii: "{")).flatMap { tpm2 in body[..<tpm2].lastIndex(of: UInt8(ascii: "{")) })
         XCTAssertTrue(String(decoding: body[start..<end], as: UTF8.self).hasPrefix(#"{"createdAt""#))
         XCTAssertTrue(String(decoding: body[start..<end], as: UTF8.self).contains(#""type":"tpm2""#))
-        let args = ["unlock", "--pin-file", try pinFile] + (try wrongPassword)
+        let args = ["unlock", "--pin-file", try h.pinFile] + (try h.wrongPassword)
         // Four copies of the vault folder, each flipping every fourth byte, at once.
         let workers = 4
         let homes = try (0..<workers).map { i -> URL in
@@ -217,7 +206,7 @@ final class TPMSlotTests: XCTestCase {
             }
         }
         XCTAssertEqual(failures.get(), [], "every flipped byte of the slot is refused")
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + (try wrongPassword)).viaTPM, "the pristine slot opens")
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + (try h.wrongPassword)).viaTPM, "the pristine slot opens")
     }
 
     /// `vault key rotate` seals this machine's slot again for the new key (with its PIN), and
@@ -225,19 +214,19 @@ final class TPMSlotTests: XCTestCase {
     func testRotationSealsTheSlotAgainOrDropsItWithTheReason() throws {
         try h.ok(["key", "add-tpm"] + h.pw)
         let before = try XCTUnwrap(try tpmSlots().first)
-        let r = try withoutTerminal(["key", "rotate"] + h.pw)
+        let r = try h.withoutTerminal(["key", "rotate"] + h.pw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.out.contains("Sealed TPM slot \(before["id"]!) again for the new key"), r.out)
         XCTAssertEqual(try tpmSlots().map { $0["id"] as? String }, [before["id"] as? String])
-        let u = try withoutTerminal(["unlock", "--json"])
+        let u = try h.withoutTerminal(["unlock", "--json"])
         XCTAssertEqual((u.json as? [String: Any])?["unlockedWith"] as? String, "tpm2", "the slot opens the new key: \(u.stderr)")
         // With a PIN: read from --pin-file; without one and no terminal, the slot is dropped.
         try h.ok(["key", "remove", try XCTUnwrap(before["id"] as? String)] + h.pw)
-        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
-        let withPIN = try h.ok(["key", "rotate", "--json", "--pin-file", try pinFile] + h.pw)
+        try h.ok(["key", "add-tpm", "--pin-file", try h.pinFile] + h.pw)
+        let withPIN = try h.ok(["key", "rotate", "--json", "--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(((withPIN.json as? [String: Any])?["resealedSlots"] as? [String])?.count, 1, withPIN.out)
-        XCTAssertTrue(try unlock(["--pin-file", try pinFile] + h.pw).viaTPM)
-        let noPIN = try withoutTerminal(["key", "rotate"] + h.pw)
+        XCTAssertTrue(try unlock(["--pin-file", try h.pinFile] + h.pw).viaTPM)
+        let noPIN = try h.withoutTerminal(["key", "rotate"] + h.pw)
         XCTAssertEqual(noPIN.status, 0, noPIN.stderr)
         XCTAssertTrue(noPIN.stderr.contains("no TPM PIN") && noPIN.stderr.contains("re-enroll with `vault key add-tpm`"), noPIN.stderr)
         XCTAssertEqual(try tpmSlots().count, 0)
@@ -264,7 +253,7 @@ final class TPMSlotTests: XCTestCase {
         let ok = try h.run(args + [try h.localFile("decomposed", Data("cafe\u{301}1\n".utf8))], program: python)
         XCTAssertEqual(ok.status, 0, ok.stderr)
         XCTAssertTrue(ok.out.contains("opens the master key, and the keyslot MAC verifies"), ok.out)
-        let wrong = try h.run(args + [try wrongPinFile], program: python)
+        let wrong = try h.run(args + [try h.wrongPinFile], program: python)
         XCTAssertEqual(wrong.status, 1, wrong.out)
     }
 
@@ -285,12 +274,12 @@ final class TPMSlotTests: XCTestCase {
         let types = try XCTUnwrap(try h.ok(["key", "list", "--json"] + h.pw).json as? [[String: Any]]).compactMap { $0["type"] as? String }
         XCTAssertEqual(types.sorted(), ["password", "recovery", "tpm2"], "adopted B's slot, kept this machine's")
         XCTAssertFalse(try envelope().contains("tpm2"))
-        XCTAssertEqual(try withoutTerminal(["unlock"]).status, 0, "the TPM slot still opens")
+        XCTAssertEqual(try h.withoutTerminal(["unlock"]).status, 0, "the TPM slot still opens")
         _ = try h.ok(["key", "add-recovery"] + h.pw)
         XCTAssertFalse(try envelope().contains("tpm2"), "not after this device's next change either")
         // B rotates: the TPM slot here holds the old key; the message says what to do.
         try b.ok(["key", "rotate"] + b.pw)
-        let stale = try withoutTerminal(["unlock"])
+        let stale = try h.withoutTerminal(["unlock"])
         XCTAssertEqual(stale.status, 3, stale.stderr)
         XCTAssertTrue(stale.stderr.contains("rotated on another device") && stale.stderr.contains("vault unlock --no-tpm"), stale.stderr)
         let caughtUp = try h.ok(["unlock", "--no-tpm"] + h.pw)

@@ -25,18 +25,9 @@ public final class SoftwareTPM {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         socket = dir.appendingPathComponent("s").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin)
-        p.arguments = ["socket", "--tpm2", "--tpmstate", "dir=\(stateDir.path)",
-                       "--server", "type=unixio,path=\(socket)", "--ctrl", "type=unixio,path=\(socket).ctrl",
-                       "--flags", "not-need-init,startup-clear"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
-        let sock = socket
-        try waitUntil("swtpm listening on \(sock)", timeout: 30) { Self.accepts(sock) || !p.isRunning }
-        guard p.isRunning else { throw SoftwareTPMError("swtpm socket exited with status \(p.terminationStatus)") }
+        process = try startSocketServer(bin, ["socket", "--tpm2", "--tpmstate", "dir=\(stateDir.path)",
+                                              "--server", "type=unixio,path=\(socket)", "--ctrl", "type=unixio,path=\(socket).ctrl",
+                                              "--flags", "not-need-init,startup-clear"], socket: socket, name: "swtpm socket")
     }
 
     /// Whether a Unix socket at `path` accepts a connection (swtpm binds before it listens).
@@ -76,6 +67,20 @@ public final class SoftwareTPM {
         stop()
         try? FileManager.default.removeItem(at: dir)
     }
+}
+
+/// Starts `executable ARGUMENTS` (its output discarded) and waits until it accepts connections on
+/// the Unix socket `socket`; `name` is for the error when it exits first.
+func startSocketServer(_ executable: String, _ arguments: [String], socket: String, name: String) throws -> Process {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: executable)
+    p.arguments = arguments
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = FileHandle.nullDevice
+    try p.run()
+    try waitUntil("\(name) listening on \(socket)", timeout: 30) { SoftwareTPM.accepts(socket) || !p.isRunning }
+    guard p.isRunning else { throw SoftwareTPMError("\(name) exited with status \(p.terminationStatus)") }
+    return p
 }
 
 public struct SoftwareTPMError: Error, CustomStringConvertible {

@@ -57,6 +57,7 @@ struct InitCommand: VaultCommand, ProducesJSON, ReadsPassword {
         } else {
             ctx.out.line("Created a vault at \(ctx.layout.root) (KDF \(KDFOptions.describe(params))).")
             ctx.out.line(tpm.line)
+            ctx.out.line("A FIDO2 security key with hmac-secret can open it with a touch: `vault key add-fido2`.")
             ctx.out.line("Next: `vault unlock`, then `vault put FILE`.")
         }
     }

@@ -6,15 +6,15 @@ import VaultCrypto
 /// `vault key`: keyslots and keys.
 struct KeyCommand: ParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "key", abstract: "manage keyslots and keys: list, add-recovery, add-escrow, add-tpm, remove, passwd, rotate, reencrypt, calibrate",
-                             subcommands: [List.self, AddRecovery.self, AddEscrow.self, AddTPM.self, Remove.self, Passwd.self,
+        CommandConfiguration(name: "key", abstract: "manage keyslots and keys: list, add-recovery, add-escrow, add-tpm, add-fido2, remove, passwd, rotate, reencrypt, calibrate",
+                             subcommands: [List.self, AddRecovery.self, AddEscrow.self, AddTPM.self, AddFIDO2.self, Remove.self, Passwd.self,
                                            Rotate.self, Reencrypt.self, Calibrate.self])
     }
 
     /// `vault key list`.
     struct List: VaultCommand, ProducesJSON, ReadsPassword {
         static var configuration: CommandConfiguration {
-            CommandConfiguration(name: "list", abstract: "list the keyslots (password, recovery, escrow, tpm2) and the master key epoch")
+            CommandConfiguration(name: "list", abstract: "list the keyslots (password, recovery, escrow, tpm2, fido2) and the master key epoch")
         }
 
         @OptionGroup var password: PasswordOptions
@@ -28,10 +28,12 @@ struct KeyCommand: ParsableCommand {
             var createdAt: Int64
             var orgPublicKey: String?
             /// tpm2 slots: whether a PIN protects it, the PCRs it is bound to, and whose TPM sealed
-            /// it ("this machine", "another machine", or why the TPM could not be asked).
+            /// it ("this machine", "another machine", or why the TPM could not be asked). fido2
+            /// slots: whether the key's PIN is used, and the relying party of the credential.
             var pin: Bool?
             var pcrs: [Int]?
             var machine: String?
+            var relyingParty: String?
         }
 
         func run(_ ctx: CommandContext) throws {
@@ -40,13 +42,14 @@ struct KeyCommand: ParsableCommand {
             let tpm = vault.keyslots.machineBoundSlots.isEmpty ? nil : MachineTPM(tcti: Vault.tpmConfiguration(ctx.environment))
             let slots = vault.keyslots.body.slots.map {
                 Slot(id: $0.id, type: $0.type, kdf: $0.kdf.map { k in k.alg + (k.iterations.map { " \($0) iterations" } ?? " ops \(k.opsLimit ?? 0), \(ByteCount.format(k.memLimitBytes ?? 0))") },
-                     createdAt: $0.createdAt, orgPublicKey: $0.orgPublicKey, pin: $0.tpm2?.pin, pcrs: $0.tpm2?.pcrs,
-                     machine: $0.tpm2 == nil ? nil : tpm?.owner(of: $0))
+                     createdAt: $0.createdAt, orgPublicKey: $0.orgPublicKey, pin: $0.tpm2?.pin ?? $0.fido2?.pin, pcrs: $0.tpm2?.pcrs,
+                     machine: $0.tpm2 == nil ? nil : tpm?.owner(of: $0), relyingParty: $0.fido2?.rp)
             }
             if ctx.out.json { try ctx.out.emit(slots); return }
             ctx.out.line("master key epoch \(vault.keyslots.body.epoch)")
             for s in slots {
-                let tpm = s.pin.map { pin in [pin ? "PIN" : "no PIN", s.pcrs?.isEmpty == false ? "PCRs \(s.pcrs!.map(String.init).joined(separator: ","))" : "no PCRs", s.machine ?? ""].joined(separator: ", ") }
+                let tpm = s.relyingParty.map { rp in "security key, \(s.pin == true ? "PIN" : "no PIN"), touch, rp \(rp)" }
+                    ?? s.pin.map { pin in [pin ? "PIN" : "no PIN", s.pcrs?.isEmpty == false ? "PCRs \(s.pcrs!.map(String.init).joined(separator: ","))" : "no PCRs", s.machine ?? ""].joined(separator: ", ") }
                 ctx.out.line("\(s.id.padding(toLength: 12, withPad: " ", startingAt: 0)) \(s.type.padding(toLength: 9, withPad: " ", startingAt: 0)) \(s.kdf ?? s.orgPublicKey.map { "org key \($0.prefix(16))…" } ?? tpm ?? "")")
             }
         }
