@@ -138,10 +138,10 @@ final class TPMSlotTests: XCTestCase {
     /// relay drops the connection after N bytes): each time the password opens the vault with the
     /// reason named, no PIN try is spent, and the TPM slot opens it again afterwards.
     func testATPMCutOffMidUnlockFallsBackAndLeavesTheSlotWorking() throws {
-        try h.ok(["key", "add-tpm", "--pin-file", try pinFile] + h.pw)
+        try h.ok(["key", "add-tpm", "--pin-file", try h.pinFile] + h.pw)
         let before = try TPM(tcti: tpm.tcti).lockoutState()
         func unlockThrough(_ proxy: CuttingTPMProxy) throws -> (CLIHarness.Result, viaTPM: Bool) {
-            let r = try h.run(["unlock", "--json", "--pin-file", try pinFile] + h.pw, env: ["VAULT_TPM_TCTI": proxy.tcti])
+            let r = try h.run(["unlock", "--json", "--pin-file", try h.pinFile] + h.pw, env: ["VAULT_TPM_TCTI": proxy.tcti])
             return (r, (r.json as? [String: Any])?["unlockedWith"] as? String == "tpm2")
         }
         let whole = try CuttingTPMProxy(tpm, cutAfter: Int(Int32.max))
@@ -162,7 +162,7 @@ final class TPMSlotTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(fellBack, cuts.count - 1, "only a cut in the last flush opens through the TPM")
         XCTAssertEqual(try TPM(tcti: tpm.tcti).lockoutState().failures, before.failures, "a cut call spends no PIN try")
-        let (after, via) = try unlock(["--pin-file", try pinFile] + h.pw)
+        let (after, via) = try unlock(["--pin-file", try h.pinFile] + h.pw)
         XCTAssertEqual(after.status, 0, after.stderr)
         XCTAssertTrue(via, "the slot still opens the vault: \(after.stderr)")
         try h.ok(["doctor"] + h.pw)
