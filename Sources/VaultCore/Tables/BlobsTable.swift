@@ -67,14 +67,6 @@ struct BlobsTable {
         }
     }
 
-    /// Sealed bytes in the cache of pinned files, of the rest, and in staging.
-    func sealedBytes() throws -> (pinned: Int64, cached: Int64, staged: Int64) {
-        func sum(_ sql: String, _ area: BlobArea) throws -> Int64 { try db.scalar(Int64.self, sql, [area]) ?? 0 }
-        return (try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.area=? AND n.pinned=1", .cache),
-                try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id WHERE b.area=? AND COALESCE(n.pinned,0)=0", .cache),
-                try sum("SELECT COALESCE(SUM(sealed_size),0) FROM blobs WHERE area=?", .staging))
-    }
-
     /// Every blob in the cache as the budget sees it: its node (if any), sealed size, whether
     /// the node is pinned, when last used, and whether it is the node's head content.
     func cacheItems() throws -> [(id: String, nodeId: String?, sealedSize: Int64, pinned: Bool, lastUsed: Int64, head: Bool)] {

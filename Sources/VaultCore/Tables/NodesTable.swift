@@ -32,6 +32,16 @@ struct NodesTable {
         return try db.query("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY \(by)", [parentId]).map(Node.init(row:))
     }
 
+    /// One page of the children of `parentId` of type `type`, by name, after `name` (nil: from
+    /// the first), at most `limit`: a range of the `(parent_id, name)` index read in its order,
+    /// no sort and no look at the rest of the folder.
+    func children(of parentId: String, type: NodeType, after name: String?, limit: Int) throws -> [Node] {
+        try db.query(Self.childPageSQL, [parentId, name ?? "", type, limit]).map(Node.init(row:))
+    }
+
+    /// The statement of `children(of:type:after:limit:)` (its query plan is tested).
+    static let childPageSQL = "SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name > ? AND type = ? ORDER BY name LIMIT ?"
+
     /// Every descendant of folder `id` (not including it), deepest last.
     func descendants(of id: String) throws -> [Node] {
         let cols = Node.columns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")

@@ -64,13 +64,6 @@ struct OutboxTable {
             .decode(OutboxState.self, "state")
     }
 
-    /// How many entries have each stored state (a state of another version of vault as it is).
-    func countsByState() throws -> [(state: String, count: Int)] {
-        try db.query("SELECT state, count(*) AS n FROM outbox GROUP BY state").map {
-            (try $0.decode(String.self, "state"), try $0.decode(Int.self, "n"))
-        }
-    }
-
     /// The state of each entry of the children of folder `folderId`, by child id.
     func statesOfChildren(of folderId: String) throws -> [(nodeId: String, state: String)] {
         try db.query("SELECT o.node_id AS node_id, o.state AS state FROM outbox o JOIN nodes n ON n.id = o.node_id WHERE n.parent_id = ?",
