@@ -6,7 +6,7 @@ import VaultCore
 struct LsCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "ls", abstract: "list a folder (works offline)",
-                             discussion: "Names are shown with control characters escaped; --json keeps them exact. The long listing's state column: L local, - not downloaded, v downloading, S stale; P pinned; ^ awaiting upload.")
+                             discussion: "Names are shown with control characters escaped; --json keeps them exact. The long listing's state column: L local, - not downloaded, v downloading, S stale; P pinned; ^ awaiting upload. A folder is read and printed a page at a time, in the order of the folder's (parent, name) index: folders first, then files, each by name.")
     }
 
     @Flag(short: "l", help: "long listing: state, size, modification time")
@@ -59,7 +59,8 @@ struct LsCommand: VaultCommand, ProducesJSON, ReadsPassword {
 /// `vault tree`: the folder tree with content states.
 struct TreeCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(name: "tree", abstract: "show the folder tree with content states")
+        CommandConfiguration(name: "tree", abstract: "show the folder tree with content states",
+                             discussion: "Streams: each folder is read a page at a time and printed as it is read (--json builds the whole tree first).")
     }
 
     @Argument(help: "the vault folder to start at", valueName: "path")

@@ -26,14 +26,17 @@ struct NodesTable {
     /// How children are listed.
     enum Order { case foldersFirst, name }
 
-    /// The children of `parentId`: folders first then by name, or by name alone.
+    /// The children of `parentId`: folders first then by name (the folders, then the files, each
+    /// read in the order of the `(parent_id, name)` index: no sort), or by name alone.
     func children(of parentId: String, order: Order = .foldersFirst) throws -> [Node] {
-        let by = order == .foldersFirst ? "type DESC, name" : "name"
-        return try db.query("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY \(by)", [parentId]).map(Node.init(row:))
+        guard order == .foldersFirst else {
+            return try db.query("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+        }
+        return try children(of: parentId, type: .folder, after: nil, limit: -1) + children(of: parentId, type: .file, after: nil, limit: -1)
     }
 
     /// One page of the children of `parentId` of type `type`, by name, after `name` (nil: from
-    /// the first), at most `limit`: a range of the `(parent_id, name)` index read in its order,
+    /// the first), at most `limit` (-1: no limit): a range of the `(parent_id, name)` index read in its order,
     /// no sort and no look at the rest of the folder.
     func children(of parentId: String, type: NodeType, after name: String?, limit: Int) throws -> [Node] {
         try db.query(Self.childPageSQL, [parentId, name ?? "", type, limit]).map(Node.init(row:))
