@@ -84,7 +84,7 @@ final class CountersTests: VaultTestCase {
         XCTAssertEqual(try vault.countersTable.values(), expected)
         XCTAssertEqual(try vault.nodeCount(), 5)
         XCTAssertEqual(try vault.conflictCount(), 1)
-        XCTAssertEqual(try vault.db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'counters_%'"), 13)
+        XCTAssertEqual(try vault.db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'counters_%'"), 9)
         _ = try vault.put(localFile: try file("after", size: 1_000), to: "/after")
         try assertCountersAgree("a write after the migration")
     }

@@ -88,6 +88,7 @@ struct BlobsTable {
     func insert(_ b: BlobRecord, nodeId: String?, now: Int64) throws {
         try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
                    [b.id, nodeId, b.area, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
+        try CountersTable(db: db).countInsertedBlob(id: b.id)
     }
 
     /// Records `fresh` (a re-sealing of blob `oldId`) in `area` for the same node, created `now`.
@@ -97,6 +98,7 @@ struct BlobsTable {
               SELECT ?, node_id, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE id = ?
             """, [fresh.id, area, Int64(fresh.size), Int64(fresh.sealedSize), fresh.sha256, Int64(fresh.keyEpoch), now,
                   fresh.sealedSHA256, oldId])
+        try CountersTable(db: db).countInsertedBlob(id: fresh.id)
     }
 
     /// Gives blob `id` to node `nodeId`.

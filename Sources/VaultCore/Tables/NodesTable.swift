@@ -184,12 +184,14 @@ struct NodesTable {
     /// Inserts `n` (sequence numbers 0).
     func insert(_ n: Node) throws {
         try db.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
+        try CountersTable(db: db).countInsertedNode(id: n.id, pinned: n.pinned)
     }
 
     /// Inserts `n` with the sequence numbers its server node has seen.
     func insert(_ n: Node, recordSeq: Int64, contentSeq: Int64) throws {
         try db.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    n.bindings + [recordSeq, contentSeq])
+        try CountersTable(db: db).countInsertedNode(id: n.id, pinned: n.pinned)
     }
 
     /// Writes every field of `n` (but the sequence numbers) to the row of its id.
@@ -222,6 +224,7 @@ struct NodesTable {
     func insertRoot(now: Int64) throws {
         try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES (?, NULL, '', ?, ?, ?)",
                    [Node.rootId, NodeType.folder, now, ContentState.local])
+        try CountersTable(db: db).countInsertedNode(id: Node.rootId, pinned: false)
     }
 
     /// Records that node `id` was read at `time` (LRU order).

@@ -81,6 +81,7 @@ struct OutboxTable {
     func append(_ op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String, now: Int64) throws {
         try db.run("INSERT INTO outbox(op, node_id, payload, base_version, request_id, created_at) VALUES (?,?,?,?,?,?)",
                    [op, nodeId, try Self.encodePayload(payload), baseVersion, requestId, now])
+        try CountersTable(db: db).countInsertedEntry(state: .pending)
     }
 
     /// Inserts `e` with its own sequence number and every field (a pull's plan).
@@ -90,6 +91,7 @@ struct OutboxTable {
             VALUES (?,?,?,?,?,?,?,?,?,?,?)
             """, [e.seq, e.op, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
                   e.attempts, e.lastError, e.sentAt, now])
+        try CountersTable(db: db).countInsertedEntry(state: e.state)
     }
 
     /// Writes every field of `e` to the entry of its sequence number.
