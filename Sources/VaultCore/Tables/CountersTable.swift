@@ -3,9 +3,10 @@ import VaultSQL
 /// The SQL of the `counters` table: totals that `vault status`, `vault storage` and the browser's
 /// bar read instead of scanning (issue 21), kept right in the transaction of every change that
 /// moves them. Inserts into `nodes`, `blobs` and `outbox` are counted by their table types'
-/// insert operations (`countInsertedNode`, `countInsertedBlob`, `countInsertedEntry`): an
-/// `AFTER INSERT` trigger makes SQLite keep a statement journal for every row, whose pages
-/// SQLCipher encrypts, and cost a first pull 43% more CPU (20,000 nodes: 5.0 s against 3.5 s).
+/// insert operations (`countInsertedNode`, `countInsertedBlob`, `countInsertedEntry`): with an
+/// `AFTER INSERT` trigger on `nodes` a first pull of 20,000 nodes took 43% more CPU (5.0 s
+/// against 3.5 s; most likely the statement journal SQLite keeps for a statement that fires a
+/// trigger, whose pages SQLCipher encrypts).
 /// Everything else — deletes, pinning, blobs changing area or node, entries changing state, sync
 /// messages — is counted by the triggers migration 7 creates (`schemaSQL`), whoever writes.
 /// `vault doctor` compares the totals with `recount()` and rewrites a wrong one.
