@@ -3,12 +3,13 @@ import VaultSQL
 /// The SQL of the `counters` table: totals that `vault status`, `vault storage` and the browser's
 /// bar read instead of scanning (issue 21), kept right in the transaction of every change that
 /// moves them. Inserts into `nodes`, `blobs` and `outbox` are counted by their table types'
-/// insert operations (`countInsertedNode`, `countInsertedBlob`, `countInsertedEntry`): with an
+/// insert operations (`countInsertedNode`, `countBlob`, `countInsertedEntry`), and so is a blob
+/// given to a node or moved to the cache (`BlobsTable.setNode`, `markCached`): with an
 /// `AFTER INSERT` trigger on `nodes` a first pull of 20,000 nodes took 43% more CPU (5.0 s
 /// against 3.5 s; most likely the statement journal SQLite keeps for a statement that fires a
 /// trigger, whose pages SQLCipher encrypts).
-/// Everything else — deletes, pinning, blobs changing area or node, entries changing state, sync
-/// messages — is counted by the triggers migration 7 creates (`schemaSQL`), whoever writes.
+/// Everything else — deletes, pinning, entries changing state, sync messages — is counted by
+/// the triggers migration 7 creates (`schemaSQL`), whoever writes.
 /// `vault doctor` compares the totals with `recount()` and rewrites a wrong one.
 struct CountersTable {
     let db: SQLDatabase
@@ -94,8 +95,7 @@ struct CountersTable {
         CREATE TRIGGER counters_blobs_delete AFTER DELETE ON blobs BEGIN
           UPDATE counters SET value = value - OLD.sealed_size WHERE name = \(blobBucket("OLD"));
         END;
-        CREATE TRIGGER counters_blobs_update AFTER UPDATE OF area, node_id, sealed_size ON blobs
-          WHEN OLD.area IS NOT NEW.area OR OLD.node_id IS NOT NEW.node_id OR OLD.sealed_size IS NOT NEW.sealed_size BEGIN
+        CREATE TRIGGER counters_blobs_update AFTER UPDATE OF sealed_size ON blobs WHEN OLD.sealed_size IS NOT NEW.sealed_size BEGIN
           UPDATE counters SET value = value - OLD.sealed_size WHERE name = \(blobBucket("OLD"));
           UPDATE counters SET value = value + NEW.sealed_size WHERE name = \(blobBucket("NEW"));
         END;
@@ -155,12 +155,14 @@ struct CountersTable {
         }
     }
 
-    /// Counts blob `id`'s sealed bytes, just inserted (nothing when it has no row).
-    func countInsertedBlob(id: String) throws {
+    /// Counts blob `id`'s sealed bytes where its row says they are (`sign` -1: uncounts them,
+    /// before a change of its area or node); nothing when it has no row. After an insert, and
+    /// around a change of area or node.
+    func countBlob(id: String, sign: Int64 = 1) throws {
         try db.run("""
-            UPDATE counters SET value = value + (SELECT sealed_size FROM blobs WHERE id = ?)
+            UPDATE counters SET value = value + ? * (SELECT sealed_size FROM blobs WHERE id = ?)
               WHERE name = (SELECT \(Self.blobBucket("b")) FROM blobs b WHERE b.id = ?)
-            """, [id, id])
+            """, [sign, id, id])
     }
 
     /// Counts an outbox entry just inserted in `state`.
