@@ -157,6 +157,10 @@ enum MetadataSchema {
           seen_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
+        // 7: maintained totals (issue 21, SECURITY.md "Metadata database"): the counters `vault
+        // status`, `vault storage` and the browser read instead of scanning, filled from the
+        // tables as they are and kept right by triggers in the transaction of every change.
+        SQLMigrator.Migration("counters", sql: CountersTable.schemaSQL),
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

@@ -76,7 +76,26 @@ extension Vault {
                 r.repaired.append("removed an unreferenced blob \(area.rawValue)/\(id)")
             }
         }
+        // 6. The maintained totals against a recount (last: the repairs above moved them too).
+        r.repaired += try repairCounters()
         return r
+    }
+
+    /// Recounts every maintained total (`CountersTable`) and rewrites each stored one that
+    /// disagrees, in one transaction (no writer moves them in between). Returns one line per
+    /// counter rewritten, naming it with both values.
+    func repairCounters() throws -> [String] {
+        try db.transaction {
+            let stored = try countersTable.values(), counted = try countersTable.recount()
+            var fixed: [String] = []
+            for name in CountersTable.Name.allCases {
+                let now = counted[name] ?? 0
+                guard stored[name] != now else { continue }
+                try countersTable.set(name, now)
+                fixed.append("counter \(name.rawValue) said \(stored[name].map(String.init) ?? "nothing"), a recount found \(now); corrected")
+            }
+            return fixed
+        }
     }
 }
 

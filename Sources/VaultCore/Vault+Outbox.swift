@@ -90,23 +90,24 @@ extension Vault {
 
     // MARK: - For people
 
-    /// Entries by state.
+    /// Entries by state (paused and cancelled ones as held, a state of another version of vault as
+    /// failed): the maintained counters, not a count.
     public func outboxCounts() throws -> OutboxCounts {
+        let v = try countersTable.values()
         var c = OutboxCounts()
-        for (state, n) in try outboxTable.countsByState() {
-            switch OutboxState(rawValue: state) {
-            case .pending?: c.pending += n
-            case .conflict?: c.conflict += n
-            case .paused?, .cancelled?: c.held += n
-            case .failed?, nil: c.failed += n
-            }
-        }
+        c.pending = Int(v[.outboxPending] ?? 0)
+        c.conflict = Int(v[.outboxConflict] ?? 0)
+        c.failed = Int(v[.outboxFailed] ?? 0)
+        c.held = Int(v[.outboxHeld] ?? 0)
         return c
     }
 
-    /// Entries in conflict or failed, oldest first (at most `limit`), with their reasons.
+    /// Entries in conflict or failed, oldest first (at most `limit`), with their reasons. No
+    /// look at the outbox when the counters say there are none.
     public func outboxProblems(limit: Int = 20) throws -> [OutboxProblem] {
-        try outboxTable.problems(limit: limit).map { e in
+        let c = try outboxCounts()
+        guard c.conflict + c.failed > 0 else { return [] }
+        return try outboxTable.problems(limit: limit).map { e in
                 let path = try node(id: e.nodeId).map { try self.path(of: $0) } ?? "(removed) \(e.payload.name ?? e.nodeId)"
                 return OutboxProblem(path: path, op: e.op, state: e.state, reason: e.lastError)
             }

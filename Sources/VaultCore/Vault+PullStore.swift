@@ -97,7 +97,8 @@ final class SQLLocalView: LocalView {
         return try bases.children(of: remoteId)
     }
 
-    func nodeCount() throws -> Int { try nodes.count() }
+    /// How many nodes there are (the root included): the maintained counter.
+    func nodeCount() throws -> Int { Int(try CountersTable(db: db).value(.nodes)) }
 }
 
 /// The pull's writes (`PullStore`): a plan's actions in one transaction with the cursor, or a

@@ -40,8 +40,9 @@ extension Vault {
     }
 
     public func storageReport() throws -> StorageReport {
-        let sums = try blobsTable.sealedBytes()
-        let pinned = UInt64(max(0, sums.pinned)), cached = UInt64(max(0, sums.cached)), staged = UInt64(max(0, sums.staged))
+        let sums = try countersTable.values()   // maintained totals, not a scan of the blobs
+        func bytes(_ name: CountersTable.Name) -> UInt64 { UInt64(max(0, sums[name] ?? 0)) }
+        let pinned = bytes(.pinnedBytes), cached = bytes(.cachedBytes), staged = bytes(.stagedBytes)
         let budget = try contentBudget()
         var warning: String?
         if let budget, pinned > budget {

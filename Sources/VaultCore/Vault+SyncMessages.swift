@@ -27,7 +27,7 @@ extension Vault {
     }
 
     /// How many conflicts are kept.
-    public func conflictCount() throws -> Int { try SyncMessagesTable(db: db).count() }
+    public func conflictCount() throws -> Int { Int(try countersTable.value(.conflicts)) }
 
     /// Forgets every conflict kept. Returns how many.
     @discardableResult

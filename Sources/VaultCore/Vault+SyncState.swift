@@ -135,9 +135,9 @@ extension Vault {
                           failuresInRow: s[.syncFailuresInRow].flatMap { Int($0) } ?? 0)
     }
 
-    /// How many nodes the tree has (the root included).
+    /// How many nodes the tree has (the root included): the maintained counter, not a count.
     public func nodeCount() throws -> Int {
-        try nodesTable.count()
+        Int(try countersTable.value(.nodes))
     }
 
     /// Files on the server whose content is not on this device (ids, in a stable order).

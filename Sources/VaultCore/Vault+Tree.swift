@@ -33,6 +33,23 @@ extension Vault {
         try nodesTable.children(of: id)
     }
 
+    /// Streams the children of folder `id` to `body` a page of at most `pageSize` at a time, in
+    /// the order of `children(of:)` (folders first, then files, each by name). Each page is a
+    /// range of the `(parent_id, name)` index: a large folder is never read or held whole, and
+    /// `body` returning false stops the reading.
+    public func forEachChildPage(of id: String, pageSize: Int = 500, _ body: ([Node]) throws -> Bool) throws {
+        for type in [NodeType.folder, .file] {
+            var after: String?
+            while true {
+                let page = try nodesTable.children(of: id, type: type, after: after, limit: pageSize)
+                if page.isEmpty { break }
+                guard try body(page) else { return }
+                if page.count < pageSize { break }
+                after = page.last?.name
+            }
+        }
+    }
+
     /// The absolute vault path of a node.
     public func path(of node: Node) throws -> String {
         var parts: [String] = []

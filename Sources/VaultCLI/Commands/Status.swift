@@ -8,7 +8,7 @@ import VaultAgent
 struct StatusCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "status", abstract: "show the vault, its lock state and what awaits sync",
-                             discussion: "A locked vault shows only what needs no key (its id, the keyring, why it locked, how the key is protected on this machine: `hardware (TPM2, PIN)`, `hardware (TPM2)`, or `software only` with the reason) unless a password source is named for this command. No TPM PIN is asked and nothing is unsealed.")
+                             discussion: "A locked vault shows only what needs no key (its id, the keyring, why it locked, how the key is protected on this machine: `hardware (TPM2, PIN)`, `hardware (TPM2)`, or `software only` with the reason) unless a password source is named for this command. No TPM PIN is asked and nothing is unsealed. The counts (nodes, changes by state, conflicts) and the storage line are counters the database keeps with every change: no scan, whatever the vault's size.")
     }
 
     @OptionGroup var password: PasswordOptions

@@ -6,7 +6,7 @@ import VaultCore
 struct StorageCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "storage", abstract: "show pinned, cached, staged and free bytes; set the content budget",
-                             discussion: "The budget bounds the cache (pinned and evictable content) and is applied whenever content arrives; the policy's contentBudgetMax caps it. Staged content (not yet uploaded) is never evicted.")
+                             discussion: "The budget bounds the cache (pinned and evictable content) and is applied whenever content arrives; the policy's contentBudgetMax caps it. Staged content (not yet uploaded) is never evicted. The byte totals are counters the database keeps with every change (no scan: as fast in a vault of a million files as in an empty one); `vault doctor` checks them.")
     }
 
     @Option(help: "set the content budget to SIZE (10G, 512M), or none", valueName: "size")
@@ -61,7 +61,7 @@ struct EvictCommand: VaultCommand, ProducesJSON, ReadsPassword {
 struct DoctorCommand: VaultCommand, ProducesJSON, ReadsPassword {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "doctor", abstract: "reconcile content states with the disk (--verify: authenticate every blob)",
-                             discussion: "Exits 6 when a problem needs attention (a damaged or missing blob that cannot be repaired).")
+                             discussion: "Also recounts the totals `vault status` and `vault storage` read (nodes, conflicts, pinned, cached and staged bytes, changes by state) and corrects one that disagrees, naming it. Exits 6 when a problem needs attention (a damaged or missing blob that cannot be repaired).")
     }
 
     @Flag(help: "authenticate every sealed blob (reads all content)")

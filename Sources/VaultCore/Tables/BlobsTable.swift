@@ -67,14 +67,6 @@ struct BlobsTable {
         }
     }
 
-    /// Sealed bytes in the cache of pinned files, of the rest, and in staging.
-    func sealedBytes() throws -> (pinned: Int64, cached: Int64, staged: Int64) {
-        func sum(_ sql: String, _ area: BlobArea) throws -> Int64 { try db.scalar(Int64.self, sql, [area]) ?? 0 }
-        return (try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.area=? AND n.pinned=1", .cache),
-                try sum("SELECT COALESCE(SUM(b.sealed_size),0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id WHERE b.area=? AND COALESCE(n.pinned,0)=0", .cache),
-                try sum("SELECT COALESCE(SUM(sealed_size),0) FROM blobs WHERE area=?", .staging))
-    }
-
     /// Every blob in the cache as the budget sees it: its node (if any), sealed size, whether
     /// the node is pinned, when last used, and whether it is the node's head content.
     func cacheItems() throws -> [(id: String, nodeId: String?, sealedSize: Int64, pinned: Bool, lastUsed: Int64, head: Bool)] {
@@ -96,6 +88,7 @@ struct BlobsTable {
     func insert(_ b: BlobRecord, nodeId: String?, now: Int64) throws {
         try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
                    [b.id, nodeId, b.area, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
+        try CountersTable(db: db).countBlob(id: b.id)
     }
 
     /// Records `fresh` (a re-sealing of blob `oldId`) in `area` for the same node, created `now`.
@@ -105,16 +98,25 @@ struct BlobsTable {
               SELECT ?, node_id, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE id = ?
             """, [fresh.id, area, Int64(fresh.size), Int64(fresh.sealedSize), fresh.sha256, Int64(fresh.keyEpoch), now,
                   fresh.sealedSHA256, oldId])
+        try CountersTable(db: db).countBlob(id: fresh.id)
     }
 
-    /// Gives blob `id` to node `nodeId`.
+    /// Gives blob `id` to node `nodeId` (its bytes move between the counters if the node's pinning says so).
     func setNode(id: String, _ nodeId: String) throws {
-        try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [nodeId, id])
+        try recounting(id) { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [nodeId, id]) }
     }
 
-    /// Records that blob `id` is in the cache now.
+    /// Records that blob `id` is in the cache now (its bytes move from staged to cached or pinned).
     func markCached(id: String) throws {
-        try db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.cache, id])
+        try recounting(id) { try db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.cache, id]) }
+    }
+
+    /// Runs `change` to blob `id`'s area or node, its bytes uncounted before and counted after.
+    private func recounting(_ id: String, _ change: () throws -> Void) throws {
+        let counters = CountersTable(db: db)
+        try counters.countBlob(id: id, sign: -1)
+        try change()
+        try counters.countBlob(id: id)
     }
 
     func setSealedSHA256(id: String, _ digest: String) throws {

@@ -26,11 +26,24 @@ struct NodesTable {
     /// How children are listed.
     enum Order { case foldersFirst, name }
 
-    /// The children of `parentId`: folders first then by name, or by name alone.
+    /// The children of `parentId`: folders first then by name (the folders, then the files, each
+    /// read in the order of the `(parent_id, name)` index: no sort), or by name alone.
     func children(of parentId: String, order: Order = .foldersFirst) throws -> [Node] {
-        let by = order == .foldersFirst ? "type DESC, name" : "name"
-        return try db.query("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY \(by)", [parentId]).map(Node.init(row:))
+        guard order == .foldersFirst else {
+            return try db.query("SELECT \(Node.columns) FROM nodes WHERE parent_id = ? ORDER BY name", [parentId]).map(Node.init(row:))
+        }
+        return try children(of: parentId, type: .folder, after: nil, limit: -1) + children(of: parentId, type: .file, after: nil, limit: -1)
     }
+
+    /// One page of the children of `parentId` of type `type`, by name, after `name` (nil: from
+    /// the first), at most `limit` (-1: no limit): a range of the `(parent_id, name)` index read in its order,
+    /// no sort and no look at the rest of the folder.
+    func children(of parentId: String, type: NodeType, after name: String?, limit: Int) throws -> [Node] {
+        try db.query(Self.childPageSQL, [parentId, name ?? "", type, limit]).map(Node.init(row:))
+    }
+
+    /// The statement of `children(of:type:after:limit:)` (its query plan is tested).
+    static let childPageSQL = "SELECT \(Node.columns) FROM nodes WHERE parent_id = ? AND name > ? AND type = ? ORDER BY name LIMIT ?"
 
     /// Every descendant of folder `id` (not including it), deepest last.
     func descendants(of id: String) throws -> [Node] {
@@ -171,12 +184,14 @@ struct NodesTable {
     /// Inserts `n` (sequence numbers 0).
     func insert(_ n: Node) throws {
         try db.run("INSERT INTO nodes(\(Node.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n.bindings)
+        try CountersTable(db: db).countInsertedNode(id: n.id, pinned: n.pinned)
     }
 
     /// Inserts `n` with the sequence numbers its server node has seen.
     func insert(_ n: Node, recordSeq: Int64, contentSeq: Int64) throws {
         try db.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    n.bindings + [recordSeq, contentSeq])
+        try CountersTable(db: db).countInsertedNode(id: n.id, pinned: n.pinned)
     }
 
     /// Writes every field of `n` (but the sequence numbers) to the row of its id.
@@ -209,6 +224,7 @@ struct NodesTable {
     func insertRoot(now: Int64) throws {
         try db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at, content_state) VALUES (?, NULL, '', ?, ?, ?)",
                    [Node.rootId, NodeType.folder, now, ContentState.local])
+        try CountersTable(db: db).countInsertedNode(id: Node.rootId, pinned: false)
     }
 
     /// Records that node `id` was read at `time` (LRU order).

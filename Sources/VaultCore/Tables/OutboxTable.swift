@@ -64,13 +64,6 @@ struct OutboxTable {
             .decode(OutboxState.self, "state")
     }
 
-    /// How many entries have each stored state (a state of another version of vault as it is).
-    func countsByState() throws -> [(state: String, count: Int)] {
-        try db.query("SELECT state, count(*) AS n FROM outbox GROUP BY state").map {
-            (try $0.decode(String.self, "state"), try $0.decode(Int.self, "n"))
-        }
-    }
-
     /// The state of each entry of the children of folder `folderId`, by child id.
     func statesOfChildren(of folderId: String) throws -> [(nodeId: String, state: String)] {
         try db.query("SELECT o.node_id AS node_id, o.state AS state FROM outbox o JOIN nodes n ON n.id = o.node_id WHERE n.parent_id = ?",
@@ -88,6 +81,7 @@ struct OutboxTable {
     func append(_ op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String, now: Int64) throws {
         try db.run("INSERT INTO outbox(op, node_id, payload, base_version, request_id, created_at) VALUES (?,?,?,?,?,?)",
                    [op, nodeId, try Self.encodePayload(payload), baseVersion, requestId, now])
+        try CountersTable(db: db).countInsertedEntry(state: .pending)
     }
 
     /// Inserts `e` with its own sequence number and every field (a pull's plan).
@@ -97,6 +91,7 @@ struct OutboxTable {
             VALUES (?,?,?,?,?,?,?,?,?,?,?)
             """, [e.seq, e.op, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
                   e.attempts, e.lastError, e.sentAt, now])
+        try CountersTable(db: db).countInsertedEntry(state: e.state)
     }
 
     /// Writes every field of `e` to the entry of its sequence number.

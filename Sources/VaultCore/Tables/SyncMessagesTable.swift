@@ -13,10 +13,6 @@ struct SyncMessagesTable {
         }
     }
 
-    func count() throws -> Int {
-        try db.scalar(Int.self, "SELECT count(*) FROM sync_messages") ?? 0
-    }
-
     /// Keeps message `m`, written at `time`.
     func insert(_ m: SyncMessage, at time: Int64) throws {
         try db.run("INSERT INTO sync_messages(created_at, kind, path, text) VALUES (?, ?, ?, ?)", [time, m.kind.rawValue, m.path, m.text])
