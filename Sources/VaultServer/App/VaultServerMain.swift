@@ -26,8 +26,12 @@ public enum VaultServerMain {
             case .version(let v):
                 print(v)
                 return 0
-            case .user(let dataDir, let command):
-                return try UserCommands(dataDir: dataDir).run(command)
+            case .user(let dataDir, let metadata, let command):
+                return try UserCommands(dataDir: dataDir, metadata: metadata).run(command)
+            case .migrate(let location):
+                let version = try MetadataStore(location).schemaVersion
+                print("\(location): metadata schema version \(version)")
+                return 0
             case .serve(let config, let logRequests):
                 return try serve(config, logRequests: logRequests)
             }
