@@ -130,8 +130,8 @@ public final class PostgresConnection: SQLConnection {
     /// Calls `body` with a live handle, reconnecting first when the connection broke outside a
     /// transaction; a nil result (out of memory, connection gone) is thrown.
     private func connected(_ body: (OpaquePointer) -> OpaquePointer?) throws -> OpaquePointer? {
+        reviveIfBroken()
         guard let conn = handle else { throw PostgresError(kind: .connectionLost, message: "the connection is closed") }
-        if PQstatus(conn) != CONNECTION_OK && transactionDepth == 0 { PQreset(conn) }
         guard PQstatus(conn) == CONNECTION_OK else {
             throw PostgresError(kind: .connectionLost, message: Self.trimmed(PQerrorMessage(conn)))
         }
@@ -139,6 +139,12 @@ public final class PostgresConnection: SQLConnection {
             throw PostgresError(kind: .connectionLost, message: Self.trimmed(PQerrorMessage(conn)))
         }
         return result
+    }
+
+    /// Re-establishes a broken connection, unless a transaction is open (its work is lost with
+    /// the connection, and the failure must be the transaction's).
+    private func reviveIfBroken() {
+        if let conn = handle, transactionDepth == 0, PQstatus(conn) != CONNECTION_OK { PQreset(conn) }
     }
 
     /// Throws the `SQLError` of a failed result (or `PostgresError.connectionLost` when the
@@ -189,17 +195,10 @@ public final class PostgresConnection: SQLConnection {
     }
 
     private func onceInTransaction<R>(_ isolation: Isolation, _ body: () throws -> R) throws -> R {
-        try execute("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+        reviveIfBroken()
         transactionDepth += 1
         defer { transactionDepth -= 1 }
-        do {
-            let r = try body()
-            try execute("COMMIT")
-            return r
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        return try inTransaction(begin: "BEGIN ISOLATION LEVEL \(isolation.rawValue)", body)
     }
 
     // MARK: Schema version

@@ -25,6 +25,21 @@ public protocol SQLConnection: AnyObject {
 }
 
 extension SQLConnection {
+    /// Runs `begin` (`BEGIN IMMEDIATE`, `BEGIN ISOLATION LEVEL …`), then `body`: `COMMIT` if it
+    /// returns, `ROLLBACK` (its own failure ignored) and the error rethrown if it throws. The one
+    /// transaction shape of every engine's `transaction`.
+    public func inTransaction<R>(begin: String, _ body: () throws -> R) throws -> R {
+        try execute(begin)
+        do {
+            let r = try body()
+            try execute("COMMIT")
+            return r
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// The only column of the first row decoded as `T`, nil when there is no row; see
     /// `SQLDatabase.scalar(_:_:_:)`.
     public func scalar<T: SQLDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> T? {

@@ -81,7 +81,7 @@ final class PostgresConnectionTests: XCTestCase {
     }
 
     func testConnectionRefusedAndAuthenticationFailedAreTyped() throws {
-        let port = try PostgresCluster.freePort()
+        let port = try freeLoopbackPort()
         XCTAssertThrowsError(try PostgresConnection(url: "postgresql://vault:x@127.0.0.1:\(port)/postgres?connect_timeout=5")) {
             XCTAssertEqual(($0 as? PostgresError)?.kind, .connectionRefused, "\($0)")
         }

@@ -39,7 +39,7 @@ public final class PostgresCluster: @unchecked Sendable {
     public init() throws {
         guard Self.available else { throw PostgresClusterError(Self.unavailableMessage) }
         dir = "/tmp/pg-test-\(getpid())-\(UUID().uuidString.prefix(8))"
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let pwfile = dir + "/pw"
         try Data((Self.password + "\n").utf8).write(to: URL(fileURLWithPath: pwfile))
@@ -120,23 +120,6 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     // MARK: Helpers
-
-    /// A TCP port on 127.0.0.1 nothing listens on now (bound to port 0, then released).
-    public static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw PostgresClusterError("socket() failed") }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { throw PostgresClusterError("cannot bind a free port") }
-        return UInt16(bigEndian: addr.sin_port)
-    }
 
     /// Sets `p` to run `path` with `arguments`, through `runuser -u postgres` when root and `asPostgres`.
     static func configure(_ p: Process, _ path: String, _ arguments: [String], asPostgres: Bool) {

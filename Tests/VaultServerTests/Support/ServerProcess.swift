@@ -1,4 +1,6 @@
 import Foundation
+import VaultPostgres
+import VaultSQL
 import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
@@ -75,6 +77,13 @@ final class ServerProcess: @unchecked Sendable {
         defer { try? FileManager.default.removeItem(atPath: pwFile) }
         let (code, _) = try Self.run(["user", "add", name, "--data", dataDir + "/d", "--password-file", pwFile] + metadataArgs)
         guard code == 0 else { throw TestHTTPError(description: "user add \(name) failed") }
+    }
+
+    /// A connection of the test's own to the server's metadata (`DATA/meta.db` or its PostgreSQL
+    /// database), for a test that looks at or changes rows behind the server's back.
+    func metadataConnection() throws -> any SQLConnection {
+        if let metadata { return try PostgresConnection(url: metadata) }
+        return try SQLDatabase(path: dataDir + "/d/meta.db")
     }
 
     /// `--metadata URL` when the server keeps its metadata in PostgreSQL, else nothing.
