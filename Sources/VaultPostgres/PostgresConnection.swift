@@ -157,7 +157,10 @@ public final class PostgresConnection: SQLConnection {
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             let message = primary ?? Self.trimmed(PQresultErrorMessage(result))
-            if state == nil, let conn = handle, PQstatus(conn) != CONNECTION_OK {
+            // A dropped connection (the server restarted: 57P01 "terminating connection", class 08)
+            // is the connection's failure, not the statement's.
+            let dropped = state == "57P01" || state?.hasPrefix("08") == true
+            if dropped || handle.map({ PQstatus($0) != CONNECTION_OK }) == true {
                 throw PostgresError(kind: .connectionLost, message: message)
             }
             throw SQLError.postgres(sqlState: state, message: message, sql: sql)

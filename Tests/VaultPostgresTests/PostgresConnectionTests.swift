@@ -106,4 +106,18 @@ final class PostgresConnectionTests: XCTestCase {
         }
         XCTAssertEqual(got, [PostgresConnection.Notification(channel: "vault changes", payload: "alice:7")])
     }
+
+    /// A restarted server costs the statement that meets the broken connection (typed
+    /// `.connectionLost`); the next one reconnects by itself.
+    func testAConnectionReconnectsAfterTheServerRestarts() throws {
+        let db = try PostgresConnection(url: url)
+        try db.execute("CREATE TABLE t(id BIGINT)")
+        try PostgresCluster.shared().restart()
+        do {
+            _ = try db.scalar(Int.self, "SELECT count(*) FROM t")
+        } catch let e as PostgresError {
+            XCTAssertEqual(e.kind, .connectionLost, "\(e)")
+        }
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM t"), 0)
+    }
 }

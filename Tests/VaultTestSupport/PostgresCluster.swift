@@ -47,15 +47,21 @@ public final class PostgresCluster: @unchecked Sendable {
         let initdb = try Self.tool("\(Self.binDir)/initdb", ["-D", dir + "/data", "-U", Self.user, "--pwfile", pwfile,
                                                              "--auth=scram-sha-256", "--locale=C", "-E", "UTF8", "--no-sync", "--no-instructions"])
         guard initdb.status == 0 else { throw PostgresClusterError("initdb failed: \(initdb.output)") }
-        // The server runs as a child of this process (not daemonized by pg_ctl: Foundation's
-        // Process would wait for the daemon to close what it inherited).
+        try startServer()
+    }
+
+    /// Starts `postgres` on the cluster and waits until it accepts connections. The server runs
+    /// as a child of this process (not daemonized by pg_ctl: Foundation's Process would wait for
+    /// the daemon to close what it inherited).
+    private func startServer() throws {
         let p = Process()
         let args = ["-D", dir + "/data", "-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-k", dir,
                     "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                     "-c", "shared_buffers=16MB", "-c", "max_connections=60"]
         Self.configure(p, "\(Self.binDir)/postgres", args, asPostgres: true)
-        FileManager.default.createFile(atPath: dir + ".log", contents: nil)
+        if !FileManager.default.fileExists(atPath: dir + ".log") { FileManager.default.createFile(atPath: dir + ".log", contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + ".log"))
+        log.seekToEndOfFile()
         p.standardOutput = log
         p.standardError = log
         p.standardInput = FileHandle.nullDevice
@@ -78,6 +84,17 @@ public final class PostgresCluster: @unchecked Sendable {
             throw PostgresClusterError("postgres exited with status \(p.terminationStatus): \(text)")
         }
         running = true
+    }
+
+    /// Stops the server (`-m fast`: every connection is closed) and starts it again on the same
+    /// data and port: what clients see when the database restarts.
+    public func restart() throws {
+        try lock.withLock {
+            _ = try Self.tool("\(Self.binDir)/pg_ctl", ["-D", dir + "/data", "-m", "fast", "-w", "stop"])
+            server?.waitUntilExit()
+            running = false
+            try startServer()
+        }
     }
 
     deinit { stop() }

@@ -40,11 +40,15 @@ final class MetadataStore: @unchecked Sendable {
     /// Runs `body` with the connection, serialised with every other use. On PostgreSQL it runs in
     /// one REPEATABLE READ transaction, so its reads see one snapshot even while other servers
     /// commit (a change page and the cursor after it must agree), run again on a serialization
-    /// failure.
+    /// failure, and once more when it met a connection the database had dropped (a restart).
     func withDB<R>(_ body: (any SQLConnection) throws -> R) throws -> R {
         lock.lock(); defer { lock.unlock() }
         guard let pg = db as? PostgresConnection else { return try body(db) }
-        return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+        do {
+            return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+        } catch let e as PostgresError where e.kind == .connectionLost {
+            return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+        }
     }
 
     /// Runs `body` in one write transaction, serialised with every other write: SQLite's
