@@ -100,4 +100,23 @@ final class PostgresMetadataTests: XCTestCase {
         XCTAssertEqual(sqlite.code, 0, sqlite.stderr)
         XCTAssertTrue(sqlite.stdout.contains("\(dir)/meta.db: metadata schema version 4"), sqlite.stdout)
     }
+
+    /// PostgreSQL restarted under a running server: reads go on at once (a read meeting the
+    /// dropped connection runs again), a write fails at most once (5xx, nothing half-done) and
+    /// the next one succeeds.
+    func testAServerCarriesOnAfterPostgreSQLRestarts() throws {
+        let s = try ServerProcess(metadata: url)
+        let u = try APIUser(s, "alice")
+        _ = try u.mkdir("before")
+        try PostgresCluster.shared().restart()
+        XCTAssertEqual(try u.send("GET", "/v1/files?parentId=root").status, 200)
+        let first = try u.json("POST", "/v1/files", ["name": "after", "parentId": "root", "type": "folder"]).status
+        if first != 201 {
+            XCTAssertGreaterThanOrEqual(first, 500)
+            XCTAssertEqual(try u.json("POST", "/v1/files", ["name": "after", "parentId": "root", "type": "folder"]).status, 201)
+        }
+        let names = (try u.send("GET", "/v1/files?parentId=root").json["files"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        XCTAssertEqual(names?.sorted(), ["after", "before"])
+        s.assertStillServing(u)
+    }
 }
