@@ -11,7 +11,7 @@ final class MetadataStore: @unchecked Sendable {
     // SAFETY: `db` is only used inside `withDB`, under `lock`.
     private let db: any SQLConnection
     private let lock = NSLock()
-    /// Where the metadata lives (the PostgreSQL URL without its password).
+    /// Where the metadata lives (its `description` masks a PostgreSQL password).
     let location: MetadataLocation
 
     /// Opens (creating and migrating) the SQLite database at `path`.
