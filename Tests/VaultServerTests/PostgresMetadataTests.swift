@@ -119,4 +119,20 @@ final class PostgresMetadataTests: XCTestCase {
         XCTAssertEqual(names?.sorted(), ["after", "before"])
         s.assertStillServing(u)
     }
+
+    /// The doorbell: a change committed through one server wakes an event stream open on the other
+    /// (LISTEN/NOTIFY carries `owner:cursor`; the stream says only the cursor).
+    func testAChangeOnOneServerReachesAnEventStreamOnTheOther() throws {
+        let (a, b) = try twoServers()
+        let writer = try APIUser(a, "alice"), listener = try APIUser(b, "alice")
+        let fd = try b.client.connect(timeout: 10)
+        defer { close(fd) }
+        try b.client.writeAll(fd, b.client.requestHead("GET", "/v1/events", headers: ["Authorization": "Bearer \(listener.token)"], bodyLength: nil))
+        var text = ""
+        XCTAssertTrue(b.client.read(fd, until: ": connected", into: &text, timeout: 5), text)
+        _ = try writer.mkdir("rung")
+        XCTAssertTrue(b.client.read(fd, until: "event: changed", into: &text, timeout: 10), text)
+        XCTAssertTrue(b.client.read(fd, until: "\"cursor\"", into: &text, timeout: 5), text)
+        XCTAssertFalse(text.contains("rung"), "events carry only the cursor")
+    }
 }

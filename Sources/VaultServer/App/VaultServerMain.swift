@@ -73,6 +73,12 @@ public enum VaultServerMain {
             }
         }
         sweeper.start()
+        if case .postgresql(let url) = config.metadataLocation {
+            let doorbell = ChangeDoorbell(url: url, hub: service.hub) { [service] owner in
+                try? service.store.withDB { db in try db.latestCursor(owner: owner) }
+            }
+            Thread { doorbell.run() }.start()
+        }
         FileHandle.standardOutput.write(Data("listening on \(config.host):\(port)\n".utf8))
         AccessLog.message("vault-server listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
 

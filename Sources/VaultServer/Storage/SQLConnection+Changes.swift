@@ -18,6 +18,11 @@ extension SQLDialect {
     var changeNumbering: ChangeNumbering { self == .sqlite ? .global : .perOwner }
 }
 
+/// The PostgreSQL channel a committed change rings (`ChangeDoorbell`), payload `OWNER:CURSOR`.
+enum SQLChangeChannel {
+    static let name = "vault_changes"
+}
+
 /// The change feed rows: one per create, update, move, delete and restore.
 extension SQLConnection {
     /// Appends a change with the file as it is now; returns its cursor. Keeps only the newest
@@ -39,6 +44,8 @@ extension SQLConnection {
             seq = next
             try run("INSERT INTO changes(seq, owner, file_id, kind, device_id, file_json, created_at) VALUES(?,?,?,?,?,?,?)",
                     [seq] + row)
+            // Delivered at commit to every server's doorbell; never if this rolls back.
+            _ = try query("SELECT pg_notify(?, ?)", [SQLChangeChannel.name, "\(owner):\(seq)"])
         }
         let count = try scalar(Int.self, "SELECT count(*) FROM changes WHERE owner = ?", [owner]) ?? 0
         if count > keep {
