@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         .systemLibrary(name: "CFIDO2", pkgConfig: "libfido2", providers: [.apt(["libfido2-dev"])]),
+        // PostgreSQL's client library; no shim: every call vault makes is non-variadic.
+        .systemLibrary(name: "CPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // One shim target per C library, named and prefixed after it.
         .target(name: "CSecretShims", dependencies: ["CSecret"]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
@@ -63,6 +65,9 @@ let package = Package(
         .target(name: "VaultFIDO2", dependencies: ["CFIDO2Shims", "VaultCrypto"]),
         // Shared typed SQLite/SQLCipher wrapper (client keyed, server unkeyed).
         .target(name: "VaultSQL", dependencies: ["CSQLCipher", "VaultPrimitives"]),
+        // PostgreSQL (libpq) behind the same `SQLConnection` as VaultSQL's SQLite: the server's
+        // metadata store past one machine (issue 22).
+        .target(name: "VaultPostgres", dependencies: ["CPQ", "VaultSQL"]),
         .target(name: "VaultHTTP", dependencies: ["CCurl", "CCurlShims"]),
         // The pure sync planner and the value types it plans over (nodes, outbox entries, decoded
         // remote nodes) and reports (push and pull summaries): no I/O, no clock, no randomness.
@@ -112,10 +117,12 @@ let package = Package(
         .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation", "VaultArguments"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
-        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPostgres", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),
+        // Against a real PostgreSQL: a cluster of the test's own on loopback (PostgresCluster).
+        .testTarget(name: "VaultPostgresTests", dependencies: ["VaultPostgres", "VaultSQL", "VaultTestSupport"]),
         // Against a real TPM 2.0: an swtpm process of each test's own, over a Unix socket.
         .testTarget(name: "VaultTPMTests", dependencies: ["VaultTPM", "VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         // Against the software FIDO2 authenticator (scripts/soft-fido2.py), one per test.
@@ -134,7 +141,7 @@ let package = Package(
         // feed's pages, against the reference server in the test process (a throwaway data folder).
         .testTarget(name: "VaultSyncTests", dependencies: ["VaultSync", "VaultCore", "VaultServer", "VaultAPI", "VaultCrypto",
                                                            "VaultPrimitives", "VaultTestSupport"]),
-        .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI", "VaultTestSupport"]),
+        .testTarget(name: "VaultServerTests", dependencies: ["VaultServer", "VaultAPI", "VaultPostgres", "VaultTestSupport"]),
         .testTarget(name: "VaultHTTPTests", dependencies: ["VaultHTTP", "VaultTestSupport"]),
         .testTarget(name: "VaultArgumentsTests", dependencies: ["VaultArguments", "VaultTestSupport"]),
         // The command definitions of both executables: help, misplaced options, and the generated

@@ -47,6 +47,14 @@ took "OpenAPI behaviour"
 comp=0
 scripts/test-completions.sh || comp=$?
 took "completions"
+# The server suite again with its metadata in PostgreSQL (issue 22): each server a test starts
+# keeps it in a fresh database of a PostgreSQL the test process starts itself (PostgresCluster).
+PG_LOG=$(mktemp /tmp/vault-pg-log.XXXXXX)
+pg=0
+VAULT_TEST_METADATA=postgresql swift test --skip-build --filter VaultServerTests >"$PG_LOG" 2>&1 || pg=$?
+if [ "$pg" -ne 0 ]; then grep -E "error:|failed \(" "$PG_LOG" | head -n 40; fi
+grep -E "Executed [0-9]+ tests?" "$PG_LOG" | tail -n 1; rm -f "$PG_LOG"
+took "server tests on PostgreSQL"
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -77,4 +85,5 @@ PY
 [ "$indep_server" -eq 0 ] || { echo "the independent server-decoder check failed (above)"; exit 1; }
 [ "$api" -eq 0 ] || { echo "the OpenAPI behaviour check failed (above)"; exit 1; }
 [ "$comp" -eq 0 ] || { echo "the completion check failed (above)"; exit 1; }
+[ "$pg" -eq 0 ] || { echo "the server tests on PostgreSQL failed (above)"; exit 1; }
 exit "$status"

@@ -177,15 +177,7 @@ public final class SQLDatabase {
 
     /// Runs `body` in an IMMEDIATE transaction: committed if it returns, rolled back if it throws.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let r = try body()
-            try execute("COMMIT")
-            return r
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        try inTransaction(begin: "BEGIN IMMEDIATE", body)
     }
 
     /// `PRAGMA user_version`, used for schema migrations.

@@ -26,9 +26,12 @@ public struct SQLError: Error, CustomStringConvertible, Sendable {
     public let code: Int32
     public let message: String
     public let sql: String?
+    /// PostgreSQL's five-character SQLSTATE (`23505` unique violation, `40001` serialization
+    /// failure); nil for SQLite.
+    public let sqlState: String?
 
-    public init(kind: Kind, code: Int32, message: String, sql: String? = nil) {
-        self.kind = kind; self.code = code; self.message = message; self.sql = sql
+    public init(kind: Kind, code: Int32, message: String, sql: String? = nil, sqlState: String? = nil) {
+        self.kind = kind; self.code = code; self.message = message; self.sql = sql; self.sqlState = sqlState
     }
 
     public init(kind: Kind, code: SQLResultCode, message: String, sql: String? = nil) {
@@ -51,7 +54,8 @@ public struct SQLError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        var s = kind == .decoding ? "database row error: \(message)" : "database error \(code): \(message)"
+        var s = kind == .decoding ? "database row error: \(message)"
+            : sqlState.map { "database error \($0): \(message)" } ?? "database error \(code): \(message)"
         if let sql { s += " (in: \(sql.prefix(120)))" }
         return s
     }

@@ -1,4 +1,5 @@
-/// Ordered, named schema migrations recorded in `PRAGMA user_version`: migration *n* (1-based)
+/// Ordered, named schema migrations recorded in the connection's schema version (SQLite:
+/// `PRAGMA user_version`): migration *n* (1-based)
 /// has run when `user_version >= n`. Each runs in its own IMMEDIATE transaction together with the
 /// version bump, so a crash leaves the database at the last complete one. A database whose
 /// version is above every known migration is refused (`SQLError.Kind.newerSchema`): it was
@@ -19,8 +20,8 @@ public struct SQLMigrator: Sendable {
     public var latestVersion: Int { migrations.count }
 
     /// The database's recorded version; throws `.newerSchema` when no code here knows it.
-    public func version(of db: SQLDatabase) throws -> Int {
-        let current = try db.userVersion
+    public func version(of db: some SQLConnection) throws -> Int {
+        let current = try db.schemaVersion
         guard current <= latestVersion else {
             throw SQLError(kind: .newerSchema, code: .error,
                            message: "the database has schema version \(current); this program knows up to \(latestVersion): upgrade it")
@@ -29,22 +30,22 @@ public struct SQLMigrator: Sendable {
     }
 
     /// True when `db` has every migration (nothing to do); throws when it is newer.
-    public func isCurrent(_ db: SQLDatabase) throws -> Bool {
+    public func isCurrent(_ db: some SQLConnection) throws -> Bool {
         try version(of: db) == latestVersion
     }
 
     /// The names of the migrations `db` has not run yet, in order.
-    public func pending(_ db: SQLDatabase) throws -> [String] {
+    public func pending(_ db: some SQLConnection) throws -> [String] {
         try migrations[version(of: db)...].map(\.name)
     }
 
     /// Runs every migration `db` has not run yet, in order, each in its own transaction.
-    public func migrate(_ db: SQLDatabase) throws {
+    public func migrate(_ db: some SQLConnection) throws {
         let current = try version(of: db)
         for v in current..<latestVersion {
             try db.transaction {
                 try db.execute(migrations[v].sql)
-                try db.setUserVersion(v + 1)
+                try db.setSchemaVersion(v + 1)
             }
         }
     }

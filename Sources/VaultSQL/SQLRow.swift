@@ -3,6 +3,12 @@ public struct SQLRow: Sendable {
     public let columns: [String]
     public let values: [SQLValue]
 
+    /// A row of `values` under `columns` (one name per value), as another engine's connection
+    /// (VaultPostgres) builds it.
+    public init(columns: [String], values: [SQLValue]) {
+        self.columns = columns; self.values = values
+    }
+
     public subscript(_ i: Int) -> SQLValue { values[i] }
     /// The raw value of a column, `.null` when there is no such column; prefer `decode(_:_:)`.
     public subscript(_ name: String) -> SQLValue {

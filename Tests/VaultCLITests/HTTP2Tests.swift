@@ -139,7 +139,7 @@ final class H2Proxy: @unchecked Sendable {
                              + " -out '\(certFile.path)' -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1")
         // nghttpx cannot listen on port 0: take a free port and try again if it was taken meanwhile.
         for _ in 0..<5 {
-            let port = try Self.freePort()
+            let port = try freeLoopbackPort()
             let p = Process()
             p.executableURL = URL(fileURLWithPath: binary)
             p.arguments = ["--conf=/dev/null", "--single-process", "--workers=1", "--no-ocsp",
@@ -192,24 +192,6 @@ final class H2Proxy: @unchecked Sendable {
             e.range = f[5]; e.contentLength = f[6]; e.userAgent = f[7...].joined(separator: "|")
             return e
         }
-    }
-
-    private static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TransferTestError("socket failed") }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) { ptr in
-            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, len) == 0 && getsockname(fd, sa, &len) == 0
-            }
-        }
-        guard ok else { throw TransferTestError("no free port") }
-        return UInt16(bigEndian: addr.sin_port)
     }
 
     private static func accepts(_ port: UInt16) -> Bool {

@@ -52,7 +52,7 @@ final class AuthTests: XCTestCase {
     func testUserAddRefusesDuplicatesAndUnknownRoutes() throws {
         let s = try ServerProcess()
         XCTAssertThrowsError(try s.addUser("alice"))
-        let (code, out) = try ServerProcess.run(["user", "add", "carol", "--data", s.dataDir + "/d"], stdin: "pw-carol\n")
+        let (code, out) = try ServerProcess.run(["user", "add", "carol", "--data", s.dataDir + "/d"] + s.metadataArgs, stdin: "pw-carol\n")
         XCTAssertEqual(code, 0)
         XCTAssertEqual(out.trimmingCharacters(in: .whitespacesAndNewlines).count, 32)
         XCTAssertNoThrow(try APIUser(s, "carol"))

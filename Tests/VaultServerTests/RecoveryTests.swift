@@ -16,7 +16,7 @@ final class RecoveryTests: XCTestCase {
         XCTAssertEqual(s.stop(), 0)
 
         let d = s.dataDir + "/d"
-        let rid = try SQLDatabase(path: d + "/meta.db").scalar("SELECT revision_id FROM uploads WHERE id = ?", [id])?.string
+        let rid = try s.metadataConnection().scalar("SELECT revision_id FROM uploads WHERE id = ?", [id])?.string
         let revisionId = try XCTUnwrap(rid)
         try FileManager.default.moveItem(atPath: "\(d)/uploads/\(id).part", toPath: "\(d)/content/\(revisionId)")
         FileManager.default.createFile(atPath: "\(d)/content/orphan", contents: Data([1, 2, 3]))

@@ -11,7 +11,7 @@ import VaultAPI
 /// once, and a removed user's data is gone from the database and the disk, nobody else's.
 final class UserManagementTests: XCTestCase {
     private func user(_ s: ServerProcess, _ args: [String], stdin: String? = "") throws -> (code: Int32, stdout: String, stderr: String) {
-        try ServerProcess.runCapturing(["user"] + args + ["--data", s.dataDir + "/d"], stdin: stdin)
+        try ServerProcess.runCapturing(["user"] + args + ["--data", s.dataDir + "/d"] + s.metadataArgs, stdin: stdin)
     }
 
     private func files(_ s: ServerProcess, _ sub: String) -> Set<String> {
@@ -146,7 +146,7 @@ final class UserManagementTests: XCTestCase {
         let dir = NSTemporaryDirectory() + "vault-users-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try MetadataStore(path: dir + "/meta.db")
+        let store = try MetadataStore(MetadataLocation(argument: try ServerProcess.defaultMetadata(), dataDir: dir))
         let users = UserDirectory(store: store)
         let id = try users.add(name: "alice", password: Array("pw".utf8))
         _ = try users.remove(name: "alice")

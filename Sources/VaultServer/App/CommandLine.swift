@@ -5,7 +5,8 @@ import VaultArguments
 /// from the command tree in `ServerCommands.swift`.
 enum ServerCommand {
     case serve(ServerConfig, logRequests: Bool)
-    case user(dataDir: String, UserCommand)
+    case user(dataDir: String, metadata: String?, UserCommand)
+    case migrate(MetadataLocation)
     case help(String)
     case version(String)
 
@@ -26,6 +27,7 @@ enum ServerCommand {
                 return .serve(config, logRequests: !serve.quiet)
             }
             if let help = command as? ServerHelp { return .help(help.text) }
+            if let migrate = command as? Migrate { return .migrate(migrate.location) }
             return userCommand(command)
         }
     }
@@ -33,11 +35,12 @@ enum ServerCommand {
     /// A `vault-server user …` command (every other command was matched before).
     private static func userCommand(_ command: any ParsableCommand) -> ServerCommand {
         switch command {
-        case let c as User.Add: return .user(dataDir: c.user.data, .add(name: c.user.name, passwordFile: c.passwordFile))
-        case let c as User.List: return .user(dataDir: c.folder.data, .list(json: c.json))
-        case let c as User.Passwd: return .user(dataDir: c.user.data, .passwd(name: c.user.name, passwordFile: c.passwordFile))
-        case let c as User.Remove: return .user(dataDir: c.user.data, .remove(name: c.user.name, confirmed: c.yes))
-        case let c as User.Sessions.Revoke: return .user(dataDir: c.user.data, .revokeSessions(name: c.user.name))
+        case let c as User.Add: return .user(dataDir: c.user.data, metadata: c.user.metadata, .add(name: c.user.name, passwordFile: c.passwordFile))
+        case let c as User.List: return .user(dataDir: c.folder.data, metadata: c.folder.metadata, .list(json: c.json))
+        case let c as User.Passwd:
+            return .user(dataDir: c.user.data, metadata: c.user.metadata, .passwd(name: c.user.name, passwordFile: c.passwordFile))
+        case let c as User.Remove: return .user(dataDir: c.user.data, metadata: c.user.metadata, .remove(name: c.user.name, confirmed: c.yes))
+        case let c as User.Sessions.Revoke: return .user(dataDir: c.user.data, metadata: c.user.metadata, .revokeSessions(name: c.user.name))
         default: preconditionFailure("a command without a case: \(type(of: command))")
         }
     }

@@ -99,6 +99,12 @@ final class EventHub: @unchecked Sendable {
         return streams[owner]?.count ?? 0
     }
 
+    /// The users holding a stream now.
+    var ownersWithStreams: [String] {
+        lock.lock(); defer { lock.unlock() }
+        return streams.filter { !$0.value.isEmpty }.map(\.key)
+    }
+
     /// Streams open now, all users.
     var totalStreams: Int {
         lock.lock(); defer { lock.unlock() }

@@ -15,10 +15,10 @@ struct VaultServerProgram: ParsableCommand {
             An option given to a command that does not take it is a usage error (exit 2).
             """,
             version: "0.1.0",
-            subcommands: [Serve.self, User.self, ServerHelp.self],
+            subcommands: [Serve.self, Migrate.self, User.self, ServerHelp.self],
             sections: [
                 ManualSection(title: "Files", items: [
-                    ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite)."),
+                    ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite), unless --metadata names a PostgreSQL database."),
                     ("DATA/content, DATA/uploads", "Revision content and partial uploads, one file each."),
                     ("DATA/jwt.secret", "The token signing key, made at first start (unless --jwt-secret-file)."),
                 ]),
@@ -52,6 +52,8 @@ struct Serve: ParsableCommand {
 
     @Option(help: "the data folder (created, mode 0700)", valueName: "dir", completion: .directory)
     var data: String
+    @Option(help: MetadataOption.help, valueName: "url")
+    var metadata: String?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
     @Option(help: "serve HTTPS with this PEM certificate (with --tls-key)", valueName: "file", completion: .file)
@@ -102,6 +104,7 @@ struct Serve: ParsableCommand {
         }
         var c = ServerConfig()
         c.dataDir = data
+        c.metadata = metadata
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw ValidationError("--listen must be HOST:PORT")
@@ -148,10 +151,17 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// The data folder a `vault-server user` command works on.
+/// `--metadata`, as `serve`, `migrate` and the `user` commands take it.
+enum MetadataOption {
+    static let help = "where the metadata lives: a postgresql:// URL (shared by any number of servers) or a SQLite file (default DATA/meta.db)"
+}
+
+/// The data folder a `vault-server user` command works on, and where its metadata lives.
 struct DataFolder: ParsableArguments {
     @Option(help: "the data folder", valueName: "dir", completion: .directory)
     var data: String
+    @Option(help: MetadataOption.help, valueName: "url")
+    var metadata: String?
 }
 
 /// The user a `vault-server user` command is about, and the data folder that holds it.
@@ -160,6 +170,28 @@ struct UserTarget: ParsableArguments {
     var name: String
     @Option(help: "the data folder", valueName: "dir", completion: .directory)
     var data: String
+    @Option(help: MetadataOption.help, valueName: "url")
+    var metadata: String?
+}
+
+/// `vault-server migrate`.
+struct Migrate: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "migrate", abstract: "create or upgrade the metadata schema, then exit",
+                             discussion: "Brings the metadata store named by --metadata (else DATA/meta.db) to this server's schema and prints its version. `serve` does the same at start; run `migrate` first when several servers share one PostgreSQL database, so none of them starts on an old schema. A store written by a newer server is refused.")
+    }
+
+    @Option(help: "the data folder (for the default SQLite file)", valueName: "dir", completion: .directory)
+    var data: String?
+    @Option(help: MetadataOption.help, valueName: "url")
+    var metadata: String?
+
+    func validate() throws {
+        guard data != nil || metadata != nil else { throw ValidationError("give --metadata, or --data for DATA/meta.db") }
+    }
+
+    /// Where the store to migrate lives.
+    var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data ?? ".") }
 }
 
 /// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:

@@ -1,6 +1,10 @@
 /// Everything `vault-server serve` can be told on its command line.
 public struct ServerConfig: Sendable {
     public var dataDir: String = ""
+    /// `--metadata`: a `postgresql://` URL or a SQLite file; nil is the embedded `DATA/meta.db`.
+    public var metadata: String?
+    /// Where the metadata lives (`--metadata`, else `DATA/meta.db`).
+    var metadataLocation: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
     public var host: String = "127.0.0.1"
     public var port: UInt16 = 8443
     public var tlsCertFile: String?

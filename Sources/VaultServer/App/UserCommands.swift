@@ -9,6 +9,10 @@ import Glibc
 /// running on it; SQLite's locking and busy timeout serialise the two) and prints what it did.
 struct UserCommands {
     let dataDir: String
+    /// `--metadata`; nil is `DATA/meta.db`.
+    var metadata: String? = nil
+
+    private var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
 
     /// Runs `command` and returns the exit code; a failure throws.
     func run(_ command: UserCommand) throws -> Int32 {
@@ -78,14 +82,15 @@ struct UserCommands {
     }
 
     private func directory() throws -> UserDirectory {
-        UserDirectory(store: try MetadataStore(path: dataDir + "/meta.db"))
+        UserDirectory(store: try MetadataStore(location))
     }
 
     /// Like `directory()`, but a folder without a database is an error (a mistyped --data must not
     /// make an empty server).
     private func existingDirectory() throws -> UserDirectory {
-        guard FileSystem.exists(dataDir + "/meta.db") else {
-            throw UserCommandError("\(dataDir) holds no server data (no meta.db); check --data")
+        if case .sqlite(let path) = location, !FileSystem.exists(path) {
+            throw UserCommandError(metadata == nil ? "\(dataDir) holds no server data (no meta.db); check --data"
+                                                   : "no metadata database at \(path); check --metadata")
         }
         return try directory()
     }

@@ -26,8 +26,12 @@ public enum VaultServerMain {
             case .version(let v):
                 print(v)
                 return 0
-            case .user(let dataDir, let command):
-                return try UserCommands(dataDir: dataDir).run(command)
+            case .user(let dataDir, let metadata, let command):
+                return try UserCommands(dataDir: dataDir, metadata: metadata).run(command)
+            case .migrate(let location):
+                let version = try MetadataStore(location).schemaVersion
+                print("\(location): metadata schema version \(version)")
+                return 0
             case .serve(let config, let logRequests):
                 return try serve(config, logRequests: logRequests)
             }
@@ -69,6 +73,12 @@ public enum VaultServerMain {
             }
         }
         sweeper.start()
+        if case .postgresql(let url) = config.metadataLocation {
+            let doorbell = ChangeDoorbell(url: url, hub: service.hub) { [service] owner in
+                try? service.store.withDB { db in try db.latestCursor(owner: owner) }
+            }
+            Thread { doorbell.run() }.start()
+        }
         FileHandle.standardOutput.write(Data("listening on \(config.host):\(port)\n".utf8))
         AccessLog.message("vault-server listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
 

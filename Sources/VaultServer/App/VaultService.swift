@@ -34,7 +34,7 @@ final class VaultService: @unchecked Sendable {
         // the writer would have counted as stalled.
         chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
         content = try ContentStore(root: config.dataDir)
-        store = try MetadataStore(path: config.dataDir + "/meta.db")
+        store = try MetadataStore(config.metadataLocation)
         users = UserDirectory(store: store)
         signer = try TokenSigner.loadOrCreate(path: config.jwtSecretFile ?? config.dataDir + "/jwt.secret")
     }
@@ -63,7 +63,7 @@ final class VaultService: @unchecked Sendable {
 
     /// Records a change and wakes SSE streams (call inside the write transaction; the wake-up
     /// runs after commit via `notify`).
-    func recordChange(_ db: SQLDatabase, owner: String, file: FileResource, kind: ChangeKind, deviceId: String?) throws -> Int64 {
+    func recordChange(_ db: any SQLConnection, owner: String, file: FileResource, kind: ChangeKind, deviceId: String?) throws -> Int64 {
         try db.recordChange(owner: owner, file: file, kind: kind, deviceId: deviceId, keep: config.changesKeep)
     }
 

@@ -88,7 +88,7 @@ struct UserDirectory: Sendable {
     /// The current token generation of user `id`, nil when there is no such user.
     func generation(id: String) throws -> Int64? { try store.withDB { db in try db.tokenGeneration(id: id) } }
 
-    private static func requireUser(_ db: SQLDatabase, _ name: String) throws -> String {
+    private static func requireUser(_ db: any SQLConnection, _ name: String) throws -> String {
         guard let id = try db.userId(name: name) else {
             throw APIError.notFound("no user \(name) (vault-server user list shows who exists)")
         }

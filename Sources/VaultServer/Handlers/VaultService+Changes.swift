@@ -4,7 +4,7 @@ import VaultAPI
 /// The change feed: a start cursor and pages of changes after a cursor.
 extension VaultService {
     func changesStart(_ ctx: RequestContext) throws -> RequestPlan {
-        Self.respond(CursorResponse(cursor: try store.withDB { db in try db.latestCursor() }))
+        Self.respond(CursorResponse(cursor: try store.withDB { db in try db.feedCursor(owner: ctx.userId) }))
     }
 
     func listChanges(_ ctx: RequestContext) throws -> RequestPlan {
@@ -22,7 +22,7 @@ extension VaultService {
             }
             let rows = try db.changes(owner: ctx.userId, after: cursor, limit: limit + 1)
             let page = Array(rows.prefix(limit))
-            let latest = try db.latestCursor()
+            let latest = try db.feedCursor(owner: ctx.userId)
             let next = rows.count > limit ? (page.last?.cursor ?? cursor) : max(cursor, page.last?.cursor ?? cursor, latest)
             return ChangeList(changes: page.map { c in var c = c; c.file = c.file.map(lied); return c }, nextCursor: next,
                               hasMore: rows.count > limit)

@@ -21,7 +21,7 @@ extension VaultService {
     /// `cursor` and a change after it touched a node that is below the folder now (created, moved
     /// in, renamed, given content, restored), or when the cursor is older than the retained
     /// history (what changed cannot be told). A file has nothing below it: no check.
-    func checkSubtreeUnchanged(_ db: SQLDatabase, owner: String, _ file: FileResource, decidedAt cursor: Int64?) throws {
+    func checkSubtreeUnchanged(_ db: any SQLConnection, owner: String, _ file: FileResource, decidedAt cursor: Int64?) throws {
         guard let cursor, file.type == .folder else { return }
         guard cursor >= (try db.prunedThrough(owner: owner)) else {
             throw APIError.subtreeChanged("cursor \(cursor) is older than the retained history: what changed below the folder since cannot be told; pull the changes (a full listing) and decide again")

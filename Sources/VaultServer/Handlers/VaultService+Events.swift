@@ -11,7 +11,7 @@ extension VaultService {
         // an empty one counts as absent.
         let header = try Self.cursorValue(ctx.request.header("last-event-id"), name: "Last-Event-ID")
         let query = try Self.cursorValue(ctx.request.query["cursor"], name: "cursor")
-        let last = try header ?? query ?? store.withDB { db in try db.latestCursor() }
+        let last = try header ?? query ?? store.withDB { db in try db.feedCursor(owner: ctx.userId) }
         let userLatest = try store.withDB { db in try db.latestCursor(owner: ctx.userId) }
         hub.publish(owner: ctx.userId, cursor: userLatest)
         let generation = try users.generation(id: ctx.userId) ?? 0

@@ -28,7 +28,7 @@ struct NewContent {
 /// transaction; a crash before commit leaves only an unreferenced file that startup removes.
 extension VaultService {
     /// Checks that `target` can take new content (404, 409, 412), without changing anything.
-    func validate(_ db: SQLDatabase, owner: String, target: UploadTarget) throws {
+    func validate(_ db: any SQLConnection, owner: String, target: UploadTarget) throws {
         switch target {
         case .new(let name, let parentId, let id, let meta):
             try Self.validateName(name)
@@ -54,7 +54,7 @@ extension VaultService {
     /// transaction (used by resumable uploads to close their session).
     func publish(owner: String, deviceId: String?, content: NewContent, target: UploadTarget, checkQuota: Bool,
                  restoredFrom: String? = nil,
-                 inTransaction: ((SQLDatabase, FileResource) throws -> Void)? = nil) throws -> FileResource {
+                 inTransaction: ((any SQLConnection, FileResource) throws -> Void)? = nil) throws -> FileResource {
         var pruned: [String] = []
         let (file, cursor) = try store.write { db -> (FileResource, Int64) in
             try validate(db, owner: owner, target: target)

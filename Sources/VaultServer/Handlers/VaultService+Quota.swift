@@ -4,7 +4,7 @@ import VaultSQL
 /// so the check never adds them: `usage + size` could overflow and trap the whole server.
 extension VaultService {
     /// Throws 413 `quota_exceeded` unless `owner` may hold `size` more bytes.
-    func requireQuota(_ db: SQLDatabase, owner: String, adding size: Int64) throws {
+    func requireQuota(_ db: any SQLConnection, owner: String, adding size: Int64) throws {
         guard Self.fitsQuota(size, usage: try db.usage(owner: owner), quota: config.quota) else {
             throw APIError.tooLarge("this upload would exceed your storage quota of \(config.quota) bytes",
                                     code: .quotaExceeded)

@@ -67,7 +67,7 @@ extension VaultService {
     }
 
     /// The session of `id` for this user, 404 when absent or expired.
-    func liveSession(_ db: SQLDatabase, owner: String, id: String) throws -> UploadSession {
+    func liveSession(_ db: any SQLConnection, owner: String, id: String) throws -> UploadSession {
         guard let s = try db.uploadSession(owner: owner, id: id) else { throw APIError.notFound("no such upload session") }
         if s.isExpired {
             throw APIError(status: 404, code: .uploadExpired, message: "the upload session expired; start a new one")
@@ -80,7 +80,7 @@ extension VaultService {
         return Self.respond(status)
     }
 
-    func statusValue(_ db: SQLDatabase, _ s: UploadSession) throws -> UploadStatus {
+    func statusValue(_ db: any SQLConnection, _ s: UploadSession) throws -> UploadStatus {
         // Every byte (a complete session, or the test-only lie): one range, never a list of
         // every chunk index (a session may declare 10^15 chunks).
         let all = s.state == .complete || faults.current.lieReceivedRanges == true

@@ -24,7 +24,7 @@ struct ContentStore: Sendable {
     /// which must not clear the temps of a server running on it).
     init(existing root: String) { self.root = root }
 
-    /// Deletes the content and part files a removed user left (`SQLDatabase.deleteUser`).
+    /// Deletes the content and part files a removed user left (`SQLConnection.deleteUser`).
     func remove(_ files: RemovedUserFiles) throws {
         for rid in files.revisionIds { FileSystem.remove(revisionPath(rid)) }
         for id in files.uploadIds { FileSystem.remove(partPath(id)) }

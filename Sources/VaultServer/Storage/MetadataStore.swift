@@ -1,30 +1,87 @@
 import Foundation
+import VaultPostgres
 import VaultSQL
 
 /// The server's metadata database (users, files, revisions, changes, upload sessions): one
-/// unkeyed SQLCipher connection, reached only under a lock.
+/// connection, reached only under a lock, to the embedded SQLite file (unkeyed SQLCipher) or to a
+/// PostgreSQL server that any number of `vault-server` processes share. The operations
+/// (`SQLConnection+*.swift`) are the same on both; this type decides what a read and a write
+/// transaction are on each engine.
 final class MetadataStore: @unchecked Sendable {
     // SAFETY: `db` is only used inside `withDB`, under `lock`.
-    private let db: SQLDatabase
+    private let db: any SQLConnection
     private let lock = NSLock()
+    /// Where the metadata lives (its `description` masks a PostgreSQL password).
+    let location: MetadataLocation
 
-    /// Opens (creating and migrating) `path`.
-    init(path: String) throws {
-        db = try SQLDatabase(path: path)
-        try db.execute("PRAGMA journal_mode = WAL")
-        try db.execute("PRAGMA synchronous = FULL")
-        try Self.migrate(db)
+    /// Opens (creating and migrating) the SQLite database at `path`.
+    convenience init(path: String) throws {
+        try self.init(.sqlite(path: path))
     }
 
-    /// Runs `body` with the connection, serialised with every other use.
-    func withDB<R>(_ body: (SQLDatabase) throws -> R) throws -> R {
+    /// Opens the store at `location`, bringing its schema to the newest version first (a store
+    /// written by a newer server is refused).
+    init(_ location: MetadataLocation) throws {
+        self.location = location
+        switch location {
+        case .sqlite(let path):
+            let db = try SQLDatabase(path: path)
+            try db.execute("PRAGMA journal_mode = WAL")
+            try db.execute("PRAGMA synchronous = FULL")
+            try Self.migrator.migrate(db)
+            self.db = db
+        case .postgresql(let url):
+            let db = try PostgresConnection(url: url)
+            try Self.migratePostgres(db)
+            self.db = db
+        }
+    }
+
+    /// Runs `body` with the connection, serialised with every other use. On PostgreSQL it runs in
+    /// one REPEATABLE READ transaction, so its reads see one snapshot even while other servers
+    /// commit (a change page and the cursor after it must agree), run again on a serialization
+    /// failure, and once more when it met a connection the database had dropped (a restart).
+    func withDB<R>(_ body: (any SQLConnection) throws -> R) throws -> R {
         lock.lock(); defer { lock.unlock() }
-        return try body(db)
+        guard let pg = db as? PostgresConnection else { return try body(db) }
+        do {
+            return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+        } catch let e as PostgresError where e.kind == .connectionLost {
+            return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+        }
     }
 
-    /// Runs `body` in one IMMEDIATE transaction, serialised.
-    func write<R>(_ body: (SQLDatabase) throws -> R) throws -> R {
-        try withDB { db in try db.transaction { try body(db) } }
+    /// Runs `body` in one write transaction, serialised with every other write: SQLite's
+    /// IMMEDIATE transaction; on PostgreSQL a READ COMMITTED transaction that first takes the
+    /// store's write lock (`pg_advisory_xact_lock`), which orders the writes of every server on
+    /// the database the way SQLite's single writer orders one server's, so each check the
+    /// operations make before writing (names, If-Match versions, quotas, `subtree_changed`) reads
+    /// what is committed. A name clash the check did not see is still a 409 (`nameConflict`).
+    func write<R>(_ body: (any SQLConnection) throws -> R) throws -> R {
+        lock.lock(); defer { lock.unlock() }
+        do {
+            return try db.transaction {
+                if db.dialect == .postgresql { try db.run("SELECT pg_advisory_xact_lock(?)", [Self.writeLockKey]) }
+                return try body(db)
+            }
+        } catch let e as SQLError where Self.isNameClash(e) {
+            throw APIError.conflict("a file with that name already exists in this folder", code: .nameConflict)
+        }
+    }
+
+    /// The advisory lock key of the store's writes (any constant all servers agree on).
+    static let writeLockKey: Int64 = 0x7661_756c_7400   // "vault\0"
+    /// The advisory lock key of schema migrations (two servers starting at once migrate once).
+    static let migrationLockKey: Int64 = 0x7661_756c_746d   // "vaultm"
+
+    /// The schema version the store is at (after the migrations `init` ran).
+    var schemaVersion: Int {
+        get throws { try withDB { db in try db.schemaVersion } }
+    }
+
+    /// Whether `e` is the unique index of live names in a folder (`files_name`) refusing a row.
+    static func isNameClash(_ e: SQLError) -> Bool {
+        e.kind == .constraint && (e.message.contains("\"files_name\"") || e.message.contains("files.owner, files.parent_id, files.name"))
     }
 
     private static let migrator = SQLMigrator([
@@ -103,10 +160,5 @@ final class MetadataStore: @unchecked Sendable {
         let partials = trigger("upload_partials_need_session", on: "upload_partials",
                                unless: "SELECT 1 FROM uploads WHERE id = NEW.upload_id")
         return (owned + [partials]).joined(separator: "\n")
-    }
-
-    /// Brings `db` to the newest schema; a database of a newer server is refused.
-    private static func migrate(_ db: SQLDatabase) throws {
-        try migrator.migrate(db)
     }
 }

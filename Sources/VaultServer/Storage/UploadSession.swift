@@ -76,7 +76,7 @@ struct UploadSession {
 }
 
 /// Upload session rows, scoped by owner.
-extension SQLDatabase {
+extension SQLConnection {
     func uploadSession(owner: String, id: String) throws -> UploadSession? {
         try queryOne("SELECT * FROM uploads WHERE owner = ? AND id = ?", [owner, id]).map(UploadSession.init)
     }

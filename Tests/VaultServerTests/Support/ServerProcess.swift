@@ -1,14 +1,20 @@
 import Foundation
+import VaultPostgres
+import VaultSQL
 import VaultTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A real `vault-server` process on 127.0.0.1 with its own temp data folder.
+/// A real `vault-server` process on 127.0.0.1 with its own temp data folder. With
+/// `VAULT_TEST_METADATA=postgresql` its metadata lives in a fresh database of the test process's
+/// PostgreSQL (`PostgresCluster.shared()`, `--metadata postgresql://…`) instead of `DATA/meta.db`.
 final class ServerProcess: @unchecked Sendable {
     let dataDir: String
     let extraArgs: [String]
+    /// The `--metadata` URL of its PostgreSQL database; nil: the embedded SQLite file.
+    let metadata: String?
     private(set) var process: Process?
     private(set) var port: UInt16 = 0
     private var stderrPath: String
@@ -36,8 +42,21 @@ final class ServerProcess: @unchecked Sendable {
         return "vault-server"
     }
 
-    init(args: [String] = [], users: [String] = ["alice", "bob"]) throws {
+    /// Whether `VAULT_TEST_METADATA` asks for PostgreSQL (`postgresql`); anything else is SQLite.
+    static var usesPostgres: Bool { ProcessInfo.processInfo.environment["VAULT_TEST_METADATA"] == "postgresql" }
+
+    /// The `--metadata` of a new server: a fresh PostgreSQL database under `VAULT_TEST_METADATA=postgresql`.
+    static func defaultMetadata() throws -> String? {
+        guard usesPostgres else { return nil }
+        try XCTSkipUnless(PostgresCluster.available, PostgresCluster.unavailableMessage)
+        return try PostgresCluster.shared().makeDatabase()
+    }
+
+    /// `metadata`: the `--metadata` URL (another server's, to share its database); by default
+    /// `defaultMetadata()`.
+    init(args: [String] = [], users: [String] = ["alice", "bob"], metadata: String?? = .none) throws {
         dataDir = NSTemporaryDirectory() + "vault-server-test-" + UUID().uuidString
+        self.metadata = try metadata ?? Self.defaultMetadata()
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         stderrPath = dataDir + ".log"
         extraArgs = args
@@ -56,9 +75,19 @@ final class ServerProcess: @unchecked Sendable {
         let pwFile = dataDir + ".pw"
         try Data("pw-\(name)\n".utf8).write(to: URL(fileURLWithPath: pwFile))
         defer { try? FileManager.default.removeItem(atPath: pwFile) }
-        let (code, _) = try Self.run(["user", "add", name, "--data", dataDir + "/d", "--password-file", pwFile])
+        let (code, _) = try Self.run(["user", "add", name, "--data", dataDir + "/d", "--password-file", pwFile] + metadataArgs)
         guard code == 0 else { throw TestHTTPError(description: "user add \(name) failed") }
     }
+
+    /// A connection of the test's own to the server's metadata (`DATA/meta.db` or its PostgreSQL
+    /// database), for a test that looks at or changes rows behind the server's back.
+    func metadataConnection() throws -> any SQLConnection {
+        if let metadata { return try PostgresConnection(url: metadata) }
+        return try SQLDatabase(path: dataDir + "/d/meta.db")
+    }
+
+    /// `--metadata URL` when the server keeps its metadata in PostgreSQL, else nothing.
+    var metadataArgs: [String] { metadata.map { ["--metadata", $0] } ?? [] }
 
     /// Runs the binary to completion; returns the exit code and stdout.
     @discardableResult
@@ -96,7 +125,7 @@ final class ServerProcess: @unchecked Sendable {
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = ["serve", "--data", dataDir + "/d", "--listen", "127.0.0.1:0"] + extraArgs
+        p.arguments = ["serve", "--data", dataDir + "/d", "--listen", "127.0.0.1:0"] + metadataArgs + extraArgs
         let out = Pipe()
         p.standardOutput = out
         FileManager.default.createFile(atPath: stderrPath, contents: nil)

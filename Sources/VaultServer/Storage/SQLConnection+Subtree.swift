@@ -2,7 +2,7 @@ import VaultSQL
 
 /// What changed below a folder since a cursor: the check behind a folder delete that names the
 /// cursor it was decided on (`X-Vault-Decided-At`, docs/server.md "Folder deletes").
-extension SQLDatabase {
+extension SQLConnection {
     /// Whether a change after `cursor` touched a node that is live below `folder` now (nothing
     /// trashed between them): created, moved in, renamed, new content, restored.
     ///

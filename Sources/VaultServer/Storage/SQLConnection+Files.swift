@@ -3,8 +3,8 @@ import VaultAPI
 import VaultSQL
 
 /// File rows: reads and writes, always scoped by owner (isolation lives in every WHERE clause).
-extension SQLDatabase {
-    static let fileColumns = "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id, meta, content_meta"
+extension SQLConnection {
+    static var fileColumns: String { "id, parent_id, name, type, mime_type, size, version, sha256, created_at, modified_at, trashed, head_revision_id, meta, content_meta" }
 
     /// The file of a row selecting `fileColumns`; throws `SQLError.Kind.decoding` on a damaged row.
     static func fileResource(_ row: SQLRow) throws -> FileResource {
@@ -119,7 +119,7 @@ extension SQLDatabase {
 }
 
 /// Reads across a user's whole tree, and the test-only lies' reads.
-extension SQLDatabase {
+extension SQLConnection {
     /// Nodes of `owner` not themselves trashed (the root left out) with ids after `after`, by id.
     func untrashedFiles(owner: String, after: String, limit: Int) throws -> [FileResource] {
         try query("SELECT \(Self.fileColumns) FROM files WHERE owner = ? AND trashed = 0 AND id != 'root' AND id > ? ORDER BY id LIMIT ?",

@@ -16,7 +16,7 @@ struct RemovedUserFiles: Sendable, Equatable {
 }
 
 /// User rows: accounts, password hashes, token generations, and a user's whole removal.
-extension SQLDatabase {
+extension SQLConnection {
     func insertUser(id: String, name: String, passwordHash: String, createdAt: Date) throws {
         try run("INSERT INTO users(id, name, password_hash, created_at) VALUES(?,?,?,?)",
                 [id, name, passwordHash, createdAt.timeIntervalSince1970])
@@ -40,7 +40,7 @@ extension SQLDatabase {
 
     /// Every user, by name.
     func users() throws -> [UserRecord] {
-        try query("SELECT id, name, created_at FROM users ORDER BY name").map {
+        try query("SELECT id, name, created_at FROM users ORDER BY name", []).map {
             UserRecord(id: try $0.decode(String.self, "id"), name: try $0.decode(String.self, "name"),
                        createdAt: Date(timeIntervalSince1970: try $0.decode(Double.self, "created_at")))
         }

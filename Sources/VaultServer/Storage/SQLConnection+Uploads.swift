@@ -4,7 +4,7 @@ import VaultSQL
 
 /// Upload session bookkeeping: opening a session, its received chunks and kept prefixes, its
 /// completion, and the sweeps over every session.
-extension SQLDatabase {
+extension SQLConnection {
     /// The session `owner` opened with `requestId`, or nil.
     func uploadSession(owner: String, requestId: String) throws -> UploadSession? {
         try queryOne("SELECT * FROM uploads WHERE owner = ? AND request_id = ?", [owner, requestId])
@@ -43,7 +43,8 @@ extension SQLDatabase {
 
     /// Keeps `bytes` of chunk `index` of session `id` as received (a cut-off body's prefix).
     func setUploadPartial(_ id: String, index: Int, bytes: Int64) throws {
-        try run("INSERT OR REPLACE INTO upload_partials(upload_id, idx, bytes) VALUES(?, ?, ?)", [id, index, bytes])
+        try run("DELETE FROM upload_partials WHERE upload_id = ? AND idx = ?", [id, index])
+        try run("INSERT INTO upload_partials(upload_id, idx, bytes) VALUES(?, ?, ?)", [id, index, bytes])
     }
 
     /// Counts `bytes` more received by session `id` (statistics; kept or not).
@@ -53,7 +54,7 @@ extension SQLDatabase {
 
     /// Records chunk `index` of session `id` as fully received (its kept prefix, if any, goes).
     func recordUploadChunk(_ id: String, index: Int) throws {
-        try run("INSERT OR IGNORE INTO upload_chunks(upload_id, idx) VALUES(?, ?)", [id, index])
+        try run(dialect.insertIgnoringDuplicates(into: "upload_chunks", ["upload_id", "idx"]), [id, index])
         try run("DELETE FROM upload_partials WHERE upload_id = ? AND idx = ?", [id, index])
     }
 

@@ -3,7 +3,7 @@ import VaultAPI
 import VaultSQL
 
 /// Revision rows, scoped by owner.
-extension SQLDatabase {
+extension SQLConnection {
     func revision(owner: String, fileId: String, id: String, headId: String?) throws -> Revision? {
         try queryOne("SELECT * FROM revisions WHERE owner = ? AND file_id = ? AND id = ?", [owner, fileId, id])
             .map { try Self.revisionValue($0, headId: headId) }
@@ -45,10 +45,11 @@ extension SQLDatabase {
     }
 
     /// Bytes held for `owner`: all revisions plus the sizes of open upload sessions, saturating
-    /// at `Int64.max` (SQLite's `SUM` would fail on overflow; `TOTAL` is exact below 2^53).
+    /// at `Int64.max` (SQLite's `SUM` would fail on overflow; `TOTAL` is exact below 2^53; see
+    /// `SQLDialect.total`).
     func usage(owner: String) throws -> Int64 {
-        let stored = try scalar(Double.self, "SELECT TOTAL(size) FROM revisions WHERE owner = ?", [owner]) ?? 0
-        let pending = try scalar(Double.self, "SELECT TOTAL(size) FROM uploads WHERE owner = ? AND state = ?",
+        let stored = try scalar(Double.self, "SELECT \(dialect.total("size")) FROM revisions WHERE owner = ?", [owner]) ?? 0
+        let pending = try scalar(Double.self, "SELECT \(dialect.total("size")) FROM uploads WHERE owner = ? AND state = ?",
                                  [owner, UploadState.active.rawValue]) ?? 0
         let total = stored + pending
         return total >= 0x1p63 ? .max : Int64(max(total, 0))
@@ -56,10 +57,10 @@ extension SQLDatabase {
 }
 
 /// Reads over every owner's revisions: crash recovery and the test-only lies.
-extension SQLDatabase {
+extension SQLConnection {
     /// The id of every revision on the server.
     func revisionIds() throws -> [String] {
-        try query("SELECT id FROM revisions").compactMap { $0["id"].string }
+        try query("SELECT id FROM revisions", []).compactMap { $0["id"].string }
     }
 
     /// Size, SHA-256 and content record of revision `id` of any owner, or nil.

@@ -3,7 +3,7 @@ import VaultAPI
 import VaultSQL
 
 /// Key envelope rows: one per account, opaque to the server.
-extension SQLDatabase {
+extension SQLConnection {
     /// The envelope of `owner`, or nil when it has none yet.
     func envelope(owner: String) throws -> KeyEnvelope? {
         try queryOne("SELECT body, version FROM envelopes WHERE owner = ?", [owner]).map {
