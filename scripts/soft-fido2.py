@@ -33,6 +33,7 @@ import os
 import signal
 import socket
 import struct
+import threading
 import sys
 import time
 
@@ -406,14 +407,27 @@ def main():
     srv.listen(4)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     channels = set()
-    while True:
-        conn, _ = srv.accept()
+    lock = threading.Lock()
+
+    class Serialized:
+        """The authenticator's state, one command at a time across connections."""
+        def cbor_command(self, data):
+            with lock:
+                return auth.cbor_command(data)
+
+    def serve(conn):
         try:
-            serve_connection(conn, auth, channels)
+            serve_connection(conn, Serialized(), channels)
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
             conn.close()
+
+    # Each connection on a thread of its own: a connection a client left open (or one whose far
+    # end a spawned process inherited, so it never reads as closed) must not hold up the next.
+    while True:
+        conn, _ = srv.accept()
+        threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
 
 if __name__ == "__main__":
