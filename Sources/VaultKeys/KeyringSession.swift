@@ -101,14 +101,7 @@ public struct KeyringSession {
     }
 
     /// Stores (replaces) the item with an agent-wrapped key (`v2`).
-    public func store(_ w: AgentWrappedKey) throws {
-        var text = Array(w.text.utf8.map { CChar(bitPattern: $0) }) + [0]
-        defer { for i in text.indices { text[i] = 0 } }
-        var err: UnsafeMutablePointer<CChar>?
-        if CSecretShims_store(vaultId, copyId, "vault \(vaultId.prefix(8)) session key (agent-wrapped, copy \(copyId.prefix(8)))", text, &err) != 0 {
-            throw fail("store", err)
-        }
-    }
+    public func store(_ w: AgentWrappedKey) throws { try storeText(w.text, label: "agent-wrapped, ") }
 
     /// Removes every vault session item of this user (every vault, every local copy, and the items
     /// of older versions): `vault lock --all`.
@@ -142,7 +135,7 @@ public struct KeyringSession {
         if rc != 0 { throw fail("store", err) }
     }
 
-    /// Stores (replaces) the item with `text`, which holds no key in clear.
+    /// Stores (replaces) the item with `text`, which holds no key in clear (`v2`, `v3`).
     private func storeText(_ text: String, label: String) throws {
         var err: UnsafeMutablePointer<CChar>?
         if CSecretShims_store(vaultId, copyId, "vault \(vaultId.prefix(8)) session key (\(label)copy \(copyId.prefix(8)))", text, &err) != 0 {
