@@ -36,6 +36,19 @@ public enum APIJSON {
         var days = ms / 86_400_000, inDay = ms % 86_400_000
         if inDay < 0 { inDay += 86_400_000; days -= 1 }
         let (y, m, d) = civil(fromDays: days)
+        if (0...9999).contains(y) {
+            // The common case written digit by digit into one buffer (a listing page formats two
+            // dates per node): yyyy-MM-ddTHH:mm:ss.SSSZ.
+            var b = Array("0000-00-00T00:00:00.000Z".utf8)
+            func put(_ value: Int64, at: Int, digits: Int) {
+                var v = value
+                for k in stride(from: at + digits - 1, through: at, by: -1) { b[k] = UInt8(48 + v % 10); v /= 10 }
+            }
+            put(y, at: 0, digits: 4); put(m, at: 5, digits: 2); put(d, at: 8, digits: 2)
+            put(inDay / 3_600_000, at: 11, digits: 2); put(inDay / 60_000 % 60, at: 14, digits: 2)
+            put(inDay / 1000 % 60, at: 17, digits: 2); put(inDay % 1000, at: 20, digits: 3)
+            return String(decoding: b, as: UTF8.self)
+        }
         func pad(_ v: Int64, _ n: Int) -> String {
             let t = String(v)
             return t.count >= n ? t : String(repeating: "0", count: n - t.count) + t

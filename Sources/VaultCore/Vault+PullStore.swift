@@ -256,6 +256,7 @@ extension Vault {
             seen[b.remoteId] = (max(old.record, b.recordSeq), max(old.content, b.contentSeq))
         }
         var inserted = Set<String>()
+        var insertedNodes: [Node] = []
         for case .put(let n) in actions {
             view.forget(nodeId: n.id)
             view.noteWritten(n)
@@ -263,10 +264,12 @@ extension Vault {
                 try nodes.replace(n)
             } else {
                 let seqs = n.remoteId.flatMap { seen[$0] } ?? (0, 0)
-                try nodes.insert(n, recordSeq: seqs.record, contentSeq: seqs.content)
+                try nodes.insertUncounted(n, recordSeq: seqs.record, contentSeq: seqs.content)
+                insertedNodes.append(n)
                 if let r = n.remoteId { inserted.insert(r) }
             }
         }
+        try nodes.countInserted(insertedNodes)
         for a in actions {
             switch a {
             case .setBase(let b):

@@ -8,34 +8,34 @@ public protocol SQLDecodable {
 }
 
 extension Int64: SQLDecodable {
-    public static func decode(sqlValue: SQLValue) -> Int64? { sqlValue.int64 }
+    @inlinable public static func decode(sqlValue: SQLValue) -> Int64? { sqlValue.int64 }
     public static var sqlExpected: String { "INTEGER" }
 }
 extension Int: SQLDecodable {
-    public static func decode(sqlValue: SQLValue) -> Int? { sqlValue.int64.flatMap { Int(exactly: $0) } }
+    @inlinable public static func decode(sqlValue: SQLValue) -> Int? { sqlValue.int64.flatMap { Int(exactly: $0) } }
     public static var sqlExpected: String { "INTEGER" }
 }
 extension Bool: SQLDecodable {
     /// An INTEGER: 0 is false, anything else true.
-    public static func decode(sqlValue: SQLValue) -> Bool? { sqlValue.int64.map { $0 != 0 } }
+    @inlinable public static func decode(sqlValue: SQLValue) -> Bool? { sqlValue.int64.map { $0 != 0 } }
     public static var sqlExpected: String { "INTEGER (boolean)" }
 }
 extension Double: SQLDecodable {
     /// A REAL, or an INTEGER (SQLite stores whole REAL values as integers in expressions).
-    public static func decode(sqlValue: SQLValue) -> Double? { sqlValue.double }
+    @inlinable public static func decode(sqlValue: SQLValue) -> Double? { sqlValue.double }
     public static var sqlExpected: String { "REAL" }
 }
 extension String: SQLDecodable {
-    public static func decode(sqlValue: SQLValue) -> String? { sqlValue.string }
+    @inlinable public static func decode(sqlValue: SQLValue) -> String? { sqlValue.string }
     public static var sqlExpected: String { "TEXT" }
 }
 extension Array: SQLDecodable where Element == UInt8 {
-    public static func decode(sqlValue: SQLValue) -> [UInt8]? { sqlValue.bytes }
+    @inlinable public static func decode(sqlValue: SQLValue) -> [UInt8]? { sqlValue.bytes }
     public static var sqlExpected: String { "BLOB" }
 }
 extension Optional: SQLDecodable where Wrapped: SQLDecodable {
     /// NULL is `nil`; anything else must decode as `Wrapped`.
-    public static func decode(sqlValue: SQLValue) -> Wrapped?? {
+    @inlinable public static func decode(sqlValue: SQLValue) -> Wrapped?? {
         if sqlValue.isNull { return .some(nil) }
         return Wrapped.decode(sqlValue: sqlValue).map { .some($0) }
     }

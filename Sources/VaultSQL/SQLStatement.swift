@@ -47,15 +47,19 @@ public final class SQLStatement {
         throw database.lastError(rc, sql: sql)
     }
 
+    /// The result's column names, read once per prepared statement (again only if SQLite
+    /// re-prepared it with another column count): every row shares the one array.
+    private var columnNames: [String] = []
+
     /// The current row.
     public func row() -> SQLRow {
         let n = sqlite3_column_count(stmt)
-        var cols: [String] = []; cols.reserveCapacity(Int(n))
-        var vals: [SQLValue] = []; vals.reserveCapacity(Int(n))
-        for i in 0..<n {
-            cols.append(String(cString: sqlite3_column_name(stmt, i)))
-            vals.append(value(at: i))
+        if columnNames.count != Int(n) {
+            columnNames = (0..<n).map { String(cString: sqlite3_column_name(stmt, $0)) }
         }
+        let cols = columnNames
+        var vals: [SQLValue] = []; vals.reserveCapacity(cols.count)
+        for i in 0..<Int32(cols.count) { vals.append(value(at: i)) }
         return SQLRow(columns: cols, values: vals)
     }
 

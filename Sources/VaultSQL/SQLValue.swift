@@ -6,14 +6,14 @@ public enum SQLValue: Sendable, Equatable {
     case text(String)
     case blob([UInt8])
 
-    public var int64: Int64? { if case .integer(let v) = self { return v }; return nil }
+    @inlinable public var int64: Int64? { if case .integer(let v) = self { return v }; return nil }
     public var int: Int? { int64.map { Int($0) } }
-    public var string: String? { if case .text(let v) = self { return v }; return nil }
-    public var bytes: [UInt8]? { if case .blob(let v) = self { return v }; return nil }
-    public var double: Double? {
+    @inlinable public var string: String? { if case .text(let v) = self { return v }; return nil }
+    @inlinable public var bytes: [UInt8]? { if case .blob(let v) = self { return v }; return nil }
+    @inlinable public var double: Double? {
         switch self { case .real(let v): return v; case .integer(let v): return Double(v); default: return nil }
     }
-    public var isNull: Bool { self == .null }
+    @inlinable public var isNull: Bool { self == .null }
 }
 
 /// Types that bind as a statement parameter.

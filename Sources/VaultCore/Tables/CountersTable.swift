@@ -145,14 +145,22 @@ struct CountersTable {
 
     /// Counts node `id`, just inserted (`pinned`: its cache blobs, if any, move from cached to pinned).
     func countInsertedNode(id: String, pinned: Bool) throws {
-        try db.run("UPDATE counters SET value = value + 1 WHERE name = 'nodes'")
-        if pinned {
-            try db.run("""
-                UPDATE counters SET value = value + (CASE name WHEN 'pinned_bytes' THEN 1 ELSE -1 END)
-                    * (SELECT COALESCE(SUM(sealed_size), 0) FROM blobs WHERE node_id = ? AND area = 'cache')
-                  WHERE name IN ('pinned_bytes', 'cached_bytes')
-                """, [id])
-        }
+        try countInsertedNodes(1)
+        if pinned { try countPinnedBlobs(ofInsertedNode: id) }
+    }
+
+    /// Counts `count` nodes just inserted (none of them pinned, or each also `countPinnedBlobs`).
+    func countInsertedNodes(_ count: Int) throws {
+        try db.run("UPDATE counters SET value = value + ? WHERE name = 'nodes'", [Int64(count)])
+    }
+
+    /// Moves the cache blobs of node `id`, just inserted pinned, from cached to pinned.
+    func countPinnedBlobs(ofInsertedNode id: String) throws {
+        try db.run("""
+            UPDATE counters SET value = value + (CASE name WHEN 'pinned_bytes' THEN 1 ELSE -1 END)
+                * (SELECT COALESCE(SUM(sealed_size), 0) FROM blobs WHERE node_id = ? AND area = 'cache')
+              WHERE name IN ('pinned_bytes', 'cached_bytes')
+            """, [id])
     }
 
     /// Counts blob `id`'s sealed bytes where its row says they are (`sign` -1: uncounts them,

@@ -187,11 +187,20 @@ struct NodesTable {
         try CountersTable(db: db).countInsertedNode(id: n.id, pinned: n.pinned)
     }
 
-    /// Inserts `n` with the sequence numbers its server node has seen.
-    func insert(_ n: Node, recordSeq: Int64, contentSeq: Int64) throws {
+    /// Inserts `n` with the sequence numbers its server node has seen, not yet counted: the caller
+    /// counts what it inserted with one `countInserted(_:)` (a counter update per node was a
+    /// statement journal per node in a first pull).
+    func insertUncounted(_ n: Node, recordSeq: Int64, contentSeq: Int64) throws {
         try db.run("INSERT INTO nodes(\(Node.columns), record_seq, content_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    n.bindings + [recordSeq, contentSeq])
-        try CountersTable(db: db).countInsertedNode(id: n.id, pinned: n.pinned)
+    }
+
+    /// Counts `nodes`, inserted by `insertUncounted` in this transaction.
+    func countInserted(_ nodes: [Node]) throws {
+        guard !nodes.isEmpty else { return }
+        let counters = CountersTable(db: db)
+        try counters.countInsertedNodes(nodes.count)
+        for n in nodes where n.pinned { try counters.countPinnedBlobs(ofInsertedNode: n.id) }
     }
 
     /// Writes every field of `n` (but the sequence numbers) to the row of its id.
