@@ -44,10 +44,10 @@ final class RemotePuller: PullSource {
 
     func changes(after cursor: Int64) throws -> ChangesPage? {
         finish()
-        let r = try get("/v1/changes?cursor=\(cursor)&limit=\(changesPage)")
+        var r = try get("/v1/changes?cursor=\(cursor)&limit=\(changesPage)")
         if r.status == 410 { return nil }
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "read the change feed") }
-        let list = try ServerAPI.decode(ChangeList.self, r)
+        let list = try ServerAPI.decode(ChangeList.self, taking: &r)
         guard list.nextCursor >= cursor else {
             throw RemoteCodec.lie("the change feed went back from cursor \(cursor) to \(list.nextCursor)")
         }
@@ -77,9 +77,9 @@ final class RemotePuller: PullSource {
 
     private func fetchListing(after token: String?) throws -> ListingPage {
         let q = "/v1/files?scope=all&pageSize=\(listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
-        let r = try get(q)
+        var r = try get(q)
         guard r.status == 200 else { throw ServerAPI.statusError(r, doing: "list the server's files") }
-        let page = try ServerAPI.decode(FileList.self, r)
+        let page = try ServerAPI.decode(FileList.self, taking: &r)
         guard !page.files.contains(where: \.trashed) else { throw RemoteCodec.lie("the listing of live files holds a trashed one") }
         let opened = try open(page.files)
         return ListingPage(nodes: opened.nodes, next: page.nextPageToken, refused: opened.refused)
@@ -140,9 +140,9 @@ final class RemotePuller: PullSource {
             var token: String?
             repeat {
                 let q = "/v1/files?parentId=\(Self.escape(folder))&pageSize=\(listingPage)" + (token.map { "&pageToken=\(Self.escape($0))" } ?? "")
-                let page = try get(q)
+                var page = try get(q)
                 guard page.status == 200 else { throw ServerAPI.statusError(page, doing: "list a folder") }
-                let list = try ServerAPI.decode(FileList.self, page)
+                let list = try ServerAPI.decode(FileList.self, taking: &page)
                 for f in list.files {
                     guard case .node(let n) = try codec.openOrRefuse(f.sealed) else { continue }
                     guard n.parentId == folder else { throw RemoteCodec.lie("a folder's listing holds a node of another folder") }

@@ -166,8 +166,20 @@ final class ServerAPI {
     // MARK: - Decoding and errors
 
     static func decode<T: Decodable>(_ type: T.Type, _ r: HTTPResponse) throws -> T {
-        do { return try APIJSON.decoder().decode(type, from: Data(r.body)) } catch {
-            throw VaultError(.io, "the server sent an answer vault cannot read (HTTP \(r.status), expected \(type))",
+        try decode(type, Data(r.body), status: r.status)
+    }
+
+    /// Like `decode(_:_:)`, but the body moves out of `r` first, so that a large answer (a
+    /// listing page) is not held twice while it is decoded.
+    static func decode<T: Decodable>(_ type: T.Type, taking r: inout HTTPResponse) throws -> T {
+        let data = Data(r.body)
+        r.body = []
+        return try decode(type, data, status: r.status)
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ data: Data, status: Int) throws -> T {
+        do { return try APIJSON.decoder().decode(type, from: data) } catch {
+            throw VaultError(.io, "the server sent an answer vault cannot read (HTTP \(status), expected \(type))",
                              hint: "check that the server URL points at a vault server")
         }
     }
