@@ -56,6 +56,10 @@ struct Serve: ParsableCommand {
     var metadata: String?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
+    @Option(help: "this instance's name in the request log and /healthz (default HOSTNAME-PID)", valueName: "name")
+    var instance: String?
+    @Option(help: "comma-separated IPv4 addresses of load balancers whose X-Forwarded-For names the client (default none)", valueName: "addresses")
+    var trustedProxy: String?
     @Option(help: "serve HTTPS with this PEM certificate (with --tls-key)", valueName: "file", completion: .file)
     var tlsCert: String?
     @Option(help: "the PEM private key of --tls-cert", valueName: "file", completion: .file)
@@ -111,6 +115,17 @@ struct Serve: ParsableCommand {
             }
             c.host = String(listen[..<colon]); c.port = port
             if c.host == "localhost" { c.host = "127.0.0.1" }
+        }
+        if let instance {
+            guard RequestId.isValid(instance) else { throw ValidationError("--instance must be 1-128 of A-Z a-z 0-9 . _ : -") }
+            c.instanceId = instance
+        }
+        if let trustedProxy {
+            let addresses = trustedProxy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !addresses.isEmpty, addresses.allSatisfy(ClientAddress.isIPv4) else {
+                throw ValidationError("--trusted-proxy must be IPv4 addresses separated by commas")
+            }
+            c.trustedProxies = Set(addresses)
         }
         c.tlsCertFile = tlsCert; c.tlsKeyFile = tlsKey
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }

@@ -62,7 +62,7 @@ public enum VaultServerMain {
             key = String(decoding: try FileSystem.readAll(k), as: UTF8.self)
             cert = String(decoding: try FileSystem.readAll(c), as: UTF8.self)
         }
-        let server = try HTTPServer(service: service, log: AccessLog(enabled: logRequests),
+        let server = try HTTPServer(service: service, log: AccessLog(enabled: logRequests, instance: config.instanceId),
                                     options: HTTPServerOptions(config: config, tlsKeyPEM: key, tlsCertPEM: cert))
         let port = try server.start()
         let sweeper = Thread { [service] in
@@ -70,6 +70,7 @@ public enum VaultServerMain {
                 Thread.sleep(forTimeInterval: TimeInterval(service.config.sweepInterval))
                 service.sweepExpiredUploads()
                 service.cutOffRevokedStreams()
+                service.sweepLoginThrottle()
             }
         }
         sweeper.start()
@@ -80,7 +81,7 @@ public enum VaultServerMain {
             Thread { doorbell.run() }.start()
         }
         FileHandle.standardOutput.write(Data("listening on \(config.host):\(port)\n".utf8))
-        AccessLog.message("vault-server listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
+        AccessLog.message("vault-server \(config.instanceId) listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
 
         var sig: Int32 = 0
         sigwait(&set, &sig)
