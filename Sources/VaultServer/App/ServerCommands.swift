@@ -122,7 +122,7 @@ struct Serve: ParsableCommand {
         }
         if let trustedProxy {
             let addresses = trustedProxy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard !addresses.isEmpty, addresses.allSatisfy(ClientAddress.isIPv4) else {
+            guard !addresses.isEmpty, addresses.allSatisfy({ ClientAddress.isIPv4($0) }) else {
                 throw ValidationError("--trusted-proxy must be IPv4 addresses separated by commas")
             }
             c.trustedProxies = Set(addresses)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything `vault-server serve` can be told on its command line.
 public struct ServerConfig: Sendable {
     public var dataDir: String = ""

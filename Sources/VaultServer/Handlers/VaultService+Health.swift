@@ -35,6 +35,6 @@ extension VaultService {
     /// A store error in one line without paths of the data folder or a connection password.
     private static func reason(_ error: Error) -> String {
         if let e = error as? FileSystemError { return "\(e.operation) failed (\(e.errno))" }
-        String(describing: error).split(separator: "\n").first.map(String.init) ?? "unknown error"
+        return String(describing: error).split(separator: "\n").first.map(String.init) ?? "unknown error"
     }
 }
