@@ -1,4 +1,5 @@
 import XCTest
+import VaultTestSupport
 @testable import VaultServer
 
 /// Failed logins back off per user name and per client address (issue 9, item 3): against the
@@ -32,6 +33,44 @@ final class LoginThrottleTests: XCTestCase {
         XCTAssertEqual(try s.login("user6", "x", from: "127.0.0.5").status, 429)
         XCTAssertEqual(try s.login("carol", "pw-carol", from: "127.0.0.5").status, 429)
         XCTAssertEqual(try s.login("carol", "pw-carol", from: "127.0.0.6").status, 200)
+    }
+
+    /// The counts live in the metadata store: a restart forgets nothing.
+    func testBackoffSurvivesARestart() throws {
+        let s = try ServerProcess(args: ["--login-user-failures", "2", "--login-base-delay", "60"])
+        for _ in 0..<2 { XCTAssertEqual(try s.login("alice", "guess", from: "127.0.0.3").status, 401) }
+        XCTAssertEqual(s.stop(), 0)
+        try s.start()
+        XCTAssertEqual(try s.login("alice", "guess", from: "127.0.0.3").status, 429)
+    }
+
+    /// The store's ledger gives the same answers as the memory one over a seeded run of
+    /// attempts, and the sweep deletes what is forgotten.
+    func testStoredLedgerAgreesWithTheMemoryOneAndIsSwept() throws {
+        let dir = NSTemporaryDirectory() + "vault-throttle-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try MetadataStore(path: dir + "/meta.db")
+        var p = LoginThrottlePolicy()
+        p.userFailures = 3; p.ipFailures = 4; p.baseDelay = 2; p.maxDelay = 30; p.decay = 100; p.knownIPsPerUser = 2
+        let clock = Clock()
+        let memory = LoginThrottle(policy: p, ledger: MemoryLoginLedger(policy: p), clock: { clock.now })
+        let stored = LoginThrottle(policy: p, ledger: StoredLoginLedger(store: store), clock: { clock.now })
+        var rng = SeededGenerator(test: name)
+        for step in 0..<400 {
+            clock.now += Double(rng.next() % 20)
+            let user = "u\(rng.next() % 3)", ip = "ip\(rng.next() % 4)"
+            let a = try memory.admit(user: user, ip: ip), b = try stored.admit(user: user, ip: ip)
+            XCTAssertEqual(a, b, "step \(step)")
+            if a == nil && rng.next() % 3 == 0 {
+                try memory.succeeded(user: user, ip: ip); try stored.succeeded(user: user, ip: ip)
+            }
+            XCTAssertTrue(try memory.failures(user: user, ip: ip) == stored.failures(user: user, ip: ip), "step \(step)")
+        }
+        clock.now += 1e7
+        let swept = try store.write { db in try db.pruneLogins(now: clock.now, decay: p.decay, knownFor: p.knownFor) }
+        XCTAssertGreaterThan(swept, 0)
+        XCTAssertEqual(try store.write { db in try db.pruneLogins(now: clock.now, decay: p.decay, knownFor: p.knownFor) }, 0, "nothing left")
     }
 
     // MARK: - The policy, with a hand-moved clock

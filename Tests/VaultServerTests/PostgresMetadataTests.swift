@@ -74,6 +74,21 @@ final class PostgresMetadataTests: XCTestCase {
         XCTAssertEqual(all.compactMap { $0["cursor"] as? Int }, Array(1...total))
     }
 
+    /// Failed logins counted on one server hold back the attempts on the other (the counts are
+    /// rows of the shared database, not memory of either process), known addresses included.
+    func testLoginBackoffHoldsAcrossServers() throws {
+        let args = ["--login-user-failures", "3", "--login-base-delay", "60"]
+        let a = try ServerProcess(args: args, metadata: url)
+        let b = try ServerProcess(args: args, users: [], metadata: url)
+        XCTAssertEqual(try a.login("alice", "pw-alice", from: "127.0.0.2").status, 200, "alice's usual address")
+        for (i, s) in [a, b, a].enumerated() {
+            XCTAssertEqual(try s.login("alice", "guess", from: "127.0.0.3").status, 401, "guess \(i)")
+        }
+        XCTAssertEqual(try b.login("alice", "guess", from: "127.0.0.3").status, 429, "held back on the other server too")
+        XCTAssertEqual(try a.login("alice", "pw-alice", from: "127.0.0.4").status, 429, "a new address waits on either")
+        XCTAssertEqual(try b.login("alice", "pw-alice", from: "127.0.0.2").status, 200, "the address known on a is known on b")
+    }
+
     func testMigrateAndUserCommandsTakeMetadata() throws {
         let first = try ServerProcess.runCapturing(["migrate", "--metadata", url])
         XCTAssertEqual(first.code, 0, first.stderr)
