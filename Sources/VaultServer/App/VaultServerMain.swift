@@ -53,6 +53,7 @@ public enum VaultServerMain {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)   // a write past `ulimit -f` fails with EFBIG (413) instead of killing the server
 
+        AccessLog.processInstance.withLock { $0 = config.instanceId }
         try FileSystem.makeDirectory(config.dataDir)
         let service = try VaultService(config: config)
         try service.recover()

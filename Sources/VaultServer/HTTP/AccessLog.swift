@@ -21,9 +21,15 @@ struct AccessLog: Sendable {
         FileHandle.standardError.write(data)
     }
 
+    /// `--instance` for `message` lines (set once by `serve`; empty in the `user` commands).
+    static let processInstance = Locked("")
+
     /// A free-form server message (startup, shutdown), also as JSON.
     static func message(_ text: String) {
-        guard var data = try? JSONSerialization.data(withJSONObject: ["ts": Date().timeIntervalSince1970, "msg": text],
+        var fields: [String: Any] = ["ts": Date().timeIntervalSince1970, "msg": text]
+        let instance = processInstance.withLock { $0 }
+        if !instance.isEmpty { fields["instance"] = instance }
+        guard var data = try? JSONSerialization.data(withJSONObject: fields,
                                                      options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(0x0a)
         FileHandle.standardError.write(data)

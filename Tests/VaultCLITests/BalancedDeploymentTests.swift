@@ -1,0 +1,165 @@
+import Foundation
+import VaultTestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `vault` client through a deployment (issue 22): 2–3 `vault-server` instances on one
+/// PostgreSQL database and one shared data folder, behind haproxy round-robin (every request to
+/// the next instance), all started by the test on loopback. Two devices sync both ways; `kill -9`
+/// of the instance that holds an upload, and a PostgreSQL restart, mid-sync.
+final class BalancedDeploymentTests: XCTestCase {
+    var a: CLIHarness!
+    var b: CLIHarness!
+    var server: ServerHarness!
+
+    override func tearDown() { a = nil; b = nil; server = nil }
+
+    func start(instances: Int = 3, serverArgs: [String] = []) throws {
+        try XCTSkipUnless(PostgresCluster.available, PostgresCluster.unavailableMessage)
+        try XCTSkipUnless(Balancer.available, Balancer.unavailableMessage)
+        let url = try PostgresCluster.shared().makeDatabase()
+        a = try CLIHarness(keyring: false)
+        try a.initVault()
+        a.useFastRetry()
+        server = try ServerHarness(root: a.root, args: serverArgs, instances: instances, metadata: url)
+        try a.login(to: server)
+    }
+
+    /// Another device of A's vault (`vault join` through the balancer).
+    func device() throws -> CLIHarness {
+        let h = try CLIHarness(keyring: false)
+        h.useFastRetry()
+        try h.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + h.pw)
+        return h
+    }
+
+    func put(_ h: CLIHarness, _ path: String, _ data: Data, replace: Bool = false) throws {
+        let local = try h.localFile(UUID().uuidString, data)
+        try h.ok(["put", local, path] + (replace ? ["--replace"] : []) + h.pw)
+    }
+
+    /// Path → "folder" or the file's SHA-256, from `vault tree --json`.
+    func tree(_ h: CLIHarness) throws -> [String: String] {
+        var out: [String: String] = [:]
+        func walk(_ n: [String: Any]) {
+            let path = n["path"] as? String ?? "?"
+            if path != "/" { out[path] = n["type"] as? String == "folder" ? "folder" : (n["sha256"] as? String ?? "-") }
+            for c in n["children"] as? [[String: Any]] ?? [] { walk(c) }
+        }
+        walk(try XCTUnwrap(try h.ok(["tree", "--json"] + h.pw).json as? [String: Any]))
+        return out
+    }
+
+    /// Parsed request-log lines of instance `i`.
+    func logLines(_ i: Int) -> [[String: Any]] {
+        server.log(instance: i).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// `vault sync` of `h` in the background, stopped once the instances answered `chunks` chunks 308.
+    func backgroundSync(_ h: CLIHarness, afterChunks chunks: Int) throws -> (Process, TransferTests.Collected) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        p.arguments = ["sync"] + h.pw
+        p.environment = h.env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let collected = TransferTests.Collected(err)
+        _ = eventually(within: 60) { server.chunkLines(status: 308).count >= chunks || !p.isRunning }
+        XCTAssertTrue(p.isRunning, "vault sync finished before the fault: \(collected.text)")
+        return (p, collected)
+    }
+
+    func testTwoDevicesSyncBothWaysThroughTheBalancer() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        b = try device()
+        let big = TestData.data(5 << 20 + 77, for: name)
+        try a.ok(["mkdir", "/docs"] + a.pw)
+        try put(a, "/docs/plan.txt", Data("the plan".utf8))
+        try put(a, "/big.bin", big)
+        try a.ok(["sync"] + a.pw)
+        try b.ok(["sync"] + b.pw)
+        XCTAssertEqual(try tree(b), try tree(a))
+        XCTAssertEqual(try b.ok(["cat", "/docs/plan.txt"] + b.pw).stdout, Data("the plan".utf8))
+        XCTAssertEqual(sha256Hex(try b.ok(["cat", "/big.bin"] + b.pw).stdout), sha256Hex(big))
+
+        try b.ok(["mv", "/docs/plan.txt", "/docs/plan-final.txt"] + b.pw)
+        try put(b, "/docs/from-b.txt", Data("b's".utf8))
+        try put(b, "/big.bin", TestData.data(3 << 20, for: name + " v2"), replace: true)
+        try b.ok(["sync"] + b.pw)
+        try a.ok(["sync"] + a.pw)
+        XCTAssertEqual(try tree(a), try tree(b))
+        XCTAssertEqual(try a.ok(["cat", "/docs/from-b.txt"] + a.pw).stdout, Data("b's".utf8))
+        try a.ok(["sync"] + a.pw); try b.ok(["sync"] + b.pw)
+        XCTAssertEqual(try tree(a), try tree(b), "a second round changes nothing")
+
+        // Round-robin did spread the work: every instance answered requests, and the chunks of
+        // one upload went to more than one instance (each took the next chunk another started).
+        for i in 0..<3 { XCTAssertFalse(logLines(i).filter { $0["route"] as? String != nil && $0["route"] as? String != "-" }.isEmpty, "instance \(i) served nothing") }
+        let chunkInstances = Set((0..<3).filter { i in logLines(i).contains { $0["route"] as? String == "/v1/upload/{id}/chunk" } })
+        XCTAssertGreaterThan(chunkInstances.count, 1, "the chunks all went to one instance")
+        // The balancer's client address reached the login throttle, and each line names its instance.
+        XCTAssertTrue(logLines(1).allSatisfy { $0["instance"] as? String == "vault1" })
+    }
+
+    /// `kill -9` of the instance that started the upload session, mid-file: the same `vault sync`
+    /// carries on through the others (the session and its part file are shared), the same
+    /// session completes, and the file's SHA-256 matches.
+    func testKillNineOfTheInstanceHoldingAnUploadResumesThroughAnother() throws {
+        try start(serverArgs: ["--max-chunk", "1048576"])
+        let size = 16 << 20
+        let data = TestData.data(size, for: name)
+        try put(a, "/big.bin", data)
+        try server.faults(#"{"delayMs": 150}"#)
+        let (sync, err) = try backgroundSync(a, afterChunks: 4)
+        let holder = try XCTUnwrap((0..<3).first { i in
+            logLines(i).contains { $0["method"] as? String == "POST" && $0["route"] as? String == "/v1/upload" && $0["status"] as? Int == 201 }
+        }, "no instance logged the session's creation")
+        server.kill9(instance: holder)
+        try server.faults(#"{"delayMs": 20}"#)
+        sync.waitUntilExit()
+        let stderr = err.wait()
+        XCTAssertEqual(sync.terminationStatus, 0, stderr)
+        XCTAssertEqual(try server.children()["big.bin"]?["sha256"] as? String, sha256Hex(data))
+        XCTAssertEqual(Set(server.uploadIds).count, 1, "the same session finished on the other instances")
+        let status = try server.curl("GET", "/v1/upload/\(server.uploadIds[0])").json
+        XCTAssertEqual(status["state"] as? String, "complete")
+        let received = try XCTUnwrap(status["bytesReceivedTotal"] as? Int), sent = try XCTUnwrap(status["size"] as? Int)
+        print("kill -9 of instance \(holder) mid-upload: the instances received \(received) bytes for a \(sent)-byte sealed file (\(received - sent) re-sent)")
+        XCTAssertLessThanOrEqual(received, sent + 4 * (1 << 20), "re-sent more than the chunks in flight")
+        let other = (holder + 1) % 3
+        XCTAssertTrue(logLines(other).contains { $0["route"] as? String == "/v1/upload/{id}/chunk" }, "another instance took chunks")
+    }
+
+    /// PostgreSQL restarted while a sync is under way: requests fail for a moment (the instances
+    /// answer 5xx, or the balancer does), the client retries, and both devices end with the same
+    /// tree and contents.
+    func testPostgreSQLRestartedMidSyncClientsRetryAndConverge() throws {
+        try start(instances: 2, serverArgs: ["--max-chunk", "1048576"])
+        b = try device()
+        let big = TestData.data(8 << 20, for: name)
+        try put(a, "/big.bin", big)
+        for i in 0..<20 { try put(a, "/small-\(i).txt", Data("small \(i)".utf8)) }
+        try server.faults(#"{"delayMs": 100}"#)
+        let (sync, err) = try backgroundSync(a, afterChunks: 2)
+        try PostgresCluster.shared().restart()
+        try server.faults("{}")
+        sync.waitUntilExit()
+        let stderr = err.wait()
+        if sync.terminationStatus != 0 {
+            // Retries ran out while the database was down: the next sync finishes the job.
+            print("the sync during the restart ended with \(sync.terminationStatus): \(stderr.suffix(400))")
+            try a.ok(["sync"] + a.pw)
+        }
+        try b.ok(["sync"] + b.pw)
+        XCTAssertEqual(try tree(b), try tree(a))
+        XCTAssertEqual(try tree(a).count, 21)
+        XCTAssertEqual(sha256Hex(try b.ok(["cat", "/big.bin"] + b.pw).stdout), sha256Hex(big))
+        XCTAssertEqual(try server.children()["big.bin"]?["sha256"] as? String, sha256Hex(big))
+    }
+}
