@@ -40,17 +40,7 @@ final class BalancedDeploymentTests: XCTestCase {
         try h.ok(["put", local, path] + (replace ? ["--replace"] : []) + h.pw)
     }
 
-    /// Path → "folder" or the file's SHA-256, from `vault tree --json`.
-    func tree(_ h: CLIHarness) throws -> [String: String] {
-        var out: [String: String] = [:]
-        func walk(_ n: [String: Any]) {
-            let path = n["path"] as? String ?? "?"
-            if path != "/" { out[path] = n["type"] as? String == "folder" ? "folder" : (n["sha256"] as? String ?? "-") }
-            for c in n["children"] as? [[String: Any]] ?? [] { walk(c) }
-        }
-        walk(try XCTUnwrap(try h.ok(["tree", "--json"] + h.pw).json as? [String: Any]))
-        return out
-    }
+    func tree(_ h: CLIHarness) throws -> [String: String] { try h.syncTree() }
 
     /// Parsed request-log lines of instance `i`.
     func logLines(_ i: Int) -> [[String: Any]] {
@@ -161,5 +151,96 @@ final class BalancedDeploymentTests: XCTestCase {
         XCTAssertEqual(try tree(a).count, 21)
         XCTAssertEqual(sha256Hex(try b.ok(["cat", "/big.bin"] + b.pw).stdout), sha256Hex(big))
         XCTAssertEqual(try server.children()["big.bin"]?["sha256"] as? String, sha256Hex(big))
+    }
+}
+
+/// `vault-server export` / `import` (issue 22): a deployment moves from the embedded store to
+/// PostgreSQL with another data folder, on the same address, and its clients do not notice — no
+/// new sign-in, no full listing: the next pull reads only what is new. And back to SQLite, where
+/// each client lists its tree once (per-owner cursors cannot be kept in one SQLite feed).
+final class StoreMoveTests: XCTestCase {
+    var a: CLIHarness!
+    var b: CLIHarness!
+    var server: ServerHarness!
+
+    override func tearDown() { a = nil; b = nil; server = nil }
+
+    func pull(_ h: CLIHarness) throws -> [String: Any] {
+        let r = try h.ok(["sync", "--json"] + h.pw)
+        return try XCTUnwrap((r.json as? [String: Any])?["pull"] as? [String: Any], r.out)
+    }
+
+    func testAMoveToPostgreSQLAndBackKeepsAccountsContentAndCursors() throws {
+        try XCTSkipUnless(PostgresCluster.available, PostgresCluster.unavailableMessage)
+        a = try CLIHarness(keyring: false)
+        try a.initVault()
+        a.useFastRetry()
+        server = try ServerHarness(root: a.root, args: ["--max-chunk", "1048576"])
+        try a.login(to: server)
+        let big = TestData.data(3 << 20 + 5, for: name)
+        try a.ok(["mkdir", "/docs"] + a.pw)
+        try a.ok(["put", try a.localFile("big.bin", big), "/docs/big.bin"] + a.pw)
+        try a.ok(["put", try a.localFile("n.txt", Data("note".utf8)), "/note.txt"] + a.pw)
+        try a.ok(["sync"] + a.pw)
+        b = try CLIHarness(keyring: false)
+        b.useFastRetry()
+        try b.ok(["join", "--server", server.url, "--user", server.user, "--server-password-file", server.passwordFile.path] + b.pw)
+        try b.ok(["sync"] + b.pw)
+        let before = try b.syncTree()
+
+        let url = try PostgresCluster.shared().makeDatabase()
+        try server.move(toMetadata: url, dataDir: a.root.appendingPathComponent("server-data-pg"))
+        let logBefore = server.log.count
+        try a.ok(["put", try a.localFile("new.txt", Data("after the move".utf8)), "/docs/new.txt"] + a.pw)
+        try a.ok(["sync"] + a.pw)
+        let moved = try pull(b)
+        XCTAssertNotEqual(moved["listed"] as? Bool, true, "a full listing after the move: \(moved)")
+        XCTAssertEqual(try b.ok(["cat", "/docs/new.txt"] + b.pw).stdout, Data("after the move".utf8))
+        XCTAssertEqual(sha256Hex(try b.ok(["cat", "/docs/big.bin"] + b.pw).stdout), sha256Hex(big), "the content moved")
+        XCTAssertEqual(try b.syncTree().count, before.count + 1)
+        XCTAssertEqual(try b.syncTree(), try a.syncTree())
+        let after = String(server.log.dropFirst(logBefore))
+        XCTAssertFalse(after.contains("\"status\":401"), "a token was refused after the move:\n\(after)")
+        XCTAssertFalse(after.contains("\"status\":410"), "a cursor expired after the move")
+
+        // Back to the embedded store: the accounts and content again; each client lists once.
+        try server.move(toMetadata: nil, dataDir: a.root.appendingPathComponent("server-data-back"))
+        try a.ok(["put", try a.localFile("back.txt", Data("back".utf8)), "/back.txt"] + a.pw)
+        try a.ok(["sync"] + a.pw)
+        let back = try pull(b)
+        XCTAssertEqual(back["listed"] as? Bool, true, "\(back)")
+        XCTAssertEqual(try b.ok(["cat", "/back.txt"] + b.pw).stdout, Data("back".utf8))
+        XCTAssertEqual(try b.syncTree(), try a.syncTree())
+        XCTAssertEqual(sha256Hex(try b.ok(["cat", "/docs/big.bin"] + b.pw).stdout), sha256Hex(big))
+    }
+
+    /// `vault-server ARGS`: exit status and standard output and error together.
+    func serverCommand(_ args: [String]) throws -> (status: Int32, output: String) {
+        try toolOutput("/bin/sh", ["-c", #"exec "$0" "$@" 2>&1"#, ServerHarness.binary] + args)
+    }
+
+    func testImportRefusesAStoreThatHasUsersAndAnUnfinishedBundle() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("vault-move-" + UUID().uuidString)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("d").path, bundle = root.appendingPathComponent("bundle").path
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let pw = root.appendingPathComponent("pw").path
+        try Data("pw\n".utf8).write(to: URL(fileURLWithPath: pw))
+        XCTAssertEqual(try serverCommand(["user", "add", "alice", "--data", data, "--password-file", pw]).status, 0)
+        let export = try serverCommand(["export", "--data", data, "--out", bundle])
+        XCTAssertEqual(export.status, 0, export.output)
+        XCTAssertTrue(export.output.contains("exported 1 users"), export.output)
+        let mode = try FileManager.default.attributesOfItem(atPath: bundle)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o700)
+        let again = try serverCommand(["export", "--data", data, "--out", bundle])
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.output.contains("not empty"), again.output)
+        let into = try serverCommand(["import", "--data", data, "--from", bundle])
+        XCTAssertEqual(into.status, 1)
+        XCTAssertTrue(into.output.contains("already has users"), into.output)
+        try FileManager.default.removeItem(atPath: bundle + "/manifest.json")
+        let partial = try serverCommand(["import", "--data", root.appendingPathComponent("e").path, "--from", bundle])
+        XCTAssertEqual(partial.status, 1)
+        XCTAssertTrue(partial.output.contains("not a finished"), partial.output)
     }
 }

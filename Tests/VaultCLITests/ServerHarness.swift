@@ -12,10 +12,10 @@ import Glibc
 /// (`metadata`) and one shared data folder, behind haproxy (`Balancer`, round-robin); `url` is
 /// the balancer's, `faults` reach every instance, `kill9(instance:)` takes one down.
 final class ServerHarness: @unchecked Sendable {
-    let dataDir: URL
+    private(set) var dataDir: URL
     let logFile: URL
     /// `--metadata` of every instance (nil: the embedded `DATA/meta.db`).
-    let metadata: String?
+    private(set) var metadata: String?
     /// The processes' own ports (one entry per instance).
     private(set) var instancePorts: [UInt16] = []
     private var processes: [Process?] = []
@@ -59,7 +59,7 @@ final class ServerHarness: @unchecked Sendable {
         try add.run(); add.waitUntilExit()
         guard add.terminationStatus == 0 else { throw TransferTestError("vault-server user add failed") }
 
-        self.args = args + (metadata.map { ["--metadata", $0] } ?? []) + (instances > 1 ? ["--trusted-proxy", "127.0.0.1"] : [])
+        self.args = args + (instances > 1 ? ["--trusted-proxy", "127.0.0.1"] : [])
         decoder = ServerDecoder(home: root.appendingPathComponent("vault"))   // a CLIHarness's vault under the same root
         processes = Array(repeating: nil, count: instances)
         instancePorts = Array(repeating: 0, count: instances)
@@ -80,7 +80,7 @@ final class ServerHarness: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = ["serve", "--data", dataDir.path, "--listen", "127.0.0.1:\(instancePorts[i])", "--test-faults",
-                       "--instance", "vault\(i)"] + args
+                       "--instance", "vault\(i)"] + metadataArgs + args
         let out = Pipe()
         p.standardOutput = out
         let file = logFile(i)
@@ -93,6 +93,26 @@ final class ServerHarness: @unchecked Sendable {
         let (listening, line) = listeningPort(from: out.fileHandleForReading)
         guard let port = listening else { throw TransferTestError("vault-server did not start: \(line)") }
         instancePorts[i] = port
+    }
+
+    /// `--metadata URL`, or nothing for the embedded store.
+    var metadataArgs: [String] { metadata.map { ["--metadata", $0] } ?? [] }
+
+    /// Moves the whole store the way an operator would: every instance stopped, `vault-server
+    /// export` of this store, `import` into `metadata` (nil: the embedded SQLite file) with the
+    /// data folder `dataDir`, the instances started again on the same ports.
+    func move(toMetadata metadata: String?, dataDir newDir: URL) throws {
+        stopAll(kill: false)
+        let bundle = dataDir.deletingLastPathComponent().appendingPathComponent("export-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        let export = try toolOutput(Self.binary, ["export", "--data", dataDir.path, "--out", bundle] + metadataArgs)
+        guard export.status == 0 else { throw TransferTestError("export failed: \(export.output)") }
+        let importArgs = ["import", "--data", newDir.path, "--from", bundle] + (metadata.map { ["--metadata", $0] } ?? [])
+        let imported = try toolOutput(Self.binary, importArgs)
+        guard imported.status == 0 else { throw TransferTestError("import failed: \(imported.output)") }
+        self.metadata = metadata
+        dataDir = newDir
+        for i in processes.indices { try startInstance(i) }
     }
 
     /// `kill -9` of instance `i` (no shutdown at all).

@@ -12,6 +12,19 @@ extension CLIHarness {
         for (k, v) in Self.fastRetry { env[k] = v }
     }
 
+    /// Path → "folder" or the file's SHA-256, from `vault tree --json`: what two devices that
+    /// synced must agree on.
+    func syncTree() throws -> [String: String] {
+        var out: [String: String] = [:]
+        func walk(_ n: [String: Any]) {
+            let path = n["path"] as? String ?? "?"
+            if path != "/" { out[path] = n["type"] as? String == "folder" ? "folder" : (n["sha256"] as? String ?? "-") }
+            for c in n["children"] as? [[String: Any]] ?? [] { walk(c) }
+        }
+        walk(try XCTUnwrap(try ok(["tree", "--json"] + pw).json as? [String: Any]))
+        return out
+    }
+
     /// `vault login` to `server` with its test user.
     func login(to server: ServerHarness, extra: [String] = []) throws {
         try ok(["login", "--server", server.url, "--user", server.user,

@@ -15,7 +15,7 @@ struct VaultServerProgram: ParsableCommand {
             An option given to a command that does not take it is a usage error (exit 2).
             """,
             version: "0.1.0",
-            subcommands: [Serve.self, Migrate.self, User.self, ServerHelp.self],
+            subcommands: [Serve.self, Migrate.self, Export.self, Import.self, User.self, ServerHelp.self],
             sections: [
                 ManualSection(title: "Files", items: [
                     ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite), unless --metadata names a PostgreSQL database."),
@@ -207,6 +207,36 @@ struct Migrate: ParsableCommand {
 
     /// Where the store to migrate lives.
     var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data ?? ".") }
+}
+
+/// `vault-server export`.
+struct Export: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "export", abstract: "write the whole store to a new folder, for `import` into another",
+                             discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import.")
+    }
+
+    @Option(help: "the data folder to export", valueName: "dir", completion: .directory)
+    var data: String
+    @Option(help: MetadataOption.help, valueName: "url")
+    var metadata: String?
+    @Option(help: "the new folder to write (must not exist or be empty)", valueName: "dir", completion: .directory)
+    var out: String
+}
+
+/// `vault-server import`.
+struct Import: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "import", abstract: "read an `export` folder into an empty store",
+                             discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once.")
+    }
+
+    @Option(help: "the data folder to import into (created, mode 0700)", valueName: "dir", completion: .directory)
+    var data: String
+    @Option(help: MetadataOption.help, valueName: "url")
+    var metadata: String?
+    @Option(help: "the folder `vault-server export` wrote", valueName: "dir", completion: .directory)
+    var from: String
 }
 
 /// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:

@@ -32,6 +32,14 @@ public enum VaultServerMain {
                 let version = try MetadataStore(location).schemaVersion
                 print("\(location): metadata schema version \(version)")
                 return 0
+            case .export(let dataDir, let location, let bundle):
+                let m = try StoreMove.export(dataDir: dataDir, location: location, to: bundle)
+                print("exported \(m.rows["users"] ?? 0) users, \(m.rows["files"] ?? 0) files, \(m.rows["revisions"] ?? 0) revisions and \(m.rows["changes"] ?? 0) changes from \(location) to \(bundle)")
+                return 0
+            case .import(let dataDir, let location, let bundle):
+                let m = try StoreMove.import(dataDir: dataDir, location: location, from: bundle)
+                print("imported \(m.rows["users"] ?? 0) users, \(m.rows["files"] ?? 0) files, \(m.rows["revisions"] ?? 0) revisions and \(m.rows["changes"] ?? 0) changes from \(bundle) into \(location)")
+                return 0
             case .serve(let config, let logRequests):
                 return try serve(config, logRequests: logRequests)
             }
