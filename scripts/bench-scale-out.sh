@@ -4,7 +4,7 @@
 # default durability: fsync on), three instances on it sharing one data folder behind haproxy
 # round-robin, and one embedded server (SQLite + folder). Prints upload throughput with 1, 4
 # and 16 concurrent curl clients (SIZE_MB-MiB one-request uploads) for both and the ratio; the
-# latency from a change committed through instance 1 to its event on a stream open on instance 2
+# latency from sending a change through instance 1 to its event on a stream open on instance 2
 # (CHANGES changes, p50/p99, while STREAMS idle streams are open there); and each process's RSS.
 # Everything on loopback, all temp data removed at exit.
 #   SIZE_MB=16 CHANGES=200 STREAMS=100 SCRATCH=.build-server scripts/bench-scale-out.sh
@@ -47,26 +47,28 @@ for _ in $(seq 100); do "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && br
 URL="postgresql://vault:bench-db-password@127.0.0.1:$PG_PORT/postgres"
 
 MAX_BODY=$(( (SIZE_MB + 1) << 20 ))
-start_server() {   # name, extra args…: starts, waits for its port, appends pid to PIDS, prints the port
+start_server() {   # name, extra args…: starts it, waits for its port; sets LAST_PORT, LAST_PID
   local name=$1; shift
   "$BIN" serve --listen 127.0.0.1:0 --quiet --max-body "$MAX_BODY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-  PIDS+=($!)
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
   for _ in $(seq 100); do grep -q listening "$TMP/$name.out" 2>/dev/null && break; sleep 0.1; done
-  sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/$name.out"
+  LAST_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/$name.out")
+  [ -n "$LAST_PORT" ] || { echo "$name did not start:" >&2; cat "$TMP/$name.err" >&2; exit 1; }
 }
 
 "$BIN" migrate --metadata "$URL" >/dev/null
 "$BIN" user add bench --data "$TMP/shared" --metadata "$URL" --password-file "$TMP/pw" >/dev/null
 "$BIN" user add bench --data "$TMP/embedded" --password-file "$TMP/pw" >/dev/null
 head -c 32 /dev/urandom > "$TMP/jwt.secret"
-PORTS=()
+PORTS=(); INSTANCE_PIDS=()
 for i in 1 2 3; do
-  PORTS+=("$(start_server "vault$i" --data "$TMP/shared" --metadata "$URL" --jwt-secret-file "$TMP/jwt.secret" \
-             --instance "vault$i" --trusted-proxy 127.0.0.1 --max-connections-per-ip 0 --max-event-streams 100000)")
+  start_server "vault$i" --data "$TMP/shared" --metadata "$URL" --jwt-secret-file "$TMP/jwt.secret" \
+    --instance "vault$i" --trusted-proxy 127.0.0.1 --max-connections-per-ip 0 --max-event-streams 100000
+  PORTS+=("$LAST_PORT"); INSTANCE_PIDS+=("$LAST_PID")
 done
-INSTANCE_PIDS=("${PIDS[@]}")
-EMBEDDED_PORT=$(start_server embedded --data "$TMP/embedded")
-EMBEDDED_PID=${PIDS[-1]}
+start_server embedded --data "$TMP/embedded"
+EMBEDDED_PORT=$LAST_PORT; EMBEDDED_PID=$LAST_PID
 
 LB_PORT=$(free_port)
 cat > "$TMP/haproxy.cfg" <<EOF
@@ -146,14 +148,14 @@ w = http.client.HTTPConnection("127.0.0.1", writer_port)
 lat = []
 for i in range(changes):
     body = json.dumps({"name": "lat-%d-%f" % (i, time.time()), "parentId": "root", "type": "folder"})
+    t0 = time.monotonic()   # from sending the change: the write, its commit, NOTIFY, the other instance's wake-up
     w.request("POST", "/v1/files", body, dict(auth, **{"Content-Type": "application/json"}))
     r = w.getresponse(); r.read()
-    t0 = time.monotonic()
     read_until(b"event: changed")
     lat.append(time.monotonic() - t0)
 lat.sort()
 p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000
-print("event on instance 2 after a change committed through instance 1 (%d changes, %d streams open): p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+print("event on instance 2 after a change sent through instance 1 (%d changes, %d streams open): p50 %.1f ms, p99 %.1f ms, max %.1f ms"
       % (changes, streams, p(0.5), p(0.99), lat[-1] * 1000))
 for s in idle: s.close()
 EOF
