@@ -51,16 +51,8 @@ final class BalancedDeploymentTests: XCTestCase {
 
     /// `vault sync` of `h` in the background, stopped once the instances answered `chunks` chunks 308.
     func backgroundSync(_ h: CLIHarness, afterChunks chunks: Int) throws -> (Process, TransferTests.Collected) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
-        p.arguments = ["sync"] + h.pw
-        p.environment = h.env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        let (p, err) = try h.backgroundSync { server.chunkLines(status: 308).count >= chunks }
         let collected = TransferTests.Collected(err)
-        _ = eventually(within: 60) { server.chunkLines(status: 308).count >= chunks || !p.isRunning }
         XCTAssertTrue(p.isRunning, "vault sync finished before the fault: \(collected.text)")
         return (p, collected)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 
 /// What the end-to-end sync tests share: fast retries, logging in to a test server, and reading
@@ -23,6 +24,21 @@ extension CLIHarness {
         }
         walk(try XCTUnwrap(try ok(["tree", "--json"] + pw).json as? [String: Any]))
         return out
+    }
+
+    /// `vault sync` started in the background (standard error piped), returned once `ready` holds
+    /// or it has exited (at most a minute).
+    func backgroundSync(until ready: () -> Bool) throws -> (Process, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.vaultBinary)
+        p.arguments = ["sync"] + pw
+        p.environment = env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        _ = eventually(within: 60) { ready() || !p.isRunning }
+        return (p, err)
     }
 
     /// `vault login` to `server` with its test user.

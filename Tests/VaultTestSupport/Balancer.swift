@@ -32,7 +32,7 @@ public final class Balancer: @unchecked Sendable {
         process = p
         try waitUntil("haproxy to listen on \(port)", timeout: 20) {
             guard p.isRunning else { throw FreePortError(description: "haproxy exited: see \(root.path)/haproxy.log") }
-            return Self.accepts(port)
+            return loopbackAccepts(port)
         }
     }
 
@@ -78,19 +78,5 @@ public final class Balancer: @unchecked Sendable {
     private static func touch(_ url: URL) -> URL {
         if !FileManager.default.fileExists(atPath: url.path) { FileManager.default.createFile(atPath: url.path, contents: nil) }
         return url
-    }
-
-    /// Whether something accepts connections on 127.0.0.1:`port`.
-    static func accepts(_ port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = port.bigEndian
-        return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }

@@ -31,8 +31,8 @@ enum ServerCommand {
             }
             if let help = command as? ServerHelp { return .help(help.text) }
             if let migrate = command as? Migrate { return .migrate(migrate.location) }
-            if let c = command as? Export { return .export(dataDir: c.data, MetadataLocation(argument: c.metadata, dataDir: c.data), bundle: c.out) }
-            if let c = command as? Import { return .import(dataDir: c.data, MetadataLocation(argument: c.metadata, dataDir: c.data), bundle: c.from) }
+            if let c = command as? Export { return .export(dataDir: c.folder.data, c.folder.location, bundle: c.out) }
+            if let c = command as? Import { return .import(dataDir: c.folder.data, c.folder.location, bundle: c.from) }
             return userCommand(command)
         }
     }

@@ -171,12 +171,16 @@ enum MetadataOption {
     static let help = "where the metadata lives: a postgresql:// URL (shared by any number of servers) or a SQLite file (default DATA/meta.db)"
 }
 
-/// The data folder a `vault-server user` command works on, and where its metadata lives.
+/// The data folder a `vault-server user`, `export` or `import` command works on, and where its
+/// metadata lives.
 struct DataFolder: ParsableArguments {
     @Option(help: "the data folder", valueName: "dir", completion: .directory)
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+
+    /// Where its metadata lives.
+    var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data) }
 }
 
 /// The user a `vault-server user` command is about, and the data folder that holds it.
@@ -216,10 +220,7 @@ struct Export: ParsableCommand {
                              discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import.")
     }
 
-    @Option(help: "the data folder to export", valueName: "dir", completion: .directory)
-    var data: String
-    @Option(help: MetadataOption.help, valueName: "url")
-    var metadata: String?
+    @OptionGroup var folder: DataFolder
     @Option(help: "the new folder to write (must not exist or be empty)", valueName: "dir", completion: .directory)
     var out: String
 }
@@ -231,10 +232,7 @@ struct Import: ParsableCommand {
                              discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once.")
     }
 
-    @Option(help: "the data folder to import into (created, mode 0700)", valueName: "dir", completion: .directory)
-    var data: String
-    @Option(help: MetadataOption.help, valueName: "url")
-    var metadata: String?
+    @OptionGroup var folder: DataFolder
     @Option(help: "the folder `vault-server export` wrote", valueName: "dir", completion: .directory)
     var from: String
 }
