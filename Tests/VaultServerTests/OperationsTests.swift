@@ -1,6 +1,7 @@
 import Foundation
 import VaultTestSupport
 import XCTest
+@testable import VaultServer
 
 /// What an operator and a load balancer use (issue 22): `/healthz` and `/readyz`, request ids in
 /// the request log, the client address behind a trusted proxy. Against the real process.
@@ -87,5 +88,19 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(try login(forwardedFor: "10.0.0.1, 10.0.0.2", from: "127.0.0.1"), 401, "another client behind the balancer is not")
         for _ in 0..<2 { XCTAssertEqual(try login(forwardedFor: "10.0.0.3", from: "127.0.0.9"), 401) }
         XCTAssertEqual(try login(forwardedFor: "10.0.0.4", from: "127.0.0.9"), 429, "an untrusted peer is counted as itself")
+    }
+
+    func testForwardedAddressesAndRequestIdsAsParsed() {
+        let lb: Set<String> = ["10.0.0.10"]
+        XCTAssertEqual(ClientAddress.resolve(peer: "10.0.0.10", forwardedFor: "1.2.3.4, 198.51.100.7", trusted: lb), "198.51.100.7")
+        XCTAssertEqual(ClientAddress.resolve(peer: "10.0.0.11", forwardedFor: "198.51.100.7", trusted: lb), "10.0.0.11", "not a trusted peer")
+        XCTAssertEqual(ClientAddress.resolve(peer: "10.0.0.10", forwardedFor: nil, trusted: lb), "10.0.0.10")
+        XCTAssertEqual(ClientAddress.resolve(peer: "10.0.0.10", forwardedFor: "1.2.3.4, unknown", trusted: lb), "10.0.0.10", "not an address")
+        for bad in ["256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "1..3.4", "١.2.3.4", ""] { XCTAssertFalse(ClientAddress.isIPv4(bad), bad) }
+        XCTAssertTrue(ClientAddress.isIPv4("0.0.0.0"))
+        XCTAssertEqual(RequestId.choose(incoming: "7F000001:8296_1F90", random: { "new" }), "7F000001:8296_1F90")
+        for bad in ["", "a b", "x\u{1}", String(repeating: "a", count: 129), "é"] {
+            XCTAssertEqual(RequestId.choose(incoming: bad, random: { "new" }), "new", bad)
+        }
     }
 }

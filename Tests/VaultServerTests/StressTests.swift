@@ -69,7 +69,7 @@ final class StressTests: XCTestCase {
         func sizeOf(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
         try waitUntil("both half bodies to reach the server's files") {
             sizeOf(s.dataDir + "/d/uploads/\(id).part") > 1_048_576
-                && ((try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []).contains { sizeOf(tmp + "/" + $0) > 0 }
+                && s.tempFiles.contains { sizeOf(tmp + "/" + $0) > 0 }
         }
         s.kill9()
 

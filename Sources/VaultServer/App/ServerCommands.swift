@@ -56,7 +56,7 @@ struct Serve: ParsableCommand {
     var metadata: String?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
-    @Option(help: "this instance's name in the request log and /healthz (default HOSTNAME-PID)", valueName: "name")
+    @Option(help: "this instance's name in the request log and /healthz, and of its temp folder DATA/tmp/NAME; give each instance sharing a data folder its own (default: the host name)", valueName: "name")
     var instance: String?
     @Option(help: "comma-separated IPv4 addresses of load balancers whose X-Forwarded-For names the client (default none)", valueName: "addresses")
     var trustedProxy: String?

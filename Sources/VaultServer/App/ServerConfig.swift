@@ -7,7 +7,8 @@ public struct ServerConfig: Sendable {
     public var metadata: String?
     /// Where the metadata lives (`--metadata`, else `DATA/meta.db`).
     var metadataLocation: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
-    /// `--instance`: this process's name in logs and `/healthz` (default `HOSTNAME-PID`).
+    /// `--instance`: this process's name in logs and `/healthz`, and its temp folder (default the
+    /// short host name: stable across restarts, so a restart empties what a crash left).
     public var instanceId: String = ServerConfig.defaultInstanceId
     /// `--trusted-proxy`: peers (a load balancer) whose `X-Forwarded-For` names the client, for
     /// the per-IP login backoff; from any other peer the header is ignored.
@@ -75,9 +76,10 @@ public struct ServerConfig: Sendable {
         + ":-MAC-ALL:+AEAD"
         + ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1"
 
-    /// `HOSTNAME-PID`, unique among the instances of one deployment.
+    /// The short host name (one instance per machine needs no `--instance`), else `vault`.
     public static var defaultInstanceId: String {
-        "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "vault")-\(ProcessInfo.processInfo.processIdentifier)"
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        return RequestId.isValid(host) ? host : "vault"
     }
 
     public init() {}

@@ -20,7 +20,8 @@ enum RequestId {
 enum ClientAddress {
     /// `peer` itself, unless it is a trusted proxy that sent `X-Forwarded-For`: then the last
     /// address of that header (the one the proxy itself appended; earlier ones are the client's
-    /// word and could be anything).
+    /// word and could be anything). Of repeated header lines the request keeps the last, which is
+    /// the proxy's own when it appends a line rather than extending the client's.
     static func resolve(peer: String, forwardedFor: String?, trusted: Set<String>) -> String {
         guard trusted.contains(peer), let forwardedFor else { return peer }
         guard let last = forwardedFor.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), isIPv4(last) else { return peer }

@@ -19,12 +19,20 @@ struct ContentStore: Sendable {
     init(root: String, instance: String) throws {
         self.root = root; self.instance = instance
         for d in [root, contentDir, uploadsDir, root + "/tmp", tmpDir] { try FileSystem.makeDirectory(d) }
-        // One-shot upload temps never survive a restart: this instance's own, and loose ones of
-        // the layout before per-instance folders (never another live instance's folder).
+        // One-shot upload temps never survive a restart: this instance's own, loose ones of the
+        // layout before per-instance folders, and a day-old one of an instance since renamed
+        // (never a recent one of another instance: it may be live).
         for name in FileSystem.list(tmpDir) { FileSystem.remove(tmpDir + "/" + name) }
-        var isDir: ObjCBool = false
-        for name in FileSystem.list(root + "/tmp") where FileManager.default.fileExists(atPath: root + "/tmp/" + name, isDirectory: &isDir) && !isDir.boolValue {
-            FileSystem.remove(root + "/tmp/" + name)
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        for name in FileSystem.list(root + "/tmp") where name != instance {
+            let path = root + "/tmp/" + name
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { continue }
+            guard isDir.boolValue else { FileSystem.remove(path); continue }
+            for temp in FileSystem.list(path) {
+                let modified = (try? FileManager.default.attributesOfItem(atPath: path + "/" + temp))?[.modificationDate] as? Date
+                if let modified, modified < dayAgo { FileSystem.remove(path + "/" + temp) }
+            }
         }
     }
 
