@@ -89,6 +89,21 @@ final class PostgresMetadataTests: XCTestCase {
         XCTAssertEqual(try b.login("alice", "pw-alice", from: "127.0.0.2").status, 200, "the address known on a is known on b")
     }
 
+    /// With its database gone the server is alive but not ready: `/readyz` 503 names the store (and
+    /// never its password), `/healthz` still 200, so a balancer takes it out without restarting it.
+    func testReadyzIs503WhileTheDatabaseIsDown() throws {
+        let cluster = try PostgresCluster()   // its own: this test stops it for good
+        let s = try ServerProcess(metadata: try cluster.makeDatabase())
+        XCTAssertEqual(try s.client.send("GET", "/readyz").status, 200)
+        cluster.stop()
+        let down = try s.client.send("GET", "/readyz")
+        XCTAssertEqual(down.status, 503, down.text)
+        XCTAssertEqual(down.errorCode, "not_ready")
+        XCTAssertTrue(down.text.contains("metadata store"), down.text)
+        XCTAssertFalse(down.text.contains(PostgresCluster.password), "no password in the answer")
+        XCTAssertEqual(try s.client.send("GET", "/healthz").status, 200)
+    }
+
     func testMigrateAndUserCommandsTakeMetadata() throws {
         let first = try ServerProcess.runCapturing(["migrate", "--metadata", url])
         XCTAssertEqual(first.code, 0, first.stderr)
