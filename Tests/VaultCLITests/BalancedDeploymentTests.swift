@@ -89,6 +89,41 @@ final class BalancedDeploymentTests: XCTestCase {
         XCTAssertTrue(logLines(1).allSatisfy { $0["instance"] as? String == "vault1" })
     }
 
+    /// `vault sync --watch` through the balancer: its event stream sits on one instance, the
+    /// changes are made through others (round-robin), and still each arrives; after `kill -9` of
+    /// an instance (perhaps the one holding the stream) the watch reconnects and hears the next.
+    func testWatchHearsChangesMadeThroughOtherInstancesAndSurvivesAKill() throws {
+        try start()
+        b = try device()
+        try b.ok(["sync"] + b.pw)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
+        p.arguments = ["sync", "--watch"] + b.pw
+        p.environment = b.env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        let stderr = TransferTests.Collected(err)
+        func exists(_ path: String) throws -> Bool { try b.syncTree()[path] != nil }
+        try waitUntil("the watch to start", timeout: 30) { stderr.text.contains("Watching for changes") || !p.isRunning }
+        for i in 0..<3 {
+            try put(a, "/seen-\(i).txt", Data("\(i)".utf8))
+            try a.ok(["sync"] + a.pw)
+            try waitUntil("B to pull change \(i): \(stderr.text.suffix(300))", timeout: 30) { try exists("/seen-\(i).txt") || !p.isRunning }
+        }
+        server.kill9(instance: 0)
+        try put(a, "/after-kill.txt", Data("k".utf8))
+        try a.ok(["sync"] + a.pw)
+        try waitUntil("B to pull the change after the kill: \(stderr.text.suffix(300))", timeout: 60) { try exists("/after-kill.txt") || !p.isRunning }
+        XCTAssertTrue(p.isRunning, stderr.text)
+        XCTAssertEqual(try b.syncTree(), try a.syncTree())
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, stderr.wait())
+    }
+
     /// `kill -9` of the instance that started the upload session, mid-file: the same `vault sync`
     /// carries on through the others (the session and its part file are shared), the same
     /// session completes, and the file's SHA-256 matches.
