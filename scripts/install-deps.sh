@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(pkg-config libsodium-dev libsqlcipher-dev sqlcipher sqlite3 libcurl4-openssl-dev libsecret-1-dev
       libmicrohttpd-dev libssl-dev openssl gnome-keyring dbus dbus-x11 libsecret-tools curl python3 python3-pip python3-venv
       attr e2fsprogs age restic borgbackup nghttp2-proxy libncurses-dev tmux less zsh fish libfuse3-dev fuse3
-      libtss2-dev swtpm swtpm-tools tpm2-tools python3-tpm2-pytss libfido2-dev python3-fido2 rsync vim postgresql libpq-dev)
+      libtss2-dev swtpm swtpm-tools tpm2-tools python3-tpm2-pytss libfido2-dev python3-fido2 rsync vim postgresql libpq-dev haproxy)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -16,6 +16,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   # nghttpx is for the HTTP/2 test only: never leave Debian's default proxy service running.
   if [[ " ${missing[*]} " == *" nghttp2-proxy "* ]] && command -v systemctl >/dev/null 2>&1; then
     $SUDO systemctl disable --now nghttpx >/dev/null 2>&1 || true
+  fi
+  # haproxy is for the balancer tests (each starts its own on loopback): no system service either.
+  if [[ " ${missing[*]} " == *" haproxy "* ]] && command -v systemctl >/dev/null 2>&1; then
+    $SUDO systemctl disable --now haproxy >/dev/null 2>&1 || true
   fi
 fi
 if ! command -v swift >/dev/null 2>&1; then

@@ -77,6 +77,8 @@ public struct APIErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     // The server failed.
     public static let `internal` = Self(rawValue: "internal")
     public static let insufficientStorage = Self(rawValue: "insufficient_storage")
+    /// `GET /readyz`: the metadata store is unreachable or not migrated, or content cannot be written (503).
+    public static let notReady = Self(rawValue: "not_ready")
     /// A test-only injected failure.
     public static let injectedFault = Self(rawValue: "injected_fault")
 }

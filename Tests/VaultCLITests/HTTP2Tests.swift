@@ -154,8 +154,8 @@ final class H2Proxy: @unchecked Sendable {
             p.standardError = FileHandle.nullDevice
             try p.run()
             process = p
-            _ = eventually(within: 10) { !p.isRunning || Self.accepts(port) }   // its readiness signal: the port accepts
-            if p.isRunning && Self.accepts(port) { self.port = port; return }
+            _ = eventually(within: 10) { !p.isRunning || loopbackAccepts(port) }   // its readiness signal: the port accepts
+            if p.isRunning && loopbackAccepts(port) { self.port = port; return }
             stop()
         }
         throw TransferTestError("nghttpx did not start: \((try? String(contentsOf: errorLogFile, encoding: .utf8)) ?? "")")
@@ -194,18 +194,4 @@ final class H2Proxy: @unchecked Sendable {
         }
     }
 
-    private static func accepts(_ port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = port.bigEndian
-        return withUnsafePointer(to: &addr) { ptr in
-            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 }

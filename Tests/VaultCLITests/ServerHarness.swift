@@ -7,14 +7,24 @@ import Glibc
 
 /// A real `vault-server` process on 127.0.0.1 (with `--test-faults`), one user `alice`, and a
 /// few API helpers that talk to it through `curl` so the checks never share code with the client.
+///
+/// With `instances` > 1 it is a deployment: that many processes on one PostgreSQL database
+/// (`metadata`) and one shared data folder, behind haproxy (`Balancer`, round-robin); `url` is
+/// the balancer's, `faults` reach every instance, `kill9(instance:)` takes one down.
 final class ServerHarness: @unchecked Sendable {
-    let dataDir: URL
+    private(set) var dataDir: URL
     let logFile: URL
+    /// `--metadata` of every instance (nil: the embedded `DATA/meta.db`).
+    private(set) var metadata: String?
+    /// The processes' own ports (one entry per instance).
+    private(set) var instancePorts: [UInt16] = []
+    private var processes: [Process?] = []
+    private(set) var balancer: Balancer?
     let user = "alice"
     let password = "server pass 1"
     let passwordFile: URL
-    private(set) var port: UInt16 = 0
-    private var process: Process?
+    /// Where clients connect: the balancer, else the one instance.
+    var port: UInt16 { balancer?.port ?? instancePorts[0] }
     private var cachedToken: String?
 
     /// With TLS: the self-signed certificate (also the CA to trust) and its public-key pin.
@@ -24,8 +34,10 @@ final class ServerHarness: @unchecked Sendable {
     var url: String { "\(certFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
     static var binary: String { CLIHarness.productsDirectory.appendingPathComponent("vault-server").path }
 
-    init(root: URL, args: [String] = [], tls: Bool = false) throws {
+    init(root: URL, args: [String] = [], tls: Bool = false, instances: Int = 1, metadata: String? = nil) throws {
+        precondition(instances == 1 || (metadata != nil && !tls), "several instances share a PostgreSQL database, over plain HTTP")
         var args = args
+        self.metadata = metadata
         if tls {
             let cert = root.appendingPathComponent("cert.pem"), key = root.appendingPathComponent("key.pem")
             try Self.sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout '\(key.path)'"
@@ -41,64 +53,115 @@ final class ServerHarness: @unchecked Sendable {
         try Data((password + "\n").utf8).write(to: passwordFile)
         let add = Process()
         add.executableURL = URL(fileURLWithPath: Self.binary)
-        add.arguments = ["user", "add", user, "--data", dataDir.path, "--password-file", passwordFile.path]
+        add.arguments = ["user", "add", user, "--data", dataDir.path, "--password-file", passwordFile.path] + (metadata.map { ["--metadata", $0] } ?? [])
         add.standardOutput = FileHandle.nullDevice
         add.standardError = FileHandle.nullDevice
         try add.run(); add.waitUntilExit()
         guard add.terminationStatus == 0 else { throw TransferTestError("vault-server user add failed") }
 
-        self.args = args
+        self.args = args + (instances > 1 ? ["--trusted-proxy", "127.0.0.1"] : [])
         decoder = ServerDecoder(home: root.appendingPathComponent("vault"))   // a CLIHarness's vault under the same root
-        try start(port: 0)
+        processes = Array(repeating: nil, count: instances)
+        instancePorts = Array(repeating: 0, count: instances)
+        for i in 0..<instances { try startInstance(i) }
+        if instances > 1 { balancer = try Balancer(root: root.appendingPathComponent("balancer"), backends: instancePorts) }
     }
 
     private let args: [String]
 
-    /// Starts `serve` on `port` (0: any free port) and waits for its `listening on` line.
-    private func start(port: UInt16) throws {
+    /// The request log of instance `i` (one file per process: they append at once).
+    func logFile(_ i: Int) -> URL {
+        i == 0 ? logFile : logFile.deletingLastPathComponent().appendingPathComponent("server-\(i).log")
+    }
+
+    /// Starts instance `i` on its port (the first time: any free port) and waits for its
+    /// `listening on` line.
+    func startInstance(_ i: Int) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = ["serve", "--data", dataDir.path, "--listen", "127.0.0.1:\(port)", "--test-faults"] + args
+        p.arguments = ["serve", "--data", dataDir.path, "--listen", "127.0.0.1:\(instancePorts[i])", "--test-faults",
+                       "--instance", "vault\(i)"] + metadataArgs + args
         let out = Pipe()
         p.standardOutput = out
-        if !FileManager.default.fileExists(atPath: logFile.path) { FileManager.default.createFile(atPath: logFile.path, contents: nil) }
-        let log = try FileHandle(forWritingTo: logFile)
+        let file = logFile(i)
+        if !FileManager.default.fileExists(atPath: file.path) { FileManager.default.createFile(atPath: file.path, contents: nil) }
+        let log = try FileHandle(forWritingTo: file)
         log.seekToEndOfFile()
         p.standardError = log
         try p.run()
-        process = p
+        processes[i] = p
         let (listening, line) = listeningPort(from: out.fileHandleForReading)
         guard let port = listening else { throw TransferTestError("vault-server did not start: \(line)") }
-        self.port = port
+        instancePorts[i] = port
+    }
+
+    /// `--metadata URL`, or nothing for the embedded store.
+    var metadataArgs: [String] { metadata.map { ["--metadata", $0] } ?? [] }
+
+    /// Moves the whole store the way an operator would: every instance stopped, `vault-server
+    /// export` of this store, `import` into `metadata` (nil: the embedded SQLite file) with the
+    /// data folder `dataDir`, the instances started again on the same ports.
+    func move(toMetadata metadata: String?, dataDir newDir: URL) throws {
+        stopAll(kill: false)
+        let bundle = dataDir.deletingLastPathComponent().appendingPathComponent("export-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        let export = try toolOutput(Self.binary, ["export", "--data", dataDir.path, "--out", bundle] + metadataArgs)
+        guard export.status == 0 else { throw TransferTestError("export failed: \(export.output)") }
+        let importArgs = ["import", "--data", newDir.path, "--from", bundle] + (metadata.map { ["--metadata", $0] } ?? [])
+        let imported = try toolOutput(Self.binary, importArgs)
+        guard imported.status == 0 else { throw TransferTestError("import failed: \(imported.output)") }
+        self.metadata = metadata
+        dataDir = newDir
+        for i in processes.indices { try startInstance(i) }
+    }
+
+    /// `kill -9` of instance `i` (no shutdown at all).
+    func kill9(instance i: Int) {
+        guard let p = processes[i] else { return }
+        processes[i] = nil
+        Glibc.kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    /// Whether instance `i` runs.
+    func isRunning(_ i: Int) -> Bool { processes[i]?.isRunning == true }
+
+    /// Every instance stopped (SIGKILL, or SIGTERM when `kill` is false).
+    private func stopAll(kill: Bool) {
+        for (i, p) in processes.enumerated() {
+            guard let p else { continue }
+            if kill { Glibc.kill(p.processIdentifier, SIGKILL) } else if p.isRunning { p.terminate() }
+            p.waitUntilExit()
+            processes[i] = nil
+        }
     }
 
     /// Stops the server and starts it again on the same port with a new token-signing key, so
     /// every token issued so far answers 401.
     func restartWithNewSigningKey() throws {
-        if let p = process { p.terminate(); p.waitUntilExit() }
-        process = nil
+        stopAll(kill: false)
         try FileManager.default.removeItem(at: dataDir.appendingPathComponent("jwt.secret"))
         cachedToken = nil
-        try start(port: port)
+        for i in processes.indices { try startInstance(i) }
     }
 
     /// Stops the server (SIGKILL, or SIGTERM when `kill` is false) and starts it again on the
     /// same port with the same data; fault switches are back to off.
     func restart(kill: Bool) throws {
-        if let p = process {
-            if kill { Glibc.kill(p.processIdentifier, SIGKILL) } else { p.terminate() }
-            p.waitUntilExit()
-        }
-        process = nil
-        try start(port: port)
+        stopAll(kill: kill)
+        for i in processes.indices { try startInstance(i) }
     }
 
     deinit {
-        if let p = process, p.isRunning { p.terminate(); p.waitUntilExit() }
+        balancer?.stop()
+        stopAll(kill: false)
     }
 
-    /// The server's request log (one JSON line per request; no tokens).
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    /// The server's request log (one JSON line per request; no tokens): every instance's.
+    var log: String { processes.indices.map { log(instance: $0) }.joined() }
+
+    /// Instance `i`'s request log.
+    func log(instance i: Int) -> String { (try? String(contentsOf: logFile(i), encoding: .utf8)) ?? "" }
 
     /// Log lines of chunk uploads answered with `status`.
     func chunkLines(status: Int) -> [String] {
@@ -124,8 +187,10 @@ final class ServerHarness: @unchecked Sendable {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
     }
 
-    func curl(_ method: String, _ path: String, json: String? = nil, auth: Bool = true, headers: [String: String] = [:]) throws -> Answer {
-        var args = ["-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", url + path]
+    func curl(_ method: String, _ path: String, json: String? = nil, auth: Bool = true, headers: [String: String] = [:],
+              instance: Int? = nil) throws -> Answer {
+        let base = instance.map { "http://127.0.0.1:\(instancePorts[$0])" } ?? url
+        var args = ["-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", base + path]
         if let certFile { args += ["--cacert", certFile.path] }
         if auth { args += ["-H", "Authorization: Bearer \(try token())"] }
         for (k, v) in headers { args += ["-H", "\(k): \(v)"] }
@@ -152,9 +217,12 @@ final class ServerHarness: @unchecked Sendable {
         return t
     }
 
+    /// Sets the fault switches of every running instance.
     func faults(_ json: String) throws {
-        let a = try curl("POST", "/v1/test/faults", json: json, auth: false)
-        guard a.status == 200 else { throw TransferTestError("faults: \(a.status)") }
+        for i in processes.indices where isRunning(i) {
+            let a = try curl("POST", "/v1/test/faults", json: json, auth: false, instance: i)
+            guard a.status == 200 else { throw TransferTestError("faults: \(a.status)") }
+        }
     }
 
     /// Decodes what the server stores (set by the first `CLIHarness.login(to:)`): names, sizes

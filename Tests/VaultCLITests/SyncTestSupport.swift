@@ -1,4 +1,5 @@
 import Foundation
+import VaultTestSupport
 import XCTest
 
 /// What the end-to-end sync tests share: fast retries, logging in to a test server, and reading
@@ -10,6 +11,34 @@ extension CLIHarness {
     /// Uses `fastRetry` for every later command.
     func useFastRetry() {
         for (k, v) in Self.fastRetry { env[k] = v }
+    }
+
+    /// Path → "folder" or the file's SHA-256, from `vault tree --json`: what two devices that
+    /// synced must agree on.
+    func syncTree() throws -> [String: String] {
+        var out: [String: String] = [:]
+        func walk(_ n: [String: Any]) {
+            let path = n["path"] as? String ?? "?"
+            if path != "/" { out[path] = n["type"] as? String == "folder" ? "folder" : (n["sha256"] as? String ?? "-") }
+            for c in n["children"] as? [[String: Any]] ?? [] { walk(c) }
+        }
+        walk(try XCTUnwrap(try ok(["tree", "--json"] + pw).json as? [String: Any]))
+        return out
+    }
+
+    /// `vault sync` started in the background (standard error piped), returned once `ready` holds
+    /// or it has exited (at most a minute).
+    func backgroundSync(until ready: () -> Bool) throws -> (Process, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.vaultBinary)
+        p.arguments = ["sync"] + pw
+        p.environment = env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        _ = eventually(within: 60) { ready() || !p.isRunning }
+        return (p, err)
     }
 
     /// `vault login` to `server` with its test user.

@@ -44,15 +44,7 @@ final class TransferTests: XCTestCase {
 
     /// Starts `vault sync` in the background and waits until the server acknowledged `chunks` chunks.
     func backgroundSync(afterChunks chunks: Int) throws -> (Process, Pipe) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIHarness.vaultBinary)
-        p.arguments = ["sync"] + h.pw
-        p.environment = h.env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        _ = eventually(within: 60) { server.chunkLines(status: 308).count >= chunks || !p.isRunning }
+        let (p, err) = try h.backgroundSync { server.chunkLines(status: 308).count >= chunks }
         XCTAssertTrue(p.isRunning, "vault sync finished before it could be stopped")
         return (p, err)
     }

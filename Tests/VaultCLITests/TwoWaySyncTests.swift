@@ -55,16 +55,7 @@ final class TwoWaySyncTests: XCTestCase {
     }
 
     /// Path → "folder" or the file's SHA-256, from `vault tree --json`.
-    func tree(_ h: CLIHarness) throws -> [String: String] {
-        var out: [String: String] = [:]
-        func walk(_ n: [String: Any]) {
-            let path = n["path"] as? String ?? "?"
-            if path != "/" { out[path] = n["type"] as? String == "folder" ? "folder" : (n["sha256"] as? String ?? "-") }
-            for c in n["children"] as? [[String: Any]] ?? [] { walk(c) }
-        }
-        walk(try XCTUnwrap(try h.ok(["tree", "--json"] + h.pw).json as? [String: Any]))
-        return out
-    }
+    func tree(_ h: CLIHarness) throws -> [String: String] { try h.syncTree() }
 
     func node(_ h: CLIHarness, _ path: String) throws -> [String: Any]? {
         let parent = (path as NSString).deletingLastPathComponent

@@ -74,10 +74,40 @@ final class PostgresMetadataTests: XCTestCase {
         XCTAssertEqual(all.compactMap { $0["cursor"] as? Int }, Array(1...total))
     }
 
+    /// Failed logins counted on one server hold back the attempts on the other (the counts are
+    /// rows of the shared database, not memory of either process), known addresses included.
+    func testLoginBackoffHoldsAcrossServers() throws {
+        let args = ["--login-user-failures", "3", "--login-base-delay", "60"]
+        let a = try ServerProcess(args: args, metadata: url)
+        let b = try ServerProcess(args: args, users: [], metadata: url)
+        XCTAssertEqual(try a.login("alice", "pw-alice", from: "127.0.0.2").status, 200, "alice's usual address")
+        for (i, s) in [a, b, a].enumerated() {
+            XCTAssertEqual(try s.login("alice", "guess", from: "127.0.0.3").status, 401, "guess \(i)")
+        }
+        XCTAssertEqual(try b.login("alice", "guess", from: "127.0.0.3").status, 429, "held back on the other server too")
+        XCTAssertEqual(try a.login("alice", "pw-alice", from: "127.0.0.4").status, 429, "a new address waits on either")
+        XCTAssertEqual(try b.login("alice", "pw-alice", from: "127.0.0.2").status, 200, "the address known on a is known on b")
+    }
+
+    /// With its database gone the server is alive but not ready: `/readyz` 503 names the store (and
+    /// never its password), `/healthz` still 200, so a balancer takes it out without restarting it.
+    func testReadyzIs503WhileTheDatabaseIsDown() throws {
+        let cluster = try PostgresCluster()   // its own: this test stops it for good
+        let s = try ServerProcess(metadata: try cluster.makeDatabase())
+        XCTAssertEqual(try s.client.send("GET", "/readyz").status, 200)
+        cluster.stop()
+        let down = try s.client.send("GET", "/readyz")
+        XCTAssertEqual(down.status, 503, down.text)
+        XCTAssertEqual(down.errorCode, "not_ready")
+        XCTAssertTrue(down.text.contains("metadata store"), down.text)
+        XCTAssertFalse(down.text.contains(PostgresCluster.password), "no password in the answer")
+        XCTAssertEqual(try s.client.send("GET", "/healthz").status, 200)
+    }
+
     func testMigrateAndUserCommandsTakeMetadata() throws {
         let first = try ServerProcess.runCapturing(["migrate", "--metadata", url])
         XCTAssertEqual(first.code, 0, first.stderr)
-        XCTAssertTrue(first.stdout.contains("metadata schema version 1"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("metadata schema version 2"), first.stdout)
         XCTAssertEqual(try ServerProcess.runCapturing(["migrate", "--metadata", url]).code, 0, "migrating twice is a no-op")
         let dir = NSTemporaryDirectory() + "pg-cli-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -98,7 +128,7 @@ final class PostgresMetadataTests: XCTestCase {
 
         let sqlite = try ServerProcess.runCapturing(["migrate", "--data", dir])
         XCTAssertEqual(sqlite.code, 0, sqlite.stderr)
-        XCTAssertTrue(sqlite.stdout.contains("\(dir)/meta.db: metadata schema version 4"), sqlite.stdout)
+        XCTAssertTrue(sqlite.stdout.contains("\(dir)/meta.db: metadata schema version 5"), sqlite.stdout)
     }
 
     /// PostgreSQL restarted under a running server: reads go on at once (a read meeting the

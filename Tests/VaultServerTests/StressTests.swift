@@ -69,7 +69,7 @@ final class StressTests: XCTestCase {
         func sizeOf(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
         try waitUntil("both half bodies to reach the server's files") {
             sizeOf(s.dataDir + "/d/uploads/\(id).part") > 1_048_576
-                && ((try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []).contains { sizeOf(tmp + "/" + $0) > 0 }
+                && s.tempFiles.contains { sizeOf(tmp + "/" + $0) > 0 }
         }
         s.kill9()
 
@@ -80,7 +80,7 @@ final class StressTests: XCTestCase {
         XCTAssertEqual(status.json["chunksProcessed"] as? Int, 1, "the half chunk does not count")
         XCTAssertEqual((status.json["receivedRanges"] as? [[String: Int]])?.first?["end"], 1_048_575)
         XCTAssertTrue((try after.send("GET", "/v1/files").json["files"] as! [Any]).isEmpty, "nothing half-published")
-        XCTAssertTrue(FileManager.default.enumerator(atPath: s.dataDir + "/d/tmp")?.allObjects.isEmpty ?? true)
+        XCTAssertEqual(s.tempFiles, [])
         XCTAssertTrue(FileManager.default.enumerator(atPath: s.dataDir + "/d/content")?.allObjects.isEmpty ?? true)
 
         XCTAssertEqual(try after.putChunk(id, bytes, 2 * 1_048_576, 3 * 1_048_576).status, 308)

@@ -26,8 +26,7 @@ final class UploadTests: XCTestCase {
         XCTAssertEqual(v2.status, 201)
         XCTAssertEqual(v2.json["version"] as? Int, 2)
         XCTAssertEqual(try u.send("GET", "/v1/files/\(id)/content").text, "new")
-        let tmp = FileManager.default.enumerator(atPath: s.dataDir + "/d/tmp")?.allObjects ?? []
-        XCTAssertTrue(tmp.isEmpty, "no temp files left: \(tmp)")
+        XCTAssertEqual(s.tempFiles, [], "no temp files left")
     }
 
     func testMultipartUpload() throws {

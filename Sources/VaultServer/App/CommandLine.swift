@@ -7,6 +7,9 @@ enum ServerCommand {
     case serve(ServerConfig, logRequests: Bool)
     case user(dataDir: String, metadata: String?, UserCommand)
     case migrate(MetadataLocation)
+    /// `export`/`import`: the data folder, its metadata, the bundle folder.
+    case export(dataDir: String, MetadataLocation, bundle: String)
+    case `import`(dataDir: String, MetadataLocation, bundle: String)
     case help(String)
     case version(String)
 
@@ -28,6 +31,8 @@ enum ServerCommand {
             }
             if let help = command as? ServerHelp { return .help(help.text) }
             if let migrate = command as? Migrate { return .migrate(migrate.location) }
+            if let c = command as? Export { return .export(dataDir: c.folder.data, c.folder.location, bundle: c.out) }
+            if let c = command as? Import { return .import(dataDir: c.folder.data, c.folder.location, bundle: c.from) }
             return userCommand(command)
         }
     }

@@ -4,6 +4,8 @@ extension VaultService {
 
     static var routeSpecs: [(method: String, path: String, auth: Bool, handler: Handler)] {
         [
+            ("GET", "/healthz", false, VaultService.healthz),
+            ("GET", "/readyz", false, VaultService.readyz),
             ("POST", "/v1/auth/token", false, VaultService.issueToken),
             ("GET", "/v1/files", true, VaultService.listFiles),
             ("POST", "/v1/files", true, VaultService.createFile),

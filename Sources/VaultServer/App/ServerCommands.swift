@@ -15,7 +15,7 @@ struct VaultServerProgram: ParsableCommand {
             An option given to a command that does not take it is a usage error (exit 2).
             """,
             version: "0.1.0",
-            subcommands: [Serve.self, Migrate.self, User.self, ServerHelp.self],
+            subcommands: [Serve.self, Migrate.self, Export.self, Import.self, User.self, ServerHelp.self],
             sections: [
                 ManualSection(title: "Files", items: [
                     ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite), unless --metadata names a PostgreSQL database."),
@@ -56,6 +56,10 @@ struct Serve: ParsableCommand {
     var metadata: String?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
+    @Option(help: "this instance's name in the request log and /healthz, and of its temp folder DATA/tmp/NAME; give each instance sharing a data folder its own (default: the host name)", valueName: "name")
+    var instance: String?
+    @Option(help: "comma-separated IPv4 addresses of load balancers whose X-Forwarded-For names the client (default none)", valueName: "addresses")
+    var trustedProxy: String?
     @Option(help: "serve HTTPS with this PEM certificate (with --tls-key)", valueName: "file", completion: .file)
     var tlsCert: String?
     @Option(help: "the PEM private key of --tls-cert", valueName: "file", completion: .file)
@@ -112,6 +116,17 @@ struct Serve: ParsableCommand {
             c.host = String(listen[..<colon]); c.port = port
             if c.host == "localhost" { c.host = "127.0.0.1" }
         }
+        if let instance {
+            guard RequestId.isValid(instance) else { throw ValidationError("--instance must be 1-128 of A-Z a-z 0-9 . _ : -") }
+            c.instanceId = instance
+        }
+        if let trustedProxy {
+            let addresses = trustedProxy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !addresses.isEmpty, addresses.allSatisfy({ ClientAddress.isIPv4($0) }) else {
+                throw ValidationError("--trusted-proxy must be IPv4 addresses separated by commas")
+            }
+            c.trustedProxies = Set(addresses)
+        }
         c.tlsCertFile = tlsCert; c.tlsKeyFile = tlsKey
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         c.testFaults = testFaults
@@ -156,12 +171,16 @@ enum MetadataOption {
     static let help = "where the metadata lives: a postgresql:// URL (shared by any number of servers) or a SQLite file (default DATA/meta.db)"
 }
 
-/// The data folder a `vault-server user` command works on, and where its metadata lives.
+/// The data folder a `vault-server user`, `export` or `import` command works on, and where its
+/// metadata lives.
 struct DataFolder: ParsableArguments {
     @Option(help: "the data folder", valueName: "dir", completion: .directory)
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+
+    /// Where its metadata lives.
+    var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data) }
 }
 
 /// The user a `vault-server user` command is about, and the data folder that holds it.
@@ -192,6 +211,30 @@ struct Migrate: ParsableCommand {
 
     /// Where the store to migrate lives.
     var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data ?? ".") }
+}
+
+/// `vault-server export`.
+struct Export: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "export", abstract: "write the whole store to a new folder, for `import` into another",
+                             discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import.")
+    }
+
+    @OptionGroup var folder: DataFolder
+    @Option(help: "the new folder to write (must not exist or be empty)", valueName: "dir", completion: .directory)
+    var out: String
+}
+
+/// `vault-server import`.
+struct Import: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(name: "import", abstract: "read an `export` folder into an empty store",
+                             discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once.")
+    }
+
+    @OptionGroup var folder: DataFolder
+    @Option(help: "the folder `vault-server export` wrote", valueName: "dir", completion: .directory)
+    var from: String
 }
 
 /// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:

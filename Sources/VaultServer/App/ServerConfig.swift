@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything `vault-server serve` can be told on its command line.
 public struct ServerConfig: Sendable {
     public var dataDir: String = ""
@@ -5,6 +7,12 @@ public struct ServerConfig: Sendable {
     public var metadata: String?
     /// Where the metadata lives (`--metadata`, else `DATA/meta.db`).
     var metadataLocation: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
+    /// `--instance`: this process's name in logs and `/healthz`, and its temp folder (default the
+    /// short host name: stable across restarts, so a restart empties what a crash left).
+    public var instanceId: String = ServerConfig.defaultInstanceId
+    /// `--trusted-proxy`: peers (a load balancer) whose `X-Forwarded-For` names the client, for
+    /// the per-IP login backoff; from any other peer the header is ignored.
+    public var trustedProxies: Set<String> = []
     public var host: String = "127.0.0.1"
     public var port: UInt16 = 8443
     public var tlsCertFile: String?
@@ -67,6 +75,12 @@ public struct ServerConfig: Sendable {
         + ":-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305"
         + ":-MAC-ALL:+AEAD"
         + ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1"
+
+    /// The short host name (one instance per machine needs no `--instance`), else `vault`.
+    public static var defaultInstanceId: String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        return RequestId.isValid(host) ? host : "vault"
+    }
 
     public init() {}
 }

@@ -32,6 +32,14 @@ public enum VaultServerMain {
                 let version = try MetadataStore(location).schemaVersion
                 print("\(location): metadata schema version \(version)")
                 return 0
+            case .export(let dataDir, let location, let bundle):
+                let m = try StoreMove.export(dataDir: dataDir, location: location, to: bundle)
+                print("exported \(m.rows["users"] ?? 0) users, \(m.rows["files"] ?? 0) files, \(m.rows["revisions"] ?? 0) revisions and \(m.rows["changes"] ?? 0) changes from \(location) to \(bundle)")
+                return 0
+            case .import(let dataDir, let location, let bundle):
+                let m = try StoreMove.import(dataDir: dataDir, location: location, from: bundle)
+                print("imported \(m.rows["users"] ?? 0) users, \(m.rows["files"] ?? 0) files, \(m.rows["revisions"] ?? 0) revisions and \(m.rows["changes"] ?? 0) changes from \(bundle) into \(location)")
+                return 0
             case .serve(let config, let logRequests):
                 return try serve(config, logRequests: logRequests)
             }
@@ -53,6 +61,7 @@ public enum VaultServerMain {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)   // a write past `ulimit -f` fails with EFBIG (413) instead of killing the server
 
+        AccessLog.processInstance.withLock { $0 = config.instanceId }
         try FileSystem.makeDirectory(config.dataDir)
         let service = try VaultService(config: config)
         try service.recover()
@@ -62,7 +71,7 @@ public enum VaultServerMain {
             key = String(decoding: try FileSystem.readAll(k), as: UTF8.self)
             cert = String(decoding: try FileSystem.readAll(c), as: UTF8.self)
         }
-        let server = try HTTPServer(service: service, log: AccessLog(enabled: logRequests),
+        let server = try HTTPServer(service: service, log: AccessLog(enabled: logRequests, instance: config.instanceId),
                                     options: HTTPServerOptions(config: config, tlsKeyPEM: key, tlsCertPEM: cert))
         let port = try server.start()
         let sweeper = Thread { [service] in
@@ -70,6 +79,7 @@ public enum VaultServerMain {
                 Thread.sleep(forTimeInterval: TimeInterval(service.config.sweepInterval))
                 service.sweepExpiredUploads()
                 service.cutOffRevokedStreams()
+                service.sweepLoginThrottle()
             }
         }
         sweeper.start()
@@ -80,7 +90,7 @@ public enum VaultServerMain {
             Thread { doorbell.run() }.start()
         }
         FileHandle.standardOutput.write(Data("listening on \(config.host):\(port)\n".utf8))
-        AccessLog.message("vault-server listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
+        AccessLog.message("vault-server \(config.instanceId) listening on \(config.host):\(port)\(key == nil ? "" : " (TLS)")")
 
         var sig: Int32 = 0
         sigwait(&set, &sig)

@@ -28,14 +28,14 @@ final class VaultService: @unchecked Sendable {
         self.config = config
         self.clock = clock
         hub = EventHub(perUserLimit: config.maxEventStreams, keepAlive: Double(config.keepAliveInterval))
-        logins = LoginThrottle(policy: config.loginThrottle, clock: clock)
         let stall = TimeInterval(config.chunkStallTimeout)
         // A short stall is waited out whole (plus a margin), so a waiter never gives up a hair before
         // the writer would have counted as stalled.
         chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
-        content = try ContentStore(root: config.dataDir)
+        content = try ContentStore(root: config.dataDir, instance: config.instanceId)
         store = try MetadataStore(config.metadataLocation)
         users = UserDirectory(store: store)
+        logins = LoginThrottle(policy: config.loginThrottle, ledger: StoredLoginLedger(store: store))
         signer = try TokenSigner.loadOrCreate(path: config.jwtSecretFile ?? config.dataDir + "/jwt.secret")
     }
 

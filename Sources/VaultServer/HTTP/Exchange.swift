@@ -23,6 +23,10 @@ final class Exchange {
     /// `finish` is queued on `lane`.
     var finishing = false
     var request: HTTPRequest?
+    /// `X-Request-Id`: the balancer's, else made here; sent back and logged.
+    var requestId = ""
+    /// The matched route's pattern (`/v1/files/{id}`), for the log: never ids or names.
+    var route: String?
     var userId: String?
     var plan: RequestPlan?
     /// An answer decided before or during the body; the rest of the body is discarded.

@@ -38,6 +38,7 @@ extension HTTPServer {
         }
         guard let resp else { return }
         for (k, v) in response.headers { _ = MHD_add_response_header(resp, k, v) }
+        if !ex.requestId.isEmpty { _ = MHD_add_response_header(resp, "X-Request-Id", ex.requestId) }
         ex.status = response.status
         ex.responseBytes = response.bodyCount
         _ = MHD_queue_response(conn, UInt32(response.status), resp)

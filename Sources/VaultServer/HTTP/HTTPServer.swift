@@ -143,8 +143,13 @@ final class HTTPServer: @unchecked Sendable {
                 request = try HTTPRequest(method: ex.method, rawPath: ex.path,
                                           rawQuery: Self.rawValues(conn, kind: .GET_ARGUMENT_KIND),
                                           rawHeaders: Self.rawValues(conn, kind: .HEADER_KIND))
-                request?.clientAddress = Self.clientAddress(conn)
+                if let r = request {
+                    ex.requestId = RequestId.choose(incoming: r.header("x-request-id")) { Sodium.randomID() }
+                    request?.clientAddress = ClientAddress.resolve(peer: Self.clientAddress(conn), forwardedFor: r.header("x-forwarded-for"),
+                                                                   trusted: service.config.trustedProxies)
+                }
             } catch {
+                ex.requestId = Sodium.randomID()
                 ex.failure = .error(.unexpected(error))
             }
             if let lane = ex.lane, ex.parking.parkForWork() {
@@ -279,6 +284,7 @@ final class HTTPServer: @unchecked Sendable {
         case .found(let route, let params):
             request.pathParams = params
             ex.request = request
+            ex.route = route.pattern
             do {
                 let uid = route.requiresAuth ? try service.authenticate(request) : ""
                 ex.userId = route.requiresAuth ? uid : nil

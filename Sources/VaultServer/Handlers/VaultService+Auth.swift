@@ -8,13 +8,13 @@ extension VaultService {
         let ip = ctx.request.clientAddress
         return .buffer(limit: 64 * 1024) { [self] body in
             let req = try decode(TokenRequest.self, body)
-            if let wait = logins.admit(user: req.username, ip: ip) {
+            if let wait = try logins.admit(user: req.username, ip: ip) {
                 throw APIError.tooMany("too many failed logins; try again in \(wait) s", retryAfter: wait)
             }
             guard let signIn = try users.check(name: req.username, password: Array(req.password.utf8)) else {
                 throw APIError.unauthorized("wrong username or password")
             }
-            logins.succeeded(user: req.username, ip: ip)
+            try logins.succeeded(user: req.username, ip: ip)
             let (token, exp) = signer.issue(userId: signIn.userId, generation: signIn.generation, ttl: config.sessionTTL)
             return .json(TokenResponse(token: token, expiresAt: exp, userId: signIn.userId))
         }

@@ -6,23 +6,39 @@ import Glibc
 #endif
 
 /// The content folder: one file per revision under `content/`, upload parts under `uploads/`,
-/// one-shot upload temps under `tmp/`. Every published file got there by fsync + rename + dir fsync.
+/// one-shot upload temps under `tmp/INSTANCE/` (several servers may share the folder: each
+/// clears only its own temps). Every published file got there by fsync + rename + dir fsync.
 struct ContentStore: Sendable {
     let root: String
+    /// `--instance`: the temp folder's name.
+    let instance: String
     var contentDir: String { root + "/content" }
     var uploadsDir: String { root + "/uploads" }
-    var tmpDir: String { root + "/tmp" }
+    var tmpDir: String { root + "/tmp/" + instance }
 
-    init(root: String) throws {
-        self.root = root
-        for d in [root, contentDir, uploadsDir, tmpDir] { try FileSystem.makeDirectory(d) }
-        // One-shot upload temps never survive a restart.
+    init(root: String, instance: String) throws {
+        self.root = root; self.instance = instance
+        for d in [root, contentDir, uploadsDir, root + "/tmp", tmpDir] { try FileSystem.makeDirectory(d) }
+        // One-shot upload temps never survive a restart: this instance's own, loose ones of the
+        // layout before per-instance folders, and a day-old one of an instance since renamed
+        // (never a recent one of another instance: it may be live).
         for name in FileSystem.list(tmpDir) { FileSystem.remove(tmpDir + "/" + name) }
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        for name in FileSystem.list(root + "/tmp") where name != instance {
+            let path = root + "/tmp/" + name
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { continue }
+            guard isDir.boolValue else { FileSystem.remove(path); continue }
+            for temp in FileSystem.list(path) {
+                let modified = (try? FileManager.default.attributesOfItem(atPath: path + "/" + temp))?[.modificationDate] as? Date
+                if let modified, modified < dayAgo { FileSystem.remove(path + "/" + temp) }
+            }
+        }
     }
 
     /// The content folder of an existing data folder, as it is (for `vault-server user` commands,
     /// which must not clear the temps of a server running on it).
-    init(existing root: String) { self.root = root }
+    init(existing root: String) { self.root = root; instance = "" }
 
     /// Deletes the content and part files a removed user left (`SQLConnection.deleteUser`).
     func remove(_ files: RemovedUserFiles) throws {

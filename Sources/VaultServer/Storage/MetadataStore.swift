@@ -79,6 +79,13 @@ final class MetadataStore: @unchecked Sendable {
         get throws { try withDB { db in try db.schemaVersion } }
     }
 
+    /// The schema version the store is at, and the one this server writes (they differ when
+    /// another server migrated the shared database further, or nobody migrated it yet).
+    func schemaVersions() throws -> (found: Int, wanted: Int) {
+        let wanted = db.dialect == .postgresql ? Self.postgresMigrator.latestVersion : Self.migrator.latestVersion
+        return (try schemaVersion, wanted)
+    }
+
     /// Whether `e` is the unique index of live names in a folder (`files_name`) refusing a row.
     static func isNameClash(_ e: SQLError) -> Bool {
         e.kind == .constraint && (e.message.contains("\"files_name\"") || e.message.contains("files.owner, files.parent_id, files.name"))
@@ -142,7 +149,20 @@ final class MetadataStore: @unchecked Sendable {
         ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
         \(ownerTriggers)
         """),
+        // The login throttle, shared by every server on the store (`StoredLoginLedger`).
+        SQLMigrator.Migration("login throttle", sql: loginThrottleTables(text: "TEXT", real: "REAL")),
     ])
+
+    /// The login throttle's tables in either engine's type names.
+    static func loginThrottleTables(text: String, real: String) -> String {
+        """
+        CREATE TABLE login_failures(
+            kind TEXT NOT NULL, subject \(text) NOT NULL, failures \(real) NOT NULL, last_at \(real) NOT NULL,
+            PRIMARY KEY(kind, subject));
+        CREATE TABLE login_known(
+            user_name \(text) NOT NULL, ip TEXT NOT NULL, seen_at \(real) NOT NULL, PRIMARY KEY(user_name, ip));
+        """
+    }
 
     /// The message of the constraint error a write for a removed user (or its session) fails with.
     static let ownerGone = "vault: the user was removed"

@@ -60,6 +60,7 @@ extension MetadataStore {
             updated_at DOUBLE PRECISION NOT NULL);
         \(postgresOwnerTriggers)
         """),
+        SQLMigrator.Migration("login throttle", sql: loginThrottleTables(text: #"TEXT COLLATE "C""#, real: "DOUBLE PRECISION")),
     ])
 
     /// The PostgreSQL form of `ownerTriggers`: a row whose user (partial chunk: whose session) no

@@ -155,6 +155,15 @@ final class ServerProcess: @unchecked Sendable {
         p.waitUntilExit()
     }
 
+    /// The one-shot upload temps left in `DATA/tmp/` (files only: each instance has a folder there).
+    var tempFiles: [String] {
+        let root = dataDir + "/d/tmp"
+        return (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
+            var isDir: ObjCBool = false
+            return FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDir) && !isDir.boolValue
+        }
+    }
+
     var pid: Int32 { process?.processIdentifier ?? 0 }
     var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Scale-out of vault-server on this machine (issue 22), side by side with the embedded server:
+# builds release; starts a PostgreSQL 15 cluster of its own (initdb in a temp folder, loopback,
+# default durability: fsync on), three instances on it sharing one data folder behind haproxy
+# round-robin, and one embedded server (SQLite + folder). Prints upload throughput with 1, 4
+# and 16 concurrent curl clients (SIZE_MB-MiB one-request uploads) for both and the ratio; the
+# latency from sending a change through instance 1 to its event on a stream open on instance 2
+# (CHANGES changes, p50/p99, while STREAMS idle streams are open there); and each process's RSS.
+# Everything on loopback, all temp data removed at exit.
+#   SIZE_MB=16 CHANGES=200 STREAMS=100 SCRATCH=.build-server scripts/bench-scale-out.sh
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SCRATCH=${SCRATCH:-$ROOT/.build-server}
+SIZE_MB=${SIZE_MB:-16}
+CHANGES=${CHANGES:-200}
+STREAMS=${STREAMS:-100}
+PG_BIN=/usr/lib/postgresql/15/bin
+PY=/usr/bin/python3
+for tool in curl haproxy "$PG_BIN/initdb" "$PY"; do
+  command -v "$tool" >/dev/null || { echo "$tool is required (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+# shellcheck source=lib/release-server.sh
+. "$ROOT/scripts/lib/release-server.sh"
+PIDS=()
+PG_PID=""
+stop_all() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  if [ -n "$PG_PID" ]; then kill "$PG_PID" 2>/dev/null || true; wait "$PG_PID" 2>/dev/null || true; fi
+  cleanup
+}
+trap stop_all EXIT
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# PostgreSQL of our own (as the postgres user when run as root: it refuses to run as root).
+AS=()
+mkdir -p "$TMP/pg" && chmod 0700 "$TMP/pg"
+printf 'bench-db-password\n' > "$TMP/pg/pw"
+if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$TMP/pg"; chmod 0755 "$TMP"; AS=(runuser -u postgres --); fi
+"${AS[@]}" "$PG_BIN/initdb" -D "$TMP/pg/data" -U vault --pwfile "$TMP/pg/pw" --auth=scram-sha-256 --locale=C -E UTF8 \
+  --no-instructions >/dev/null
+PG_PORT=$(free_port)
+"${AS[@]}" "$PG_BIN/postgres" -D "$TMP/pg/data" -c listen_addresses=127.0.0.1 -p "$PG_PORT" -k "$TMP/pg" \
+  -c max_connections=50 >"$TMP/pg.log" 2>&1 &
+PG_PID=$!
+for _ in $(seq 100); do "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break; sleep 0.1; done
+URL="postgresql://vault:bench-db-password@127.0.0.1:$PG_PORT/postgres"
+
+MAX_BODY=$(( (SIZE_MB + 1) << 20 ))
+start_server() {   # name, extra args…: starts it, waits for its port; sets LAST_PORT, LAST_PID
+  local name=$1; shift
+  "$BIN" serve --listen 127.0.0.1:0 --quiet --max-body "$MAX_BODY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+  for _ in $(seq 100); do grep -q listening "$TMP/$name.out" 2>/dev/null && break; sleep 0.1; done
+  LAST_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/$name.out")
+  [ -n "$LAST_PORT" ] || { echo "$name did not start:" >&2; cat "$TMP/$name.err" >&2; exit 1; }
+}
+
+"$BIN" migrate --metadata "$URL" >/dev/null
+"$BIN" user add bench --data "$TMP/shared" --metadata "$URL" --password-file "$TMP/pw" >/dev/null
+"$BIN" user add bench --data "$TMP/embedded" --password-file "$TMP/pw" >/dev/null
+head -c 32 /dev/urandom > "$TMP/jwt.secret"
+PORTS=(); INSTANCE_PIDS=()
+for i in 1 2 3; do
+  start_server "vault$i" --data "$TMP/shared" --metadata "$URL" --jwt-secret-file "$TMP/jwt.secret" \
+    --instance "vault$i" --trusted-proxy 127.0.0.1 --max-connections-per-ip 0 --max-event-streams 100000
+  PORTS+=("$LAST_PORT"); INSTANCE_PIDS+=("$LAST_PID")
+done
+start_server embedded --data "$TMP/embedded"
+EMBEDDED_PORT=$LAST_PORT; EMBEDDED_PID=$LAST_PID
+
+LB_PORT=$(free_port)
+cat > "$TMP/haproxy.cfg" <<EOF
+global
+    maxconn 4000
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 120s
+    timeout server 120s
+    retries 3
+    option redispatch
+    option forwardfor
+frontend vault
+    bind 127.0.0.1:$LB_PORT
+    default_backend instances
+backend instances
+    balance roundrobin
+    option httpchk GET /readyz
+    http-check expect status 200
+    server vault1 127.0.0.1:${PORTS[0]} check inter 1s
+    server vault2 127.0.0.1:${PORTS[1]} check inter 1s
+    server vault3 127.0.0.1:${PORTS[2]} check inter 1s
+EOF
+haproxy -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$LB_PORT/readyz" && break; sleep 0.1; done
+
+token() { curl -sf -X POST "$1/v1/auth/token" -d '{"username":"bench","password":"bench-password"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p'; }
+head -c $(( SIZE_MB << 20 )) /dev/urandom > "$TMP/payload"
+now() { date +%s.%N; }
+upload_round() {   # base URL, token, clients → seconds
+  local base=$1 tok=$2 n=$3 t0 t1 pids=()
+  t0=$(now)
+  for i in $(seq "$n"); do
+    curl -sf -o /dev/null -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/octet-stream' \
+      --data-binary @"$TMP/payload" "$base/v1/upload?uploadType=media&name=$RANDOM-$n-$i" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  t1=$(now)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+
+EMB="http://127.0.0.1:$EMBEDDED_PORT"; LB="http://127.0.0.1:$LB_PORT"
+EMB_TOKEN=$(token "$EMB"); LB_TOKEN=$(token "$LB")
+echo "payload ${SIZE_MB} MiB per client; $(nproc) cores; PostgreSQL 15 (fsync on) on loopback; 3 instances behind haproxy"
+printf '%-10s %18s %22s %8s\n' "clients" "embedded MiB/s" "3 instances MiB/s" "ratio"
+for N in 1 4 16; do
+  e=$(upload_round "$EMB" "$EMB_TOKEN" "$N")
+  d=$(upload_round "$LB" "$LB_TOKEN" "$N")
+  awk -v n="$N" -v s="$SIZE_MB" -v e="$e" -v d="$d" \
+    'BEGIN { printf "%-10s %18.1f %22.1f %7.2fx\n", n, n * s / e, n * s / d, e / d }'
+done
+
+# Cross-instance event latency: a stream on instance 2 (plus idle ones), changes through instance 1.
+"$PY" - "${PORTS[0]}" "${PORTS[1]}" "$(token "http://127.0.0.1:${PORTS[0]}")" "$CHANGES" "$STREAMS" <<'EOF'
+import http.client, json, socket, sys, threading, time
+writer_port, reader_port, token, changes, streams = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+auth = {"Authorization": "Bearer " + token}
+def open_stream():
+    s = socket.create_connection(("127.0.0.1", reader_port))
+    s.sendall(("GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n" % token).encode())
+    return s
+idle = [open_stream() for _ in range(max(0, streams - 1))]
+live = open_stream()
+live.settimeout(10)
+buf = b""
+def read_until(marker):
+    global buf
+    while marker not in buf:
+        buf += live.recv(65536)
+    i = buf.index(marker) + len(marker); out, buf = buf[:i], buf[i:]
+    return out
+read_until(b": connected")
+w = http.client.HTTPConnection("127.0.0.1", writer_port)
+lat = []
+for i in range(changes):
+    body = json.dumps({"name": "lat-%d-%f" % (i, time.time()), "parentId": "root", "type": "folder"})
+    t0 = time.monotonic()   # from sending the change: the write, its commit, NOTIFY, the other instance's wake-up
+    w.request("POST", "/v1/files", body, dict(auth, **{"Content-Type": "application/json"}))
+    r = w.getresponse(); r.read()
+    read_until(b"event: changed")
+    lat.append(time.monotonic() - t0)
+lat.sort()
+p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000
+print("event on instance 2 after a change sent through instance 1 (%d changes, %d streams open): p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+      % (changes, streams, p(0.5), p(0.99), lat[-1] * 1000))
+for s in idle: s.close()
+EOF
+
+rss() { awk '/VmRSS/ { r = $2 } /VmHWM/ { h = $2 } END { printf "RSS %.1f MiB (peak %.1f MiB)", r / 1024, h / 1024 }' "/proc/$1/status"; }
+for i in 0 1 2; do echo "instance vault$((i + 1)): $(rss "${INSTANCE_PIDS[$i]}")"; done
+echo "embedded server: $(rss "$EMBEDDED_PID")"
