@@ -36,15 +36,18 @@ echo
 echo "== 1. first pull of $NODES nodes (metadata only) into a fresh device"
 # curl: every page of the same listing the device reads (page size 5000), to /dev/null.
 export -f bench_curl_pages; export BASE TOKEN OUT
+C0=$(bench_server_cpu)
 bench_timed curl bash -c 'bench_curl_pages "$TOKEN"'
-CURL_S=$SECS
+CURL_S=$SECS; CURL_SERVER_CPU=$(python3 -c "print(f'{$(bench_server_cpu)-$C0:.2f}')")
 export VAULT_HOME="$OUT/b"
 v join --server "$BASE" --user bench --server-password-file "$OUT/spw" >/dev/null
+C0=$(bench_server_cpu)
 bench_timed pull "$BIN/vault" sync --password-file "$OUT/pw"
-PULL_S=$SECS; PULL_RSS=$RSS_KB
+PULL_S=$SECS; PULL_RSS=$RSS_KB; PULL_CPU=$CPU_S; PULL_SERVER_CPU=$(python3 -c "print(f'{$(bench_server_cpu)-$C0:.2f}')")
 COUNT=$(bench_count_nodes)
-printf '%-44s %8s s\n' "curl, the same listing pages" "$CURL_S"
+printf '%-44s %8s s   (server CPU %s s)\n' "curl, the same listing pages" "$CURL_S" "$CURL_SERVER_CPU"
 printf '%-44s %8s s   ratio %s   peak RSS %s   (targets <= 10 s, <= 64 MiB)\n' "vault sync (join, first pull: $COUNT nodes)" "$PULL_S" "$(bench_ratio "$PULL_S" "$CURL_S")" "$(bench_mib "$PULL_RSS")"
+printf '%-44s %8s s   (server CPU %s s; on a loaded machine CPU seconds move less than wall time)\n' "  its CPU (user + system)" "$PULL_CPU" "$PULL_SERVER_CPU"
 
 echo
 echo "== 2. incremental pull of 1,000 changes"

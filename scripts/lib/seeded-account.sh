@@ -1,7 +1,8 @@
 # Sourced by the sync benchmarks (bench-sync.sh, bench-scale.sh) after they set BIN (the release
 # products) and BENCH_NAME. Makes OUT (the scratch folder, named after BENCH_NAME) and a trap that
 # stops the server and removes OUT on exit. Gives:
-#   bench_timed LABEL CMD…      runs CMD (stdout to /dev/null) under GNU time; sets SECS and RSS_KB
+#   bench_timed LABEL CMD…      runs CMD (stdout to /dev/null) under GNU time; sets SECS, RSS_KB and
+#                               CPU_S (user + system seconds); bench_server_cpu: the server's CPU seconds
 #   bench_mib KB, bench_ratio A B
 #   bench_server_start USER…    adds USERs (password "$OUT/spw"), starts vault-server on loopback;
 #                               sets SERVER_PID (stopped on exit) and BASE
@@ -25,13 +26,18 @@ export VAULT_NO_KEYRING=1 VAULT_METERED=0 VAULT_BACKGROUND_DOWNLOADS=0
 v() { "$BIN/vault" "$@" --password-file "$OUT/pw" 2> >(grep -v 'no Secret Service' >&2); }
 bench_timed() {
   local label=$1; shift
-  local s e; s=$(date +%s.%N)
-  /usr/bin/time -f %M -o "$OUT/$label.rss" timeout -k 10 600 "$@" >/dev/null 2>"$OUT/$label.err" \
+  local s e u sy m; s=$(date +%s.%N)
+  /usr/bin/time -f '%U %S %M' -o "$OUT/$label.rss" timeout -k 10 600 "$@" >/dev/null 2>"$OUT/$label.err" \
     || { echo "  !! $label failed: $(tail -n 3 "$OUT/$label.err" | tr '\n' ' ')"; }
   e=$(date +%s.%N)
   SECS=$(python3 -c "print(f'{$e-$s:.3f}')")
-  RSS_KB=$(tail -n 1 "$OUT/$label.rss" | grep -E '^[0-9]+$' || echo 0)
+  read -r u sy m < <(tail -n 1 "$OUT/$label.rss") || true
+  [[ "${m:-}" =~ ^[0-9]+$ ]] && RSS_KB=$m || RSS_KB=0
+  CPU_S=$(python3 -c "print(f'{${u:-0}+${sy:-0}:.2f}')" 2>/dev/null || echo 0)
 }
+# CPU seconds (user + system) the server has used so far: what a figure cost the server, less
+# sensitive to a loaded machine than wall time.
+bench_server_cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$SERVER_PID/stat"; }
 bench_mib() { python3 -c "print(f'{$1/1024:.1f} MiB')"; }
 bench_ratio() { python3 -c "print(f'{$1/max($2,1e-9):.2f}')"; }
 bench_server_start() {
