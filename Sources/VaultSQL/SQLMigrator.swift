@@ -48,6 +48,8 @@ public struct SQLMigrator: Sendable {
         let current = try version(of: db)
         for v in current..<latestVersion {
             try db.transaction {
+                // Another connection may have run it since the version was read.
+                guard try db.schemaVersion == v else { return }
                 try db.execute(migrations[v].sql)
                 try migrations[v].then?(db)
                 try db.setSchemaVersion(v + 1)

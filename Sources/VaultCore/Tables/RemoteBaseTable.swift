@@ -47,11 +47,10 @@ struct RemoteBaseTable {
         """
 
     /// Migration 8's copy: every row of the schema-7 table (hex ids as TEXT, the content record
-    /// as JSON) into `remote_base_compact`, streamed; `crashPoint` is called after each 100 rows
+    /// as JSON) into `remote_base_compact`, streamed; `crashPoint` is called after each row
     /// and once the copy is done (the crash tests kill the process there).
     static func copySchema7Rows(_ db: SQLDatabase, crashPoint: (String) -> Void) throws {
         let st = try db.prepare("SELECT remote_id, parent_id, name, type, version, record_seq, content_seq, content FROM remote_base")
-        var copied = 0
         while try st.step() {
             let r = st.row()
             let json = try r.decode(String?.self, "content")
@@ -66,8 +65,7 @@ struct RemoteBaseTable {
                                version: try r.decode(Int64.self, "version"), recordSeq: try r.decode(Int64.self, "record_seq"),
                                contentSeq: try r.decode(Int64.self, "content_seq"), content: content)
             try db.run("INSERT INTO remote_base_compact(\(columns)) VALUES (?,?,?,?,?,?,?,?)", bindings(b))
-            copied += 1
-            if copied % 100 == 0 { crashPoint("migration-8-rows") }
+            crashPoint("migration-8-row")
         }
         crashPoint("migration-8-copied")
     }
