@@ -45,6 +45,7 @@ breakdown() {
     | sqlite3 -batch -init /dev/null "$OUT/plain.db" \
     | awk -v n="$count" -v ps="$ps" 'NF==4 { printf "  %-32s %12d bytes %8.1f B/node  (payload %d, %d pages)\n", $1, $2, $2/n, $3, $4; t+=$2 }
         END { printf "  %-32s %12d bytes %8.1f B/node  (page size %s)\n", "all pages", t, t/n, ps }'
+  [ -n "${BENCH_KEEP_PLAIN:-}" ] && cp "$OUT/plain.db" "$BENCH_KEEP_PLAIN/$(basename "$home").db"
   rm -f "$OUT/plain.db"
   key=""
   local f=$(stat -c %s "$home/metadata.db")
