@@ -6,6 +6,7 @@
 # the same after `put -r` of BENCH_PUT_FILES files. Sizes do not depend on the build mode, so
 # BUILD=debug (the default: the seeding needs the test build anyway) is fine; BUILD=release
 # also prints release timings of the pull.
+# BENCH_KEEP_PLAIN=DIR keeps the plain copies (of this synthetic data) in DIR, for experiments.
 # Usage: scripts/bench-db-bytes.sh [NODES=20000]   (env: BUILD=debug|release, BENCH_PUT_FILES=2000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
