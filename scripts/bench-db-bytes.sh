@@ -23,7 +23,7 @@ if [ "$BUILD" = release ]; then
   swift build -c release --product vault-server 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
 fi
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1   # the seeding helper
-BIN=$(swift build -c "$BUILD" --show-bin-path)
+BIN=${BENCH_BIN:-$(swift build -c "$BUILD" --show-bin-path)}   # BENCH_BIN: another build of vault and vault-server (a before/after)
 
 BENCH_NAME=bench-db-bytes
 source scripts/lib/seeded-account.sh
