@@ -6,6 +6,8 @@
 # the same after `put -r` of BENCH_PUT_FILES files. Sizes do not depend on the build mode, so
 # BUILD=debug (the default: the seeding needs the test build anyway) is fine; BUILD=release
 # also prints release timings of the pull.
+# BENCH_UPGRADE_BIN=DIR (with BENCH_BIN an older build) also times DIR's vault upgrading the
+# pulled database on its first open, and prints the breakdown again.
 # BENCH_KEEP_PLAIN=DIR keeps the plain copies (of this synthetic data) in DIR, for experiments.
 # Usage: scripts/bench-db-bytes.sh [NODES=20000]   (env: BUILD=debug|release, BENCH_PUT_FILES=2000)
 set -euo pipefail
@@ -62,6 +64,11 @@ echo "first pull of $NODES nodes ($BUILD build): $SECS s, peak RSS $(bench_mib "
 COUNT=$(bench_count_nodes)
 echo "== metadata.db after the first pull of $COUNT nodes"
 breakdown "$VAULT_HOME" "$COUNT"
+if [ -n "${BENCH_UPGRADE_BIN:-}" ]; then   # the pull's vault (BENCH_BIN, an older one) upgraded by this one
+  bench_timed upgrade "$BENCH_UPGRADE_BIN/vault" status --password-file "$OUT/pw"
+  echo "== the same after $BENCH_UPGRADE_BIN/vault upgraded it (its first open: $SECS s, peak RSS $(bench_mib "$RSS_KB"))"
+  breakdown "$VAULT_HOME" "$COUNT"
+fi
 
 python3 - "$OUT/tree" "$PUT_FILES" <<'PY'
 import os, sys
