@@ -173,27 +173,14 @@ enum MetadataSchema {
         },
     ])
 
-    /// The version whose migration rebuilds `remote_base` compact.
-    static let compactBasesVersion = 8
-
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.
     static func isCurrent(_ db: SQLDatabase) throws -> Bool {
         try db.userVersion == migrator.latestVersion
     }
 
-    /// Brings `db` to the newest schema, one transaction per migration. A database that
-    /// migration 8 rebuilt is vacuumed after it (its own journaled transaction): the old bases'
-    /// pages would otherwise stay in the file as free pages, which made an upgraded file larger
-    /// than before (1,069 against 899 B per node at 100,000 nodes).
+    /// Brings `db` to the newest schema, one transaction per migration.
     static func migrate(_ db: SQLDatabase) throws {
-        let before = try db.userVersion
-        do {
-            try migrator.migrate(db)
-            if before > 0, before < compactBasesVersion, try db.userVersion >= compactBasesVersion {
-                TestHooks.crashPoint("migration-8-committed")
-                try db.execute("VACUUM")
-            }
-        } catch let e as SQLError where e.kind == .newerSchema {
+        do { try migrator.migrate(db) } catch let e as SQLError where e.kind == .newerSchema {
             throw VaultError(.integrity, "the metadata database is from a newer vault (schema \(try db.userVersion))",
                              hint: "upgrade vault")
         }
