@@ -14,7 +14,8 @@ password it:
      keyslot file's HMAC line; with a rotation pending, also unwraps the new master key,
   4. opens metadata.db with the `sqlcipher` command-line tool and the raw key x'<database key>'
      (and, with --check-db-pages, also decrypts every SQLCipher page itself and compares),
-  5. walks the `nodes` table from the root, prints every path, and decrypts every local blob
+  5. reads the sync's bases (`remote_base`) of schema 7 (JSON) or 8 (compact records), then
+     walks the `nodes` table from the root, prints every path, and decrypts every local blob
      (header checks, data-key unwrap under the key of the header's epoch, every segment tag, the
      last-segment flag, size and SHA-256) into the output folder.
 
@@ -279,10 +280,108 @@ NODE_QUERY = ("SELECT 'N', hex(id), CASE WHEN parent_id IS NULL THEN '-' ELSE he
               " size, content_state, CASE WHEN local_path IS NULL THEN '-' ELSE local_path END,"
               " CASE WHEN sha256 IS NULL THEN '-' ELSE sha256 END FROM nodes;")
 BLOB_QUERY = "SELECT 'B', id, area, size, sealed_size, sha256, key_epoch FROM blobs;"
+# remote_base, the sync's bases: schema 7 keeps ids as TEXT and the content record as JSON; schema 8
+# keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
+SCHEMA_MAX = 8
+BASE_QUERY = {
+    7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
+        " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
+    8: ("SELECT 'R', typeof(remote_id), hex(remote_id), typeof(parent_id), hex(parent_id), hex(name),"
+        " folder, version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
+}
 
 
-def parse_rows(lines):
-    nodes, blobs = [], {}
+def stored_id(kind, hexed):
+    """A schema-8 key (or a schema-7 id): BLOB of 16 bytes -> 32 lowercase hex digits; TEXT as it is."""
+    if kind == "null":
+        return None
+    raw = bytes.fromhex(hexed)
+    if kind == "blob":
+        if len(raw) != 16:
+            raise Failure(f"remote_base: a key of {len(raw)} bytes (16 expected)")
+        return raw.hex()
+    if kind == "text":
+        return raw.decode("utf-8")
+    raise Failure(f"remote_base: a key stored as {kind}")
+
+
+def compact_content(raw):
+    """A schema-8 compact content record (SECURITY.md "Metadata database") -> dict, as JSON has it."""
+    at = 0
+
+    def byte():
+        nonlocal at
+        if at >= len(raw):
+            raise Failure("remote_base: a compact content record is truncated")
+        at += 1
+        return raw[at - 1]
+
+    def take(n):
+        nonlocal at
+        if len(raw) - at < n:
+            raise Failure("remote_base: a compact content record is truncated")
+        at += n
+        return raw[at - n:at]
+
+    def varint():
+        v, shift = 0, 0
+        while True:
+            b = byte()
+            v |= (b & 0x7F) << shift
+            if b < 0x80:
+                return v
+            shift += 7
+            if shift >= 64:
+                raise Failure("remote_base: a varint longer than 64 bits")
+
+    def integer():
+        z = varint()
+        return (z >> 1) ^ -(z & 1)
+
+    def string(optional=False):
+        tag = byte()
+        if tag == 0:
+            return take(varint()).decode("utf-8")
+        if tag == 1:
+            return take(16).hex()
+        if tag == 2:
+            return take(32).hex()
+        if tag == 3:
+            h = take(16).hex()
+            return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        if tag == 4 and optional:
+            return None
+        raise Failure(f"remote_base: unknown string tag {tag} in a compact content record")
+
+    if byte() != 1:
+        raise Failure("remote_base: a compact content record of an unknown format")
+    rec = {"blob": string(), "device": string()}
+    name = string(optional=True)
+    if name is not None:
+        rec["deviceName"] = name
+    rec["mime"] = string()
+    rec["mtime"], rec["sealedSize"], rec["seq"] = integer(), integer(), integer()
+    rec["sha256"] = string()
+    rec["size"], rec["v"] = integer(), integer()
+    if at != len(raw):
+        raise Failure("remote_base: bytes after a compact content record")
+    return rec
+
+
+def parse_base(f, schema):
+    content = None
+    if f[8] != "-":
+        raw = bytes.fromhex(f[8])
+        content = json.loads(raw.decode("utf-8")) if schema == 7 else compact_content(raw)
+        for k in ("blob", "device", "mime", "mtime", "sealedSize", "seq", "sha256", "size", "v"):
+            if k not in content:
+                raise Failure(f"remote_base: a content record without {k!r}")
+    return {"id": stored_id(f[1], f[2]), "parent": stored_id(f[3], f[4]), "name": bytes.fromhex(f[5]).decode("utf-8"),
+            "folder": f[6] == "1", "version": int(f[7]), "content": content}
+
+
+def parse_rows(lines, schema):
+    nodes, blobs, bases = [], {}, []
     for line in lines:
         f = line.split("|")
         if f[0] == "N" and len(f) == 9:
@@ -292,22 +391,39 @@ def parse_rows(lines):
                 "state": f[6], "blob": None if f[7] == "-" else f[7], "sha256": None if f[8] == "-" else f[8]})
         elif f[0] == "B" and len(f) == 7:
             blobs[f[1]] = {"area": f[2], "size": int(f[3]), "sealed": int(f[4]), "sha256": f[5], "epoch": int(f[6])}
+        elif f[0] == "R" and len(f) == 9:
+            bases.append(parse_base(f, schema))
         elif line.strip():
             raise Failure(f"unexpected sqlcipher output: {line[:80]!r}")
-    return nodes, blobs
+    return nodes, blobs, bases
 
 
-def read_db_with_sqlcipher(db_path, db_key):
+def check_schema(version):
+    if version > SCHEMA_MAX:
+        raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
+    if version < 7:
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 and 8)")
+    return version
+
+
+def run_sqlcipher(db_path, db_key, statements):
     # The key goes through stdin, never the command line (other users can read argv).
     script = (f"PRAGMA key = \"x'{db_key.hex()}'\";\n"
               "PRAGMA query_only = ON;\n"
               ".mode list\n.separator |\n.headers off\n"
-              f"{NODE_QUERY}\n{BLOB_QUERY}\n")
+              f"{statements}\n")
     p = subprocess.run(["sqlcipher", "-batch", "-bail", "-init", "/dev/null", db_path],
                        input=script.encode(), capture_output=True)
     if p.returncode != 0:
         raise Failure(f"sqlcipher cannot read metadata.db with the database key: {p.stderr.decode().strip()}")
-    return parse_rows(p.stdout.decode().splitlines())
+    return p.stdout.decode().splitlines()
+
+
+def read_db_with_sqlcipher(db_path, db_key):
+    """(nodes, blobs, bases), schema version."""
+    schema = check_schema(int(run_sqlcipher(db_path, db_key, "PRAGMA user_version;")[-1]))
+    lines = run_sqlcipher(db_path, db_key, f"{NODE_QUERY}\n{BLOB_QUERY}\n{BASE_QUERY[schema]}")
+    return parse_rows(lines, schema), schema
 
 
 def decrypt_sqlcipher_pages(db_path, db_key):
@@ -339,12 +455,13 @@ def read_db_pure_python(db_path, db_key):
     plain = decrypt_sqlcipher_pages(db_path, db_key)
     con = sqlite3.connect(":memory:")
     con.deserialize(plain)          # in memory only: the plaintext database never touches the disk
+    schema = check_schema(con.execute("PRAGMA user_version").fetchone()[0])
     rows = []
-    for sql in (NODE_QUERY, BLOB_QUERY):
+    for sql in (NODE_QUERY, BLOB_QUERY, BASE_QUERY[schema]):
         for r in con.execute(sql.rstrip(";")):
             rows.append("|".join("" if v is None else str(v) for v in r))
     con.close()
-    return parse_rows(rows), len(plain) // SQLCIPHER_PAGE_SIZE
+    return parse_rows(rows, schema), len(plain) // SQLCIPHER_PAGE_SIZE
 
 
 # ---------------------------------------------------------------- sealed blobs
@@ -491,6 +608,8 @@ def main():
     ap.add_argument("--out", help="folder to write the decrypted files into (created; must be empty)")
     ap.add_argument("--check-db-pages", action="store_true",
                     help="also decrypt metadata.db page by page here (no SQLCipher) and compare")
+    ap.add_argument("--dump-bases", action="store_true",
+                    help="print every remote_base row, decoded: a line 'base <JSON>' each, sorted by id")
     ap.add_argument("--print-db-key", action="store_true",
                     help="print the SQLCipher raw key (a test aid: it is a secret)")
     a = ap.parse_args()
@@ -535,7 +654,7 @@ def main():
         db_key, failure = None, None
         for e in sorted(by_epoch, reverse=True):
             try:
-                nodes, blobs = read_db_with_sqlcipher(db_path, by_epoch[e]["database"])
+                (nodes, blobs, bases), schema = read_db_with_sqlcipher(db_path, by_epoch[e]["database"])
                 db_key = by_epoch[e]["database"]
                 break
             except Failure as f:
@@ -545,13 +664,18 @@ def main():
         if a.print_db_key:
             log(f"database key: {db_key.hex()}")
         log(f"metadata.db: opened with sqlcipher and PRAGMA key = \"x'<database key>'\""
-            f"{' (epoch ' + str(e) + ')' if len(by_epoch) > 1 else ''}: {len(nodes)} nodes, {len(blobs)} blobs")
+            f"{' (epoch ' + str(e) + ')' if len(by_epoch) > 1 else ''}: schema {schema}, {len(nodes)} nodes, {len(blobs)} blobs, "
+            f"{len(bases)} bases ({sum(b['content'] is not None for b in bases)} with a content record)")
         if a.check_db_pages:
-            (pn, pb), pages = read_db_pure_python(db_path, db_key)
+            (pn, pb, pr), pages = read_db_pure_python(db_path, db_key)
             key = lambda n: n["id"]
-            if sorted(pn, key=key) != sorted(nodes, key=key) or pb != blobs:
+            if sorted(pn, key=key) != sorted(nodes, key=key) or pb != blobs or sorted(pr, key=key) != sorted(bases, key=key):
                 raise Failure("metadata.db: page-by-page decryption disagrees with sqlcipher")
             log(f"metadata.db: {pages} pages decrypted here (AES-256-CBC, HMAC-SHA1 verified), same rows")
+
+        if a.dump_bases:
+            for b in sorted(bases, key=lambda b: b["id"]):
+                print("base " + json.dumps(b, sort_keys=True, ensure_ascii=False))
 
         def wrap_key(e):
             if e not in by_epoch:

@@ -161,6 +161,18 @@ enum MetadataSchema {
         // status`, `vault storage` and the browser read instead of scanning, filled from the
         // tables as they are and kept right by triggers in the transaction of every change.
         SQLMigrator.Migration("counters", sql: CountersTable.schemaSQL),
+        // 8: compact bases (issue 21, SECURITY.md "Metadata database"): `remote_base` keyed by
+        // the server id's 16 bytes in a `WITHOUT ROWID` table (no second index of the key), its
+        // content record a compact binary record instead of JSON: 431 of a pulled node's 863
+        // bytes were its base. One transaction: a kill leaves schema 7 or 8, never a mix. The old
+        // table's pages stay in the file as free pages (reused as it grows): no VACUUM, which
+        // SQLCipher (TEMP_STORE=2) builds in memory, the whole database's size.
+        SQLMigrator.Migration("compact bases", sql: RemoteBaseTable.compactSchemaSQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try RemoteBaseTable.copySchema7Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(RemoteBaseTable.swapSQL)
+            TestHooks.crashPoint("migration-8-swapped")
+        },
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

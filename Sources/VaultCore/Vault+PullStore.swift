@@ -81,7 +81,7 @@ final class SQLLocalView: LocalView {
         return try nodes.children(of: parentId, order: .name)
     }
 
-    /// The JSON a base's content record is stored as (`RemoteBaseTable.contentJSON`).
+    /// The JSON a content record was stored as in schema 7's bases (`RemoteBaseTable.contentJSON`).
     static func contentJSON(_ c: ContentRecord) throws -> String { try RemoteBaseTable.contentJSON(c) }
 
     func base(remoteId: String) throws -> RemoteBase? {

@@ -5,11 +5,15 @@
 /// version is above every known migration is refused (`SQLError.Kind.newerSchema`): it was
 /// written by a newer program.
 public struct SQLMigrator: Sendable {
-    /// One schema step: a name for messages and the statements it runs.
+    /// One schema step: a name for messages, the statements it runs, and optionally code run
+    /// after them in the same transaction (a copy SQL alone cannot write, as a change of encoding).
     public struct Migration: Sendable {
         public let name: String
         public let sql: String
-        public init(_ name: String, sql: String) { self.name = name; self.sql = sql }
+        public let then: (@Sendable (any SQLConnection) throws -> Void)?
+        public init(_ name: String, sql: String, then: (@Sendable (any SQLConnection) throws -> Void)? = nil) {
+            self.name = name; self.sql = sql; self.then = then
+        }
     }
 
     public let migrations: [Migration]
@@ -44,7 +48,10 @@ public struct SQLMigrator: Sendable {
         let current = try version(of: db)
         for v in current..<latestVersion {
             try db.transaction {
+                // Another connection may have run it since the version was read.
+                guard try db.schemaVersion == v else { return }
                 try db.execute(migrations[v].sql)
+                try migrations[v].then?(db)
                 try db.setSchemaVersion(v + 1)
             }
         }

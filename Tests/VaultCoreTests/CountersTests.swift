@@ -76,11 +76,12 @@ final class CountersTests: VaultTestCase {
             try vault.db.execute("DROP TRIGGER \(try t.decode(String.self, "name"))")
         }
         try vault.db.execute("DROP TABLE counters")
+        try vault.db.execute(MetadataSchemaTests.schema7Bases)
         try vault.db.setUserVersion(6)
         vault = nil
         let master = try Vault.readKeyslots(layout).0.unlock(password: password)
         vault = try Vault.open(layout: layout, masterKey: master)
-        XCTAssertEqual(try vault.db.userVersion, 7)
+        XCTAssertEqual(try vault.db.userVersion, MetadataSchema.migrator.latestVersion)
         XCTAssertEqual(try vault.countersTable.values(), expected)
         XCTAssertEqual(try vault.nodeCount(), 5)
         XCTAssertEqual(try vault.conflictCount(), 1)

@@ -14,9 +14,9 @@ struct SeqFloorTable {
                    max(coalesce(n.c, 0), coalesce(l.c, 0), coalesce(b.c, 0), coalesce(f.c, 0)) AS content_seq
             FROM (SELECT 1) LEFT JOIN (SELECT max(record_seq) r, max(content_seq) c FROM nodes WHERE remote_id = ?1) n
               LEFT JOIN (SELECT record_seq r, content_seq c FROM nodes WHERE id = ?2) l
-              LEFT JOIN (SELECT record_seq r, content_seq c FROM remote_base WHERE remote_id = ?1) b
+              LEFT JOIN (SELECT record_seq r, content_seq c FROM remote_base WHERE remote_id = ?3) b
               LEFT JOIN (SELECT record_seq r, content_seq c FROM seq_floor WHERE remote_id = ?1) f
-            """, [remoteId, nodeId])
+            """, [remoteId, nodeId, CompactColumns.key(remoteId)])
         return RemoteSeqs(record: try r?.decode(Int64.self, "record_seq") ?? 0, content: try r?.decode(Int64.self, "content_seq") ?? 0)
     }
 

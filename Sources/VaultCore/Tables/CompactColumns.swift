@@ -1,0 +1,192 @@
+import VaultSQL
+import VaultSyncPlan
+
+/// The compact forms of schema 8 (issue 21, SECURITY.md "Metadata database"): server ids stored
+/// as their 16 bytes, and a base's content record as a short binary record instead of JSON.
+/// Both round-trip exactly: what does not have the compact shape is stored as it is.
+enum CompactColumns {
+    // MARK: - Server ids
+
+    /// A server id as stored: a 32-digit lowercase hex id as its 16 bytes (a BLOB), anything
+    /// else (`root`, an id of another shape) as TEXT. Every comparison binds this form.
+    static func key(_ id: String) -> SQLValue {
+        if let bytes = hexBytes(id, count: 16) { return .blob(bytes) }
+        return .text(id)
+    }
+
+    /// `key(id)` for an optional id (NULL for nil).
+    static func key(_ id: String?) -> SQLValue { id.map(key) ?? .null }
+
+    /// The id a stored key holds (BLOB: 16 bytes back to hex; TEXT as it is; NULL: nil).
+    static func id(_ v: SQLValue, column: String) throws -> String? {
+        switch v {
+        case .null: return nil
+        case .text(let s): return s
+        case .blob(let b) where b.count == 16: return lowerHex(b[...])
+        default: throw damaged(column)
+        }
+    }
+
+    // MARK: - Content records
+
+    /// The first byte of a compact content record (its format).
+    static let recordFormat: UInt8 = 1
+
+    /// `c` as a compact record: the format byte, then blob, device, device name, mime, mtime,
+    /// sealed size, seq, SHA-256, size, v. A string is a tag and its bytes (0: UTF-8 with a
+    /// varint length; 1: 32 lowercase hex digits as 16 bytes; 2: 64 as 32 bytes; 3: a lowercase
+    /// UUID as 16 bytes; 4: absent, the device name only); an integer is a zigzag LEB128 varint.
+    static func record(_ c: ContentRecord) -> [UInt8] {
+        var out: [UInt8] = [recordFormat]
+        out.reserveCapacity(112)
+        putString(c.blob, &out); putString(c.device, &out)
+        if let n = c.deviceName { putString(n, &out) } else { out.append(Tag.absent.rawValue) }
+        putString(c.mime, &out)
+        putInt(c.mtime, &out); putInt(c.sealedSize, &out); putInt(c.seq, &out)
+        putString(c.sha256, &out)
+        putInt(c.size, &out); putInt(Int64(c.v), &out)
+        return out
+    }
+
+    /// The content record a compact record holds; throws `SQLError.Kind.decoding` naming
+    /// `column` when it is damaged (truncated, an unknown tag or format, bytes left over).
+    static func content(_ bytes: [UInt8], column: String) throws -> ContentRecord {
+        var r = Reader(bytes: bytes)
+        guard r.byte() == recordFormat,
+              let blob = r.string(), let device = r.string(), let name = r.optionalString(), let mime = r.string(),
+              let mtime = r.int(), let sealedSize = r.int(), let seq = r.int(), let sha = r.string(),
+              let size = r.int(), let v = r.int(), r.atEnd, let version = Int(exactly: v) else { throw damaged(column) }
+        var c = ContentRecord(blob: blob, device: device, deviceName: name, mime: mime, mtime: mtime,
+                              sealedSize: sealedSize, seq: seq, sha256: sha, size: size)
+        c.v = version
+        return c
+    }
+
+    // MARK: - Encoding
+
+    private enum Tag: UInt8 { case text = 0, hex16 = 1, hex32 = 2, uuid = 3, absent = 4 }
+
+    private static func putString(_ s: String, _ out: inout [UInt8]) {
+        if let b = hexBytes(s, count: 16) { out.append(Tag.hex16.rawValue); out += b; return }
+        if let b = hexBytes(s, count: 32) { out.append(Tag.hex32.rawValue); out += b; return }
+        if let b = uuidBytes(s) { out.append(Tag.uuid.rawValue); out += b; return }
+        out.append(Tag.text.rawValue)
+        putVarint(UInt64(s.utf8.count), &out)
+        out += s.utf8
+    }
+
+    private static func putInt(_ v: Int64, _ out: inout [UInt8]) {
+        putVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)), &out)
+    }
+
+    private static func putVarint(_ v: UInt64, _ out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 { out.append(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+        out.append(UInt8(v))
+    }
+
+    /// The bytes of `s` when it is exactly `count * 2` lowercase hex digits.
+    private static func hexBytes(_ s: String, count: Int) -> [UInt8]? {
+        let u = s.utf8
+        guard u.count == count * 2 else { return nil }
+        var out = [UInt8](); out.reserveCapacity(count)
+        var high: UInt8? = nil
+        for c in u {
+            guard let d = lowerHexDigit(c) else { return nil }
+            if let h = high { out.append(h << 4 | d); high = nil } else { high = d }
+        }
+        return out
+    }
+
+    /// The 16 bytes of a lowercase UUID (8-4-4-4-12 hex digits), else nil.
+    private static func uuidBytes(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count == 36, [8, 13, 18, 23].allSatisfy({ u[$0] == UInt8(ascii: "-") }) else { return nil }
+        let digits = u.enumerated().filter { ![8, 13, 18, 23].contains($0.offset) }.map(\.element)
+        return hexBytes(String(decoding: digits, as: UTF8.self), count: 16)
+    }
+
+    private static func lowerHexDigit(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+
+    private static func lowerHex(_ b: ArraySlice<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8](); out.reserveCapacity(b.count * 2)
+        for x in b { out.append(digits[Int(x >> 4)]); out.append(digits[Int(x & 0xF)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func uuidText(_ b: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, c) in lowerHex(b).utf8.enumerated() {
+            if i == 8 || i == 12 || i == 16 || i == 20 { out.append(UInt8(ascii: "-")) }
+            out.append(c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func damaged(_ column: String) -> SQLError {
+        SQLError(kind: .decoding, code: .mismatch, message: "column \"\(column)\" holds a damaged compact value")
+    }
+
+    // MARK: - Decoding
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var at = 0
+        var atEnd: Bool { at == bytes.count }
+
+        mutating func byte() -> UInt8? {
+            guard at < bytes.count else { return nil }
+            defer { at += 1 }
+            return bytes[at]
+        }
+
+        mutating func take(_ n: Int) -> ArraySlice<UInt8>? {
+            guard n >= 0, bytes.count - at >= n else { return nil }
+            defer { at += n }
+            return bytes[at..<(at + n)]
+        }
+
+        mutating func varint() -> UInt64? {
+            var v: UInt64 = 0
+            for shift in stride(from: 0, to: 70, by: 7) {
+                guard let b = byte(), shift < 64 else { return nil }
+                v |= UInt64(b & 0x7F) << UInt64(shift)
+                if b < 0x80 { return v }
+            }
+            return nil
+        }
+
+        mutating func int() -> Int64? {
+            guard let z = varint() else { return nil }
+            return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+        }
+
+        mutating func optionalString() -> String?? {
+            guard at < bytes.count else { return nil }
+            if bytes[at] == Tag.absent.rawValue { at += 1; return .some(nil) }
+            return string().map { .some($0) }
+        }
+
+        mutating func string() -> String? {
+            guard let t = byte().flatMap(Tag.init(rawValue:)) else { return nil }
+            switch t {
+            case .text:
+                guard let n = varint(), n <= UInt64(bytes.count), let b = take(Int(n)),
+                      let s = String(validating: b, as: UTF8.self) else { return nil }
+                return s
+            case .hex16: return take(16).map(CompactColumns.lowerHex)
+            case .hex32: return take(32).map(CompactColumns.lowerHex)
+            case .uuid: return take(16).map(CompactColumns.uuidText)
+            case .absent: return nil
+            }
+        }
+    }
+}

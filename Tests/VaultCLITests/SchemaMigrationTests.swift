@@ -1,0 +1,107 @@
+import Foundation
+import VaultTestSupport
+import XCTest
+
+/// The upgrade of a vault made by the schema-7 release (Tests/Fixtures/schema7) to schema 8
+/// (issue 21's compact bases), through the `vault` binary: in place on first open, keeping every
+/// node, base, counter and blob; a `kill -9` at any point of the migration leaves schema 7 (the
+/// next open migrates) and never a mix; an old backup bundle still imports.
+final class SchemaMigrationTests: XCTestCase {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/schema7")
+    var h: CLIHarness!
+
+    override func setUpWithError() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/bin/sqlcipher") else {
+            throw XCTSkip("needs the sqlcipher command-line tool (scripts/install-deps.sh)")
+        }
+        h = try CLIHarness(keyring: false)
+        try Data(contentsOf: Self.fixture.appendingPathComponent("password")).write(to: h.passwordFile)
+        try copyFixtureVault(to: h.home)
+    }
+
+    override func tearDown() { h = nil }
+
+    /// The fixture's vault folder at `home`, with the modes a vault has (git keeps only 0644).
+    func copyFixtureVault(to home: URL) throws {
+        let fm = FileManager.default
+        try fm.copyItem(at: Self.fixture.appendingPathComponent("vault"), to: home)
+        try fm.createDirectory(at: home.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        for case let rel as String in fm.enumerator(atPath: home.path)! {
+            var isDir: ObjCBool = false
+            let path = home.appendingPathComponent(rel).path
+            _ = fm.fileExists(atPath: path, isDirectory: &isDir)
+            try fm.setAttributes([.posixPermissions: isDir.boolValue ? 0o700 : 0o600], ofItemAtPath: path)
+        }
+        try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
+    }
+
+    /// `statement`'s rows through the sqlcipher tool and the documented key, `|`-separated.
+    func sql(_ statement: String, home: URL? = nil) throws -> String {
+        let home = home ?? h.home
+        let key = try DocumentedKeys.databaseKeyHex(vaultHome: home.path, password: "fixture password")
+        let (st, out) = try runCapture("/usr/bin/sqlcipher", ["-batch", home.appendingPathComponent("metadata.db").path],
+                                       stdin: "PRAGMA key = \"x'\(key)'\";\n\(statement);\n")
+        XCTAssertEqual(st, 0, out)
+        return out.split(separator: "\n").filter { $0 != "ok" }.joined(separator: "\n")
+    }
+
+    /// Schema 7 exactly as the fixture has it: its version, its bases table, no half-made copy.
+    func assertSchemaSeven(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "7", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*), count(content) FROM remote_base WHERE type IN ('file','folder') AND typeof(remote_id) = 'text'"),
+                       "7|4", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'remote_base_compact'"), "0", label, file: file, line: line)
+    }
+
+    /// Everything the fixture holds, read through `vault` (which upgrades it), then schema 8.
+    func assertUpgraded(_ label: String, home: URL? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        let env = home.map { ["VAULT_HOME": $0.path] } ?? [:]
+        let tree = try h.ok(["tree"] + h.pw, env: env).out
+        for name in ["docs/", "deep/", "r.bin", "Grüße ✓.txt", "a.txt", "empty", "local-only.txt", "empty-folder/"] {
+            XCTAssertTrue(tree.contains(name), "\(label): \(name) in\n\(tree)", file: file, line: line)
+        }
+        XCTAssertEqual(try h.ok(["cat", "/docs/a.txt"] + h.pw, env: env).out, "hello schema seven\n", label, file: file, line: line)
+        XCTAssertEqual(try h.ok(["cat", "/docs/Grüße ✓.txt"] + h.pw, env: env).out, "unicode\n", label, file: file, line: line)
+        let doctor = try h.ok(["doctor"] + h.pw, env: env).out
+        XCTAssertTrue(doctor.contains("Everything is consistent."), "\(label): \(doctor)", file: file, line: line)
+        let status = try h.ok(["status"] + h.pw, env: env).out
+        XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
+        XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
+        XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "8", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*), count(content), sum(typeof(remote_id) = 'blob') FROM remote_base", home: home), "7|4|7",
+                       label, file: file, line: line)
+    }
+
+    func testASchemaSevenVaultUpgradesInPlaceOnFirstOpen() throws {
+        try assertSchemaSeven("the fixture")
+        try assertUpgraded("after the first open")
+        // The bases the sync planner reads are the fixture's, field by field.
+        XCTAssertEqual(try sql("SELECT name, folder, version, record_seq, content_seq, length(content) < 120 FROM remote_base WHERE name = 'a.txt'"),
+                       "a.txt|0|1|1|1|1")
+    }
+
+    /// `kill -9` at each crash point of migration 8 (after the first and the fourth row copied,
+    /// after the copy, after the swap, all before its commit) leaves schema 7; the next open upgrades.
+    func testAKillAtAnyPointOfTheMigrationLeavesSchemaSeven() throws {
+        for point in ["migration-8-row#1", "migration-8-row#4", "migration-8-copied", "migration-8-swapped"] {
+            try FileManager.default.removeItem(at: h.home)
+            try copyFixtureVault(to: h.home)
+            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
+            XCTAssertEqual(killed.status, 9, "\(point): expected SIGKILL, got \(killed.status): \(killed.stderr)")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: h.home.appendingPathComponent("metadata.db-journal").path),
+                          "\(point): killed inside the migration's transaction")
+            try assertSchemaSeven(point)   // sqlcipher rolls the hot journal back, as vault does
+            try assertUpgraded("the open after a kill at \(point)")
+        }
+    }
+
+    /// A backup bundle written by the schema-7 release imports, and the vault it makes upgrades.
+    func testASchemaSevenBackupBundleImports() throws {
+        let target = h.root.appendingPathComponent("restored")
+        try h.ok(["backup", "import", Self.fixture.appendingPathComponent("v7.bundle").path,
+                  "--passphrase-file", Self.fixture.appendingPathComponent("passphrase").path], env: ["VAULT_HOME": target.path])
+        try assertUpgraded("the imported bundle", home: target)
+    }
+}
