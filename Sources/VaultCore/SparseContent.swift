@@ -300,6 +300,14 @@ extension Vault {
         return try SparseContent(store: blobs, epochs: epochs, record: record, transferId: transfer)
     }
 
+    /// The sparse partial of file `nodeId`'s content `record` kept from an earlier run, opened
+    /// without the server (offline: the segments it holds are served); nil when none is here.
+    public func keptSparseContent(_ record: ContentRecord, nodeId: String) throws -> SparseContent? {
+        guard let row = try unfinishedDownload(nodeId: nodeId, total: record.size), row.blobId == record.blob,
+              POSIX.exists(layout.tempDirectory + "/" + record.blob + ".sparse") else { return nil }
+        return try SparseContent(store: blobs, epochs: epochs, record: record, transferId: row.id)
+    }
+
     /// Publishes a complete sparse partial as file `nodeId`'s cached content (as a download does:
     /// `publishDownloaded`, then the content budget, never evicting the nodes in `keeping`).
     /// Returns the node as it now is, or nil when it changed meanwhile (the blob is dropped).

@@ -26,7 +26,27 @@ final class InodeTable {
         /// (shared by its handles; dropped at the last close and when the vault locks).
         var remote: OnDemandContent?
 
+        /// The node as the kernel was last told of it (attributes, entry), to find what changed
+        /// beside the mount (`MountFilesystem.changesBeside`); nil before the first reply.
+        var seen: Seen?
+        /// The name the kernel may have cached for this inode (lookup, listing, create, rename).
+        var entry: (parent: UInt64, name: String)?
+
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
+    }
+
+    /// What of a node the kernel caches: its place and its attributes.
+    struct Seen: Equatable {
+        var parentId: String?
+        var name: String
+        var size: UInt64
+        var modified: Int64
+        var blob: String?
+        var state: ContentState
+
+        init(_ n: Node) {
+            parentId = n.parentId; name = n.name; size = n.size; modified = n.modifiedAt; blob = n.localPath; state = n.contentState
+        }
     }
 
     static let rootIno: UInt64 = 1
@@ -56,6 +76,9 @@ final class InodeTable {
 
     /// Every inode number given out (to drop the kernel's caches of them).
     var all: [UInt64] { Array(byIno.keys) }
+
+    /// The inode of node `id`, when the kernel was given one.
+    func existing(forNode id: String) -> Inode? { byNode[id].flatMap { byIno[$0] } }
 
     func forEach(_ body: (Inode) -> Void) { byIno.values.forEach(body) }
 }

@@ -43,13 +43,27 @@ extension MountFilesystem {
             let before = remote.fetchedBytes
             bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
             let fetched = remote.fetchedBytes - before
-            if fetched > 0 { log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.sparse.presentCount) of \(remote.sparse.segmentCount ?? 0) segments here)") }
+            if fetched > 0 {
+                log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.sparse.presentCount) of \(remote.sparse.segmentCount ?? 0) segments here)")
+                fitBudget(v)
+            }
         } catch {
             throw onDemandFailure(error, doing: "reading \(f.inode.nodeId) at \(offset)")
         }
         f.nextOffset = start + UInt64(bytes.count)
         bytes.withUnsafeBytes(reply)
         if remote.sparse.isComplete { publish(f, remote, v) }
+    }
+
+    /// The content budget, with the partial that just grew counted (`Vault.applyBudget`): least
+    /// recently used content and partials go first, never those of a file the mount has open
+    /// (the log says how much, never which: names stay out of it).
+    private func fitBudget(_ v: Vault) {
+        do {
+            let r = try v.applyBudget(keeping: Set(handles.openFiles.map { $0.inode.nodeId }))
+            if !r.evicted.isEmpty { log("the content budget evicted \(r.evicted.count) file(s) (\(r.freedBytes) bytes) to make room") }
+            if r.message != nil { log("the cache still exceeds the content budget: what is left is pinned or in use (`vault storage`)") }
+        } catch { log("the content budget could not be applied: \(Self.reason(error))") }
     }
 
     /// Every segment is here: the partial becomes the file's cached blob (the content budget

@@ -31,6 +31,7 @@ final class MountFilesystem {
     /// What the kernel is told about node `n`: a STALE file's size is its local (older) version's,
     /// the one reads return (as `cat` does).
     func attributes(_ n: Node, _ i: InodeTable.Inode, _ v: Vault? = nil) -> InodeAttributes {
+        i.seen = InodeTable.Seen(n)
         var size = n.size
         if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
         var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
@@ -67,7 +68,14 @@ final class MountFilesystem {
         let v = try gate.vault()
         let p = try folder(parent, v)
         guard let n = try child(p, name, v) else { throw FuseErrno(ENOENT) }
-        return attributes(n, inodes.inode(forNode: n.id), v)
+        return entry(n, in: parent, v)
+    }
+
+    /// The attributes of `n`, named `n.name` in folder inode `parent`: the kernel caches the entry.
+    func entry(_ n: Node, in parent: UInt64, _ v: Vault? = nil) -> InodeAttributes {
+        let i = inodes.inode(forNode: n.id)
+        i.entry = (parent, n.name)
+        return attributes(n, i, v)
     }
 
     func getattr(_ ino: UInt64) throws(FuseErrno) -> InodeAttributes {
@@ -88,7 +96,7 @@ final class MountFilesystem {
             parent = attributes(try node(i, v), i)
         }
         var entries: [(name: String, attributes: InodeAttributes)] = [(".", here), ("..", parent)]
-        for k in kids { entries.append((k.name, attributes(k, inodes.inode(forNode: k.id), v))) }
+        for k in kids { entries.append((k.name, entry(k, in: ino, v))) }
         return handles.add(HandleTable.OpenFolder(entries: entries))
     }
 

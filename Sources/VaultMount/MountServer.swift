@@ -67,12 +67,29 @@ public final class MountServer {
             case .unlocked?:
                 filesystem.log("the vault was unlocked: the mount serves again")
                 filesystem.commitPending()
+            case .changedBeside?:
+                refresh(channel)
             case nil: break
             }
         }
         filesystem.commitAll()
         filesystem.gate.close()
         channel.end()
+    }
+
+    /// The database changed: what the kernel caches that is no longer so is dropped (names and
+    /// inodes, on the channel's helper thread). A busy vault (another command holds it) is tried
+    /// again at a later wake-up rather than making the loop wait.
+    private func refresh(_ channel: FuseChannel) {
+        do throws(FuseErrno) {
+            let v = try filesystem.gate.vault(lockTimeout: 0.2)
+            let drop = try filesystem.changesBeside(v)
+            if !drop.isEmpty { channel.invalidate(entries: drop.entries, inodes: drop.inodes) }
+        } catch {
+            if error.code == EBUSY { filesystem.gate.refreshLater() } else if error.code != EACCES {
+                filesystem.log("checking the mount against the vault failed: \(error.reason ?? "errno \(error.code)")")
+            }
+        }
     }
 
     /// The filesystem the C handlers reach (one mount per process). Unchecked: set before the

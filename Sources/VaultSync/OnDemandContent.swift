@@ -21,30 +21,48 @@ public final class OnDemandContent {
     public let sparse: SparseContent
     let nodeId: String
     let remoteId: String
-    let version: Int64
-    let storedSize: Int64
+    /// The server's version and stored size of the content; nil for a partial opened offline
+    /// (read from the server before the first fetch).
+    private var version: Int64?
+    private var storedSize: Int64?
     /// Sealed bytes fetched by this object (for the log and tests).
     public private(set) var fetchedBytes: UInt64 = 0
 
-    private init(sparse: SparseContent, nodeId: String, remoteId: String, version: Int64, storedSize: Int64) {
+    private init(sparse: SparseContent, nodeId: String, remoteId: String, version: Int64?, storedSize: Int64?) {
         self.sparse = sparse; self.nodeId = nodeId; self.remoteId = remoteId; self.version = version; self.storedSize = storedSize
     }
 
     /// Opens file `node`'s remote content (NOT_DOWNLOADED, with a server copy): one request for
-    /// its record, then the partial kept from an earlier run, if any.
-    /// - Throws: `.notLocal` when the server cannot be reached; `.integrity` for a record that
-    ///   does not fit what this device knows; `.conflict` when the server has newer content.
+    /// its record, then the partial kept from an earlier run, if any. When the server cannot be
+    /// reached, a partial kept here of the content this device last saw of the file (its sync
+    /// base's record, the node's size and SHA-256) opens without it: the segments it holds are
+    /// served, and a missing one fails at once.
+    /// - Throws: `.notLocal` when the server cannot be reached (and no partial is here);
+    ///   `.integrity` for a record that does not fit what this device knows; `.conflict` when
+    ///   the server has newer content.
     public static func open(_ node: Node, in vault: Vault, policy: EffectivePolicy) throws -> OnDemandContent {
         guard let remoteId = node.remoteId, node.type == .file else {
             throw VaultError(.notLocal, "node \(node.id) has no copy on the server to read")
         }
-        return try reaching(vault, policy, node.id) { api in
-            let download = ContentDownload(api: api, vault: vault, retry: .fromEnvironment(), say: { _ in })
-            let h = try download.headRecord(remoteId, node: node, path: "node \(node.id)")
-            try RemoteCodec.checkStoredSize(h.storedSize, of: h.content, nodeId: remoteId)
-            let sparse = try vault.sparseContent(h.content, nodeId: node.id)
-            return OnDemandContent(sparse: sparse, nodeId: node.id, remoteId: remoteId, version: h.version, storedSize: h.storedSize)
+        do {
+            return try reaching(vault, policy, node.id) { api in
+                let h = try head(api, vault, node, remoteId)
+                let sparse = try vault.sparseContent(h.content, nodeId: node.id)
+                return OnDemandContent(sparse: sparse, nodeId: node.id, remoteId: remoteId, version: h.version, storedSize: h.storedSize)
+            }
+        } catch let e as VaultError where e.kind == .notLocal {
+            guard let seen = try vault.remoteBase(remoteId: remoteId)?.content, seen.size == Int64(node.size),
+                  seen.sha256 == node.sha256?.lowercased(), let kept = try vault.keptSparseContent(seen, nodeId: node.id) else { throw e }
+            return OnDemandContent(sparse: kept, nodeId: node.id, remoteId: remoteId, version: nil, storedSize: nil)
         }
+    }
+
+    /// The content record of `node` on the server, checked as a download checks it.
+    private static func head(_ api: ServerAPI, _ vault: Vault, _ node: Node, _ remoteId: String) throws -> (content: ContentRecord, storedSize: Int64, version: Int64) {
+        let download = ContentDownload(api: api, vault: vault, retry: .fromEnvironment(), say: { _ in })
+        let h = try download.headRecord(remoteId, node: node, path: "node \(node.id)")
+        try RemoteCodec.checkStoredSize(h.storedSize, of: h.content, nodeId: remoteId)
+        return h
     }
 
     /// Makes the segments that plaintext `[offset, offset + count)` needs present and, with
@@ -57,6 +75,14 @@ public final class OnDemandContent {
         let before = fetchedBytes
         if sparse.hasHeader && missingRuns(offset: offset, count: count, ahead: ahead).isEmpty { return 0 }   // no connection needed
         try reaching(vault, policy, nodeId) { api in
+            if storedSize == nil {   // opened offline: the server's record first, of the same content
+                guard let node = try vault.node(id: nodeId) else { throw VaultError(.notFound, "node \(nodeId) was removed") }
+                let h = try Self.head(api, vault, node, remoteId)
+                guard h.content.blob == sparse.record.blob else {
+                    throw VaultError(.conflict, "the content of node \(nodeId) changed on the server", hint: "run `vault sync`")
+                }
+                version = h.version; storedSize = h.storedSize
+            }
             if !sparse.hasHeader { try sparse.storeHeader(try fetch(api, 0..<UInt64(SealedBlobHeader.size))) }
             for run in missingRuns(offset: offset, count: count, ahead: ahead) {
                 var start = run.lowerBound
@@ -109,9 +135,9 @@ public final class OnDemandContent {
         do {
             r = try api.send({
                 HTTPRequest(method: .get, url: api.url("/v1/files/\(remoteId)/content"),
-                            headers: [("Range", "bytes=\(a)-\(b)"), ("If-Range", "\"\(version)\"")])
+                            headers: [("Range", "bytes=\(a)-\(b)"), ("If-Range", "\"\(version ?? 0)\"")])
             }, onHead: { head in
-                let expected = "bytes \(a)-\(b)/\(self.storedSize)"
+                let expected = "bytes \(a)-\(b)/\(self.storedSize ?? 0)"
                 guard head.status == 206 else {
                     throw head.status == 200 ? VaultError(.conflict, "the content of \(what) changed on the server", hint: "run `vault sync`")
                                              : ContentDownload.sizeLie(path: what, UInt64(self.sparse.sealedSize), more: false, "it answered \(head.status) to a range request")
