@@ -35,6 +35,9 @@ final class MountFilesystem {
         var size = n.size
         if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
         var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
+        // The kernel answers a stat from cached attributes even once the mount's process is gone:
+        // the mountpoint's own are kept 1 s, so a killed mount shows as ENOTCONN within a second.
+        if i.ino == InodeTable.rootIno { a.timeout = 1 }
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         return a
     }
