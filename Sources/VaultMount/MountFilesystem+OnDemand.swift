@@ -7,7 +7,8 @@ import Glibc
 
 /// Reading a file whose content is not on this device (docs/mount.md "Reading"): the segments a
 /// read needs are fetched by range into the vault's sparse partial (`OnDemandContent`), each
-/// authenticated before it is kept and again when served; sequential reads prefetch ahead. Once
+/// authenticated before it is kept and again when served; sequential reads prefetch ahead on a
+/// helper thread (`OnDemandContent.prefetch`), so a read waits only for its own segments. Once
 /// every segment is here the partial is published as the file's cached blob, and reads go on
 /// from it. Offline, or when the server stalls past the stall timeout, the read is EIO with the
 /// reason in the log.
@@ -44,7 +45,7 @@ extension MountFilesystem {
             bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
             let fetched = remote.fetchedBytes - before
             if fetched > 0 {
-                log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.sparse.presentCount) of \(remote.sparse.segmentCount ?? 0) segments here)")
+                log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.presentCount) of \(remote.segmentCount ?? 0) segments here)")
                 fitBudget(v)
             }
         } catch {
@@ -52,7 +53,16 @@ extension MountFilesystem {
         }
         f.nextOffset = start + UInt64(bytes.count)
         bytes.withUnsafeBytes(reply)
-        if remote.sparse.isComplete { publish(f, remote, v) }
+        if remote.isComplete { publish(f, remote, v) }
+    }
+
+    /// Publishes the partials of open files that a prefetch completed after their last read
+    /// (between requests; nothing to do, and no vault opened, when there is none).
+    func publishCompleted() {
+        var done: [UInt64: HandleTable.OpenFile] = [:]
+        for f in handles.openFiles where f.inode.remote?.isComplete == true { done[f.inode.ino] = f }
+        guard !done.isEmpty, let v = try? gate.vault() else { return }
+        for f in done.values { if let r = f.inode.remote { publish(f, r, v) } }
     }
 
     /// The content budget, with the partial that just grew counted (`Vault.applyBudget`): least
@@ -78,7 +88,7 @@ extension MountFilesystem {
                 return
             }
             f.inode.remote = nil
-            log("\(f.inode.nodeId) is now on this device (all \(remote.sparse.segmentCount ?? 0) segments)")
+            log("\(f.inode.nodeId) is now on this device (all \(remote.segmentCount ?? 0) segments)")
             f.blob = try? v.openContent(n)
             f.inode.servedBlob = n.localPath
         } catch {

@@ -98,7 +98,7 @@ extension MountFilesystem {
     private func dropStaged(_ i: InodeTable.Inode) {
         guard i.openCount == 0 else { return }
         i.staged?.release(); i.staged = nil
-        i.remote = nil
+        i.remote?.cancel(); i.remote = nil
         pending[i.ino] = nil
     }
 

@@ -71,6 +71,7 @@ public final class MountServer {
                 refresh(channel)
             case nil: break
             }
+            filesystem.publishCompleted()
         }
         filesystem.commitAll()
         filesystem.gate.close()

@@ -366,3 +366,34 @@ extension MountTests {
         XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
     }
 }
+
+extension MountTests {
+    /// The prefetch runs on a helper thread: a reader slower than the server never waits for
+    /// it, though every request to the server takes 1 s (in the loop, each read that started a
+    /// prefetch waited that second).
+    func testThePrefetchRunsBesideTheReadsItServes() throws {
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        let data = try remoteFile(server, "p.bin", size: 2 << 20)
+        try mount()
+        try server.faults(#"{"delayMs": 1000}"#)
+        let r = try py("""
+            import hashlib, os, sys, time
+            fd = os.open(sys.argv[1] + '/p.bin', os.O_RDONLY)
+            h, slowest = hashlib.sha256(), 0.0
+            for i in range(32):
+                t = time.time()
+                h.update(os.pread(fd, 65536, i * 65536))
+                if i >= 8: slowest = max(slowest, time.time() - t)
+                time.sleep(0.15)
+            print(h.hexdigest(), round(slowest, 3))
+            """)
+        try server.faults("{}")
+        let parts = r.split(separator: " ")
+        XCTAssertEqual(parts.first.map(String.init), try sha256Hex(data))
+        let slowest = Double(parts.last ?? "") ?? 99
+        XCTAssertLessThan(slowest, 0.5, "a read past the first ones waited \(slowest) s for a prefetch")
+        print("on-demand: with 1 s per range request, the slowest sequential read after the first 8 took \(slowest) s")
+        XCTAssertTrue(waitFor(5) { (try? self.h.node("/p.bin")["contentState"] as? String) == "LOCAL" }, "completed by the prefetch, published")
+    }
+}
