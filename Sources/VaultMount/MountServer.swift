@@ -84,8 +84,11 @@ public final class MountServer {
     private func refresh(_ channel: FuseChannel) {
         do throws(FuseErrno) {
             let v = try filesystem.gate.vault(lockTimeout: 0.2)
+            let started = Date()
             let drop = try filesystem.changesBeside(v)
             if !drop.isEmpty { channel.invalidate(entries: drop.entries, inodes: drop.inodes) }
+            let took = Date().timeIntervalSince(started)
+            if took >= 0.1 { filesystem.log("checking \(filesystem.inodes.all.count) inodes after a change beside the mount took \(Int(took * 1000)) ms") }
         } catch {
             if error.code == EBUSY { filesystem.gate.refreshLater() } else if error.code != EACCES {
                 filesystem.log("checking the mount against the vault failed: \(error.reason ?? "errno \(error.code)")")
