@@ -35,18 +35,16 @@ final class InodeTable {
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
     }
 
-    /// What of a node the kernel caches: its place and its attributes.
+    /// What of a node's attributes the kernel caches (its name is the inode's `entry`), kept
+    /// small: an inode of 100,000 listed holds no string of its own for it.
     struct Seen: Equatable {
-        var parentId: String?
-        var name: String
+        /// The inode of the folder it was in (where `changesBeside` looks for it first).
+        var parentIno: UInt64?
         var size: UInt64
         var modified: Int64
-        var blob: String?
+        /// The hash of its blob id (nil: no content here).
+        var blob: Int?
         var state: ContentState
-
-        init(_ n: Node) {
-            parentId = n.parentId; name = n.name; size = n.size; modified = n.modifiedAt; blob = n.localPath; state = n.contentState
-        }
     }
 
     static let rootIno: UInt64 = 1

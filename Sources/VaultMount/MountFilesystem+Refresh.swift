@@ -24,15 +24,15 @@ extension MountFilesystem {
     func changesBeside(_ v: Vault) throws(FuseErrno) -> Invalidation {
         var known: [InodeTable.Inode] = []
         inodes.forEach { if $0.seen != nil { known.append($0) } }
-        var folders: [String: [String: Node]] = [:]
+        var folders: [UInt64: [String: Node]] = [:]
         var out = Invalidation()
         for i in known where i.staged == nil {
-            guard let seen = i.seen else { continue }
+            guard let was = i.seen else { continue }
             let now: Node?
             do {
-                if let parent = seen.parentId {
-                    if folders[parent] == nil { folders[parent] = Dictionary(try v.children(of: parent).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) }
-                    now = try folders[parent]![i.nodeId] ?? v.node(id: i.nodeId)
+                if let p = was.parentIno, let folder = try? inodes.inode(p) {
+                    if folders[p] == nil { folders[p] = Dictionary(try v.children(of: folder.nodeId).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) }
+                    now = try folders[p]![i.nodeId] ?? v.node(id: i.nodeId)
                 } else {
                     now = try v.node(id: i.nodeId)
                 }
@@ -43,13 +43,13 @@ extension MountFilesystem {
                 i.entry = nil; i.seen = nil; i.servedBlob = nil
                 continue
             }
-            let fresh = InodeTable.Seen(n)
+            let fresh = seen(n)
             // Moved, renamed, or into a folder the kernel never saw (names compare byte for byte).
             if let e = i.entry, n.parentId.flatMap(inodes.existing(forNode:))?.ino != e.parent || !e.name.utf8.elementsEqual(n.name.utf8) {
                 out.entries.append(e)
                 i.entry = nil
             }
-            if fresh.size != seen.size || fresh.modified != seen.modified || fresh.blob != seen.blob || fresh.state != seen.state {
+            if fresh.size != was.size || fresh.modified != was.modified || fresh.blob != was.blob || fresh.state != was.state {
                 out.inodes.append(i.ino)
                 i.modifiedOverride = nil
             }

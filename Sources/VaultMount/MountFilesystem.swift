@@ -31,7 +31,7 @@ final class MountFilesystem {
     /// What the kernel is told about node `n`: a STALE file's size is its local (older) version's,
     /// the one reads return (as `cat` does).
     func attributes(_ n: Node, _ i: InodeTable.Inode, _ v: Vault? = nil) -> InodeAttributes {
-        i.seen = InodeTable.Seen(n)
+        i.seen = seen(n)
         var size = n.size
         if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
         var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
@@ -40,6 +40,12 @@ final class MountFilesystem {
         if i.ino == InodeTable.rootIno { a.timeout = 1 }
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         return a
+    }
+
+    /// What the kernel is told of `n`, to compare with later (`changesBeside`).
+    func seen(_ n: Node) -> InodeTable.Seen {
+        InodeTable.Seen(parentIno: n.parentId.map { inodes.inode(forNode: $0).ino }, size: n.size, modified: n.modifiedAt,
+                        blob: n.localPath?.hashValue, state: n.contentState)
     }
 
     func node(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> Node {
