@@ -51,6 +51,7 @@ public final class SparseContent {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         self.fd = fd
+        _ = flock(fd, LOCK_SH | LOCK_NB)   // in use while open: the content budget of any process leaves it (`Vault.partialItems`)
         var st = stat()
         fstat(fd, &st)
         if UInt64(max(0, st.st_size)) != sealedSize {
@@ -259,6 +260,7 @@ final class SparseSegmentMap {
         let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         self.fd = fd
+        _ = flock(fd, LOCK_SH | LOCK_NB)   // in use while open: the content budget of any process leaves it (`Vault.partialItems`)
     }
 
     deinit { close(fd) }

@@ -69,15 +69,27 @@ extension Vault {
 
     /// The sparse partials in `tmp/` (docs/mount.md "Reading"), counted at the bytes they hold
     /// on disk (their holes are free) and last used when their download row last changed. One
-    /// of a file being read is kept (`keeping` names the node); any other is discarded when the
-    /// budget needs the room, and fetched again if it is read again.
+    /// of a file being read is kept (`keeping` names the node, and a mount of any process holds
+    /// it open); any other is discarded when the budget needs the room, and fetched again if it
+    /// is read again.
     func partialItems() throws -> [CacheBudget.Item] {
         try transfersTable.ofExistingFiles(unfinishedOnly: true).compactMap { t in
             guard t.direction == .download, let blob = t.blobId else { return nil }
+            let path = layout.tempDirectory + "/" + blob + ".sparse"
             var st = stat()
-            guard stat(layout.tempDirectory + "/" + blob + ".sparse", &st) == 0 else { return nil }
-            return CacheBudget.Item(nodeId: Self.partialItem + t.nodeId, bytes: UInt64(max(0, st.st_blocks)) * 512, lastUsed: t.updatedAt, pinned: false)
+            guard stat(path, &st) == 0 else { return nil }
+            return CacheBudget.Item(nodeId: Self.partialItem + t.nodeId, bytes: UInt64(max(0, st.st_blocks)) * 512, lastUsed: t.updatedAt,
+                                    pinned: false, evictable: !Self.partialInUse(path))
         }
+    }
+
+    /// Whether a process has the partial at `path` open (a `SparseContent` holds a shared
+    /// `flock` on it): a mount reading it, in this process or another, so no budget drops it.
+    static func partialInUse(_ path: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) != 0
     }
 
     /// Drops the sparse partials of `nodeId` and their download rows; returns the bytes freed.
@@ -87,7 +99,7 @@ extension Vault {
             guard let blob = t.blobId else { continue }
             let path = layout.tempDirectory + "/" + blob + ".sparse"
             var st = stat()
-            guard stat(path, &st) == 0 else { continue }
+            guard stat(path, &st) == 0, !Self.partialInUse(path) else { continue }
             freed += UInt64(max(0, st.st_blocks)) * 512
             unlink(path); SparseSegmentMap.remove(for: path)
             try transfersTable.delete(id: t.id)

@@ -347,6 +347,9 @@ extension MountTests {
         defer { if p2.isRunning { p2.terminate() } }
         XCTAssertEqual(String(decoding: out2.fileHandleForReading.readData(ofLength: 65), as: UTF8.self), try sha256Hex(r2.prefix(3 << 19)) + "\n")
         XCTAssertEqual(partials().count, 2)
+        // Nor does another process's budget drop a partial the mount has open (`vault evict`).
+        _ = try h.run(["evict"] + h.pw)
+        XCTAssertEqual(partials().count, 2, "the open files' partials stay")
         // r1 closed: the next fetch for r2 (still open) drops r1's partial, never r2's.
         in1.fileHandleForWriting.write(Data("done\n".utf8))
         p1.waitUntilExit()
