@@ -70,8 +70,9 @@ final class VaultGate {
         let now = Date()
         if opened != nil && (now.timeIntervalSince(lastUse) > 0.1 || now.timeIntervalSince(openedAt) > 2) { opened = nil }
         if lockedDuringRequest { lockedDuringRequest = false; return .locked }
+        if let change = checkSession(now) { return change }
         // A stat of the database per wake-up (every 0.1 s in a burst, else every second); the
-        // check itself at most once a second.
+        // check itself at most once a second, after the session's (a lock is never put off).
         if !isLocked, let f = databaseFile {
             let s = FileStamp(f)
             if s != stamp { stamp = s; refreshDue = true }
@@ -80,6 +81,11 @@ final class VaultGate {
                 return .changedBeside
             }
         }
+        return nil
+    }
+
+    /// The session, once a second: locked, or unlocked again.
+    private func checkSession(_ now: Date) -> Change? {
         guard now.timeIntervalSince(lastCheck) >= 1 else { return nil }
         lastCheck = now
         do {
