@@ -35,7 +35,8 @@ struct InodeAttributes {
     /// Seconds the kernel may cache the attributes and the entry: the mount drops them itself
     /// within about a second of a change beside it (`MountFilesystem.changesBeside`); the
     /// timeout only bounds a change the database's stamp could not show.
-    var timeout: Double = 30
+    var timeout: Double = Self.cacheSeconds
+    static let cacheSeconds: Double = 30
 
     /// Files 0600 and folders 0700, owned by the mounting user: the vault keeps no mode bits.
     var mode: UInt32 { isFolder ? UInt32(S_IFDIR) | 0o700 : UInt32(S_IFREG) | 0o600 }

@@ -31,6 +31,9 @@ final class InodeTable {
         var seen: Seen?
         /// The name the kernel may have cached for this inode (lookup, listing, create, rename).
         var entry: (parent: UInt64, name: String)?
+        /// When the kernel was last told of it (monotonic seconds): past the cache time it asks
+        /// again, so a check after a change beside the mount skips it (unless open).
+        var toldAt: Double = 0
 
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
     }

@@ -32,6 +32,7 @@ final class MountFilesystem {
     /// the one reads return (as `cat` does).
     func attributes(_ n: Node, _ i: InodeTable.Inode, _ v: Vault? = nil) -> InodeAttributes {
         i.seen = seen(n)
+        i.toldAt = Self.monotonic()
         var size = n.size
         if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
         var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
@@ -40,6 +41,13 @@ final class MountFilesystem {
         if i.ino == InodeTable.rootIno { a.timeout = 1 }
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         return a
+    }
+
+    /// Seconds on the monotonic clock.
+    static func monotonic() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
     /// What the kernel is told of `n`, to compare with later (`changesBeside`).
