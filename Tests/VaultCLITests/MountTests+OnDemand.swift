@@ -274,6 +274,16 @@ extension MountTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)) ?? []).filter { $0.hasSuffix(".sparse") }
     }
 
+    /// Partials a process holds open (their shared `flock`), as the content budget sees them.
+    func partialsInUse() -> Int {
+        partials().filter { name in
+            let fd = open(h.home.appendingPathComponent("tmp/" + name).path, O_RDONLY)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            return flock(fd, LOCK_EX | LOCK_NB) != 0
+        }.count
+    }
+
     /// A python reader of `name` through the mount: reads `count` bytes at `offset` sequentially,
     /// prints their SHA-256, and holds the file open until its stdin gets a line.
     func holdingReader(_ name: String, offset: Int, count: Int) throws -> (Process, Pipe, Pipe) {
@@ -355,6 +365,8 @@ extension MountTests {
         p1.waitUntilExit()
         in2.fileHandleForWriting.write(Data("done\n".utf8))
         p2.waitUntilExit()
+        // Both closed once the mount let go of them (a prefetch under way ends after its run).
+        XCTAssertTrue(waitFor(10) { self.partialsInUse() == 0 }, "the mount lets go of closed files' partials")
         XCTAssertEqual(try py("""
             import hashlib, os, sys
             fd = os.open(sys.argv[1] + '/r2.bin', os.O_RDONLY)
