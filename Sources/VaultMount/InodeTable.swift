@@ -25,6 +25,8 @@ final class InodeTable {
         /// The content not on this device, fetched by segments on demand while the file is open
         /// (shared by its handles; dropped at the last close and when the vault locks).
         var remote: OnDemandContent?
+        /// Sealed bytes of `remote` already logged and fitted to the content budget.
+        var remoteReported: UInt64 = 0
 
         /// The node as the kernel was last told of it (attributes, entry), to find what changed
         /// beside the mount (`MountFilesystem.changesBeside`); nil before the first reply.

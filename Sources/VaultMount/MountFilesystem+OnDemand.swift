@@ -27,6 +27,7 @@ extension MountFilesystem {
     /// Reads the record of `n`'s remote content and opens its partial (shared by the inode's handles).
     func openRemote(_ i: InodeTable.Inode, _ n: Node, _ v: Vault) throws(FuseErrno) {
         guard i.remote == nil else { return }
+        i.remoteReported = 0
         do { i.remote = try OnDemandContent.open(n, in: v, policy: policy) } catch {
             throw onDemandFailure(error, doing: "opening the remote content of \(n.id)")
         }
@@ -41,10 +42,11 @@ extension MountFilesystem {
         let ahead = start == f.nextOffset && start > 0 ? Self.prefetchSegments : 0
         let bytes: [UInt8]
         do {
-            let before = remote.fetchedBytes
             bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
-            let fetched = remote.fetchedBytes - before
+            // What arrived since the last read (this read's fetch, and the prefetch's meanwhile).
+            let total = remote.fetchedBytes, fetched = total - f.inode.remoteReported
             if fetched > 0 {
+                f.inode.remoteReported = total
                 log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.presentCount) of \(remote.segmentCount ?? 0) segments here)")
                 fitBudget(v)
             }
