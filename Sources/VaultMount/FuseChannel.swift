@@ -89,6 +89,10 @@ final class FuseChannel {
         }
     }
 
+    /// Waits up to `seconds` for the invalidations under way: usually they are done in far less,
+    /// but one may wait for a read this loop has yet to answer, so the wait is bounded.
+    func waitForInvalidations(upTo seconds: Double) { _ = invalidating.wait(timeout: .now() + seconds) }
+
     /// Invalidations under way (the session is freed only once they are done).
     private let invalidating = DispatchGroup()
 

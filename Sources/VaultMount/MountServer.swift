@@ -63,6 +63,9 @@ public final class MountServer {
             case .locked?:
                 filesystem.dropReaders()   // and forgets which content the kernel had cached
                 channel.invalidate(filesystem.inodes.all)
+                // Before the next request: a program told EACCES finds no cached page either
+                // (bounded: an invalidation may wait for a read still queued).
+                channel.waitForInvalidations(upTo: 0.2)
                 filesystem.log("the vault locked: open files return EACCES and the kernel's cache of the mount was dropped")
             case .unlocked?:
                 filesystem.log("the vault was unlocked: the mount serves again")
