@@ -4,7 +4,10 @@
 #  1. sequential read of a cached SIZE file through the mount, cold (kernel caches dropped when
 #     root) and again (target: >= gocryptfs, >= 1 GB/s; the second >= 3x the first)
 #  2. sequential write of SIZE through the mount, closed with fsync (target: >= 80 % of gocryptfs)
-#  3. `ls -lR` of a NODES-node tree (target: <= 2 s and <= rclone's)
+#  3. `ls -lR` of a NODES-node tree (target: <= 2 s and <= rclone's), and again (entries and
+#     attributes cached 30 s)
+#  3b. a change beside the mount (`vault mv` in another process) with the NODES inodes known to the
+#     kernel: seconds until the old name is gone through the mount, and the mount's check of them
 #  4. peak RSS of the mount process (VmHWM; target: <= 64 MiB)
 #  5. a 4 KiB read at SIZE/2 of a not-downloaded SIZE file (a second vault synced to a loopback
 #     vault-server, the file evicted): sealed bytes the server sent, from its request log, and the
@@ -68,6 +71,11 @@ drop_caches
 R[vault,read]=$(read_s "$TMP/mnt-vault/big"); R[vault,reread]=$(read_s "$TMP/mnt-vault/big")
 R[vault,write]=$(write_s "$TMP/mnt-vault/written")
 R[vault,lsr]=$(lsr_s "$TMP/mnt-vault/tree")
+R[vault,lsr2]=$(lsr_s "$TMP/mnt-vault/tree")
+"$BIN/vault" mv /tree/d0/f0 /tree/d0/moved --password-file "$TMP/pw" > /dev/null
+t0=$(now); for _ in $(seq 1000); do [ -e "$TMP/mnt-vault/tree/d0/f0" ] || break; sleep 0.01; done
+R[vault,seen]=$(echo "$(now) - $t0" | bc -l)
+R[vault,check]=$(sed -n 's/.*checking \([0-9]*\) inodes after a change beside the mount took \([0-9]*\) ms.*/\1 inodes in \2 ms/p' "$TMP/vault/mount.log" | tail -n 1)
 pid=$(pgrep -o -f "mount $TMP/mnt-vault" || true)
 R[vault,rss]=$(awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status" 2>/dev/null || echo "?")
 
@@ -111,6 +119,7 @@ if command -v gocryptfs > /dev/null; then
   R[gc,read]=$(read_s "$TMP/mnt-gc/big"); R[gc,reread]=$(read_s "$TMP/mnt-gc/big")
   R[gc,write]=$(write_s "$TMP/mnt-gc/written")
   R[gc,lsr]=$(lsr_s "$TMP/mnt-gc/tree")
+  R[gc,lsr2]=$(lsr_s "$TMP/mnt-gc/tree")
 fi
 
 # --- rclone crypt over a local folder
@@ -126,6 +135,7 @@ if command -v rclone > /dev/null; then
   R[rc,read]=$(read_s "$TMP/mnt-rc/big"); R[rc,reread]=$(read_s "$TMP/mnt-rc/big")
   R[rc,write]=$(write_s "$TMP/mnt-rc/written")
   R[rc,lsr]=$(lsr_s "$TMP/mnt-rc/tree")
+  R[rc,lsr2]=$(lsr_s "$TMP/mnt-rc/tree")
 fi
 
 printf '\n%-34s %12s %12s %12s\n' "$SIZE file, $NODES nodes" "vault" "gocryptfs" "rclone"
@@ -140,6 +150,8 @@ row "sequential read (cold)" read mbps
 row "sequential read (again)" reread mbps
 row "sequential write + fsync" write mbps
 row "ls -lR" lsr secs
+row "ls -lR (again)" lsr2 secs
+printf '%-34s %s\n' "a change beside it seen after" "$(secs "${R[vault,seen]}") (its check: ${R[vault,check]:-under 100 ms})"
 printf '%-34s %12s\n' "peak RSS of the mount" "${R[vault,rss]} MiB"
 printf '%-34s %s\n' "4 KiB at SIZE/2, not downloaded" "$(echo "scale=1; ${R[vault,od_bytes]} / 1024" | bc -l) KiB fetched, open + read ${R[vault,od_ms]} ms (target <= 1024 KiB, <= 200 ms)"
 echo

@@ -51,6 +51,7 @@ public final class SparseContent {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         self.fd = fd
+        _ = flock(fd, LOCK_SH | LOCK_NB)   // in use while open: the content budget of any process leaves it (`Vault.partialItems`)
         var st = stat()
         fstat(fd, &st)
         if UInt64(max(0, st.st_size)) != sealedSize {
@@ -259,6 +260,7 @@ final class SparseSegmentMap {
         let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         self.fd = fd
+        _ = flock(fd, LOCK_SH | LOCK_NB)   // in use while open: the content budget of any process leaves it (`Vault.partialItems`)
     }
 
     deinit { close(fd) }
@@ -298,6 +300,14 @@ extension Vault {
             transfer = try addTransfer(.download, nodeId: nodeId, state: .paused, blobId: record.blob, total: record.size)
         }
         return try SparseContent(store: blobs, epochs: epochs, record: record, transferId: transfer)
+    }
+
+    /// The sparse partial of file `nodeId`'s content `record` kept from an earlier run, opened
+    /// without the server (offline: the segments it holds are served); nil when none is here.
+    public func keptSparseContent(_ record: ContentRecord, nodeId: String) throws -> SparseContent? {
+        guard let row = try unfinishedDownload(nodeId: nodeId, total: record.size), row.blobId == record.blob,
+              POSIX.exists(layout.tempDirectory + "/" + record.blob + ".sparse") else { return nil }
+        return try SparseContent(store: blobs, epochs: epochs, record: record, transferId: row.id)
     }
 
     /// Publishes a complete sparse partial as file `nodeId`'s cached content (as a download does:

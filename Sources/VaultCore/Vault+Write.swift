@@ -46,14 +46,22 @@ extension Vault {
         return try publishFile(blob, in: parent, named: n.name, replacing: n, keepPrevious: keepPrevious)
     }
 
-    /// Sets the modification time of file `nodeId` while its new content awaits upload (the time
-    /// travels with the upload, as an imported file's does). Returns false, changing nothing,
-    /// when no upload is pending: a synced version keeps the time recorded with its content.
+    /// Sets the modification time of file `nodeId` (`touch -d`, `cp -p`, `rsync -a` through the
+    /// mount). While new content awaits upload the time travels with it (in its content record);
+    /// a synced file's time travels as a `move` to where the file is, whose replay seals a new
+    /// node record with it (other devices take a node record's time when its content did not
+    /// change, docs/sync.md). Returns false, changing nothing, for a folder.
     @discardableResult
     public func setModifiedTime(of nodeId: String, to seconds: Int64) throws -> Bool {
         try db.transaction {
-            guard let n = try node(id: nodeId), !n.isFolder, n.pendingOp == .upload else { return false }
+            guard let n = try node(id: nodeId), !n.isFolder else { return false }
+            if n.modifiedAt == seconds { return true }
             try nodesTable.setModifiedAt(id: nodeId, seconds)
+            if n.pendingOp != .upload, let parentId = n.parentId, n.remoteId != nil {
+                try enqueue(.move, nodeId: n.id, payload: .init(name: n.name, parentId: parentId, remoteId: n.remoteId, reseal: true),
+                            baseVersion: n.version)
+                try nodesTable.notePending(id: n.id, .move)
+            }
             return true
         }
     }

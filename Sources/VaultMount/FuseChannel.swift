@@ -32,8 +32,11 @@ struct InodeAttributes {
     var isFolder: Bool
     var size: UInt64
     var modified: Int64
-    /// Seconds the kernel may cache the attributes and the entry.
-    var timeout: Double = 1
+    /// Seconds the kernel may cache the attributes and the entry: the mount drops them itself
+    /// within about a second of a change beside it (`MountFilesystem.changesBeside`); the
+    /// timeout only bounds a change the database's stamp could not show.
+    var timeout: Double = Self.cacheSeconds
+    static let cacheSeconds: Double = 30
 
     /// Files 0600 and folders 0700, owned by the mounting user: the vault keeps no mode bits.
     var mode: UInt32 { isFolder ? UInt32(S_IFDIR) | 0o700 : UInt32(S_IFREG) | 0o600 }
@@ -71,14 +74,24 @@ final class FuseChannel {
 
     /// Drops the kernel's page cache and attributes of `inodes` (on another thread: the kernel
     /// may wait for a read this loop has yet to answer).
-    func invalidate(_ inodes: [UInt64]) {
+    func invalidate(_ inodes: [UInt64]) { invalidate(entries: [], inodes: inodes) }
+
+    /// Drops the kernel's cached `entries` (a name in a folder inode), then the page cache and
+    /// attributes of `inodes`, on another thread (as `invalidate(_:)`).
+    func invalidate(entries: [(parent: UInt64, name: String)], inodes: [UInt64]) {
         let se = SessionPointer(raw: session)
+        let names = entries.map { NameInFolder(parent: $0.parent, name: $0.name) }
         invalidating.enter()
         Thread.detachNewThread { [invalidating] in
+            for e in names { _ = CFuseShims_invalidate_entry(se.raw, e.parent, e.name) }
             for ino in inodes { _ = CFuseShims_invalidate_inode(se.raw, ino) }
             invalidating.leave()
         }
     }
+
+    /// Waits up to `seconds` for the invalidations under way: usually they are done in far less,
+    /// but one may wait for a read this loop has yet to answer, so the wait is bounded.
+    func waitForInvalidations(upTo seconds: Double) { _ = invalidating.wait(timeout: .now() + seconds) }
 
     /// Invalidations under way (the session is freed only once they are done).
     private let invalidating = DispatchGroup()
@@ -95,3 +108,5 @@ final class FuseChannel {
 /// The session pointer, passed to the invalidating thread (libfuse's notify calls may run on
 /// any thread).
 private struct SessionPointer: @unchecked Sendable { let raw: OpaquePointer }
+
+private struct NameInFolder: Sendable { let parent: UInt64; let name: String }

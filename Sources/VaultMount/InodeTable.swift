@@ -25,8 +25,31 @@ final class InodeTable {
         /// The content not on this device, fetched by segments on demand while the file is open
         /// (shared by its handles; dropped at the last close and when the vault locks).
         var remote: OnDemandContent?
+        /// Sealed bytes of `remote` already logged and fitted to the content budget.
+        var remoteReported: UInt64 = 0
+
+        /// The node as the kernel was last told of it (attributes, entry), to find what changed
+        /// beside the mount (`MountFilesystem.changesBeside`); nil before the first reply.
+        var seen: Seen?
+        /// The name the kernel may have cached for this inode (lookup, listing, create, rename).
+        var entry: (parent: UInt64, name: String)?
+        /// When the kernel was last told of it (monotonic seconds): past the cache time it asks
+        /// again, so a check after a change beside the mount skips it (unless open).
+        var toldAt: Double = 0
 
         init(ino: UInt64, nodeId: String) { self.ino = ino; self.nodeId = nodeId }
+    }
+
+    /// What of a node's attributes the kernel caches (its name is the inode's `entry`), kept
+    /// small: an inode of 100,000 listed holds no string of its own for it.
+    struct Seen: Equatable {
+        /// The inode of the folder it was in (where `changesBeside` looks for it first).
+        var parentIno: UInt64?
+        var size: UInt64
+        var modified: Int64
+        /// The hash of its blob id (nil: no content here).
+        var blob: Int?
+        var state: ContentState
     }
 
     static let rootIno: UInt64 = 1
@@ -56,6 +79,9 @@ final class InodeTable {
 
     /// Every inode number given out (to drop the kernel's caches of them).
     var all: [UInt64] { Array(byIno.keys) }
+
+    /// The inode of node `id`, when the kernel was given one.
+    func existing(forNode id: String) -> Inode? { byNode[id].flatMap { byIno[$0] } }
 
     func forEach(_ body: (Inode) -> Void) { byIno.values.forEach(body) }
 }

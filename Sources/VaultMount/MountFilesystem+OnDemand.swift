@@ -7,7 +7,8 @@ import Glibc
 
 /// Reading a file whose content is not on this device (docs/mount.md "Reading"): the segments a
 /// read needs are fetched by range into the vault's sparse partial (`OnDemandContent`), each
-/// authenticated before it is kept and again when served; sequential reads prefetch ahead. Once
+/// authenticated before it is kept and again when served; sequential reads prefetch ahead on a
+/// helper thread (`OnDemandContent.prefetch`), so a read waits only for its own segments. Once
 /// every segment is here the partial is published as the file's cached blob, and reads go on
 /// from it. Offline, or when the server stalls past the stall timeout, the read is EIO with the
 /// reason in the log.
@@ -26,6 +27,7 @@ extension MountFilesystem {
     /// Reads the record of `n`'s remote content and opens its partial (shared by the inode's handles).
     func openRemote(_ i: InodeTable.Inode, _ n: Node, _ v: Vault) throws(FuseErrno) {
         guard i.remote == nil else { return }
+        i.remoteReported = 0
         do { i.remote = try OnDemandContent.open(n, in: v, policy: policy) } catch {
             throw onDemandFailure(error, doing: "opening the remote content of \(n.id)")
         }
@@ -40,16 +42,40 @@ extension MountFilesystem {
         let ahead = start == f.nextOffset && start > 0 ? Self.prefetchSegments : 0
         let bytes: [UInt8]
         do {
-            let before = remote.fetchedBytes
             bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
-            let fetched = remote.fetchedBytes - before
-            if fetched > 0 { log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.sparse.presentCount) of \(remote.sparse.segmentCount ?? 0) segments here)") }
+            // What arrived since the last read (this read's fetch, and the prefetch's meanwhile).
+            let total = remote.fetchedBytes, fetched = total - f.inode.remoteReported
+            if fetched > 0 {
+                f.inode.remoteReported = total
+                log("fetched \(fetched) sealed bytes of \(f.inode.nodeId) (\(remote.presentCount) of \(remote.segmentCount ?? 0) segments here)")
+                fitBudget(v)
+            }
         } catch {
             throw onDemandFailure(error, doing: "reading \(f.inode.nodeId) at \(offset)")
         }
         f.nextOffset = start + UInt64(bytes.count)
         bytes.withUnsafeBytes(reply)
-        if remote.sparse.isComplete { publish(f, remote, v) }
+        if remote.isComplete { publish(f, remote, v) }
+    }
+
+    /// Publishes the partials of open files that a prefetch completed after their last read
+    /// (between requests; nothing to do, and no vault opened, when there is none).
+    func publishCompleted() {
+        var done: [UInt64: HandleTable.OpenFile] = [:]
+        for f in handles.openFiles where f.inode.remote?.isComplete == true { done[f.inode.ino] = f }
+        guard !done.isEmpty, let v = try? gate.vault() else { return }
+        for f in done.values { if let r = f.inode.remote { publish(f, r, v) } }
+    }
+
+    /// The content budget, with the partial that just grew counted (`Vault.applyBudget`): least
+    /// recently used content and partials go first, never those of a file the mount has open
+    /// (the log says how much, never which: names stay out of it).
+    private func fitBudget(_ v: Vault) {
+        do {
+            let r = try v.applyBudget(keeping: Set(handles.openFiles.map { $0.inode.nodeId }))
+            if !r.evicted.isEmpty { log("the content budget evicted \(r.evicted.count) file(s) (\(r.freedBytes) bytes) to make room") }
+            if r.message != nil { log("the cache still exceeds the content budget: what is left is pinned or in use (`vault storage`)") }
+        } catch { log("the content budget could not be applied: \(Self.reason(error))") }
     }
 
     /// Every segment is here: the partial becomes the file's cached blob (the content budget
@@ -64,7 +90,7 @@ extension MountFilesystem {
                 return
             }
             f.inode.remote = nil
-            log("\(f.inode.nodeId) is now on this device (all \(remote.sparse.segmentCount ?? 0) segments)")
+            log("\(f.inode.nodeId) is now on this device (all \(remote.segmentCount ?? 0) segments)")
             f.blob = try? v.openContent(n)
             f.inode.servedBlob = n.localPath
         } catch {

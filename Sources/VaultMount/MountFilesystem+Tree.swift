@@ -20,7 +20,7 @@ extension MountFilesystem {
         if try child(p, name, v) != nil { throw FuseErrno(EEXIST) }
         let n: Node
         do { n = try v.mkdir(Self.join(try path(p, v), name)) } catch { throw FuseErrno(error, doing: "mkdir in \(p.id)") }
-        return attributes(n, inodes.inode(forNode: n.id))
+        return entry(n, in: parent)
     }
 
     /// unlink (`folder` false) and rmdir (`folder` true).
@@ -33,6 +33,7 @@ extension MountFilesystem {
         if !wantFolder && n.isFolder { throw FuseErrno(EISDIR) }
         if wantFolder, try !isEmpty(n, v) { throw FuseErrno(ENOTEMPTY) }
         do { try v.remove(try path(n, v)) } catch { throw FuseErrno(error, doing: "removing \(n.id)") }
+        inodes.existing(forNode: n.id)?.entry = nil   // the kernel drops the name itself
     }
 
     func isEmpty(_ folder: Node, _ v: Vault) throws(FuseErrno) -> Bool {
@@ -54,8 +55,12 @@ extension MountFilesystem {
             if !n.isFolder && target.isFolder { throw FuseErrno(EISDIR) }
             if target.isFolder, try !isEmpty(target, v) { throw FuseErrno(ENOTEMPTY) }
             do { try v.remove(try path(target, v)) } catch { throw FuseErrno(error, doing: "replacing \(target.id)") }
+            inodes.existing(forNode: target.id)?.entry = nil
         }
-        do { _ = try v.move(try path(n, v), to: Self.join(try path(to, v), newName), keepingModifiedTime: true) } catch { throw FuseErrno(error, doing: "moving \(n.id)") }
+        let moved: Node
+        do { moved = try v.move(try path(n, v), to: Self.join(try path(to, v), newName), keepingModifiedTime: true) } catch { throw FuseErrno(error, doing: "moving \(n.id)") }
+        // The kernel moves its entry itself.
+        _ = entry(moved, in: newParent)
     }
 
     func fsync(_ fh: UInt64) throws(FuseErrno) { try commit(try handles.file(fh).inode) }

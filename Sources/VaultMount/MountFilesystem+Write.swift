@@ -98,7 +98,7 @@ extension MountFilesystem {
     private func dropStaged(_ i: InodeTable.Inode) {
         guard i.openCount == 0 else { return }
         i.staged?.release(); i.staged = nil
-        i.remote = nil
+        i.remote?.cancel(); i.remote = nil
         pending[i.ino] = nil
     }
 
@@ -122,11 +122,12 @@ extension MountFilesystem {
             if flags & O_EXCL != 0 { throw FuseErrno(EEXIST) }
             let i = inodes.inode(forNode: existing.id)
             let fh = try open(i.ino, flags: flags).handle
-            return (attributes(existing, i), fh)
+            return (entry(existing, in: parent), fh)
         }
         let n: Node
         do { n = try v.createFile(in: p.id, named: name, size: 0) { _ in } } catch { throw FuseErrno(error, doing: "creating in \(p.id)") }
         let i = inodes.inode(forNode: n.id)
+        i.entry = (parent, n.name)
         i.freshlyCreated = true
         let access = flags & O_ACCMODE
         let f = HandleTable.OpenFile(inode: i, writable: access != O_RDONLY, append: flags & O_APPEND != 0)
@@ -152,8 +153,8 @@ extension MountFilesystem {
         if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }                              // FUSE_SET_ATTR_MTIME
         if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) } // FUSE_SET_ATTR_MTIME_NOW
         if let t = i.modifiedOverride, i.staged?.dirty != true, !readOnly {
-            // Stored while the new content awaits upload (it travels with it); otherwise kept
-            // for this mount only (docs/mount.md).
+            // Stored in the vault: with the new content awaiting upload, or as a move to where
+            // the file is, which sync carries (docs/mount.md "Writing").
             do { if try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil } } catch {
                 throw FuseErrno(error, doing: "setting the time of \(i.nodeId)")
             }

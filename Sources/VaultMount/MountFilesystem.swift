@@ -31,11 +31,29 @@ final class MountFilesystem {
     /// What the kernel is told about node `n`: a STALE file's size is its local (older) version's,
     /// the one reads return (as `cat` does).
     func attributes(_ n: Node, _ i: InodeTable.Inode, _ v: Vault? = nil) -> InodeAttributes {
+        i.seen = seen(n)
+        i.toldAt = Self.monotonic()
         var size = n.size
         if n.contentState == .stale, let v, let local = try? v.localSize(of: n) { size = local }
         var a = InodeAttributes(ino: i.ino, isFolder: n.isFolder, size: size, modified: i.modifiedOverride ?? n.modifiedAt)
+        // The kernel answers a stat from cached attributes even once the mount's process is gone:
+        // the mountpoint's own are kept 1 s, so a killed mount shows as ENOTCONN within a second.
+        if i.ino == InodeTable.rootIno { a.timeout = 1 }
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         return a
+    }
+
+    /// Seconds on the monotonic clock.
+    static func monotonic() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// What the kernel is told of `n`, to compare with later (`changesBeside`).
+    func seen(_ n: Node) -> InodeTable.Seen {
+        InodeTable.Seen(parentIno: n.parentId.map { inodes.inode(forNode: $0).ino }, size: n.size, modified: n.modifiedAt,
+                        blob: n.localPath?.hashValue, state: n.contentState)
     }
 
     func node(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> Node {
@@ -67,7 +85,14 @@ final class MountFilesystem {
         let v = try gate.vault()
         let p = try folder(parent, v)
         guard let n = try child(p, name, v) else { throw FuseErrno(ENOENT) }
-        return attributes(n, inodes.inode(forNode: n.id), v)
+        return entry(n, in: parent, v)
+    }
+
+    /// The attributes of `n`, named `n.name` in folder inode `parent`: the kernel caches the entry.
+    func entry(_ n: Node, in parent: UInt64, _ v: Vault? = nil) -> InodeAttributes {
+        let i = inodes.inode(forNode: n.id)
+        i.entry = (parent, n.name)
+        return attributes(n, i, v)
     }
 
     func getattr(_ ino: UInt64) throws(FuseErrno) -> InodeAttributes {
@@ -88,7 +113,7 @@ final class MountFilesystem {
             parent = attributes(try node(i, v), i)
         }
         var entries: [(name: String, attributes: InodeAttributes)] = [(".", here), ("..", parent)]
-        for k in kids { entries.append((k.name, attributes(k, inodes.inode(forNode: k.id), v))) }
+        for k in kids { entries.append((k.name, entry(k, in: ino, v))) }
         return handles.add(HandleTable.OpenFolder(entries: entries))
     }
 

@@ -63,16 +63,40 @@ public final class MountServer {
             case .locked?:
                 filesystem.dropReaders()   // and forgets which content the kernel had cached
                 channel.invalidate(filesystem.inodes.all)
+                // Before the next request: a program told EACCES finds no cached page either
+                // (bounded: an invalidation may wait for a read still queued).
+                channel.waitForInvalidations(upTo: 0.2)
                 filesystem.log("the vault locked: open files return EACCES and the kernel's cache of the mount was dropped")
             case .unlocked?:
                 filesystem.log("the vault was unlocked: the mount serves again")
                 filesystem.commitPending()
+            case .changedBeside?:
+                refresh(channel)
             case nil: break
             }
+            filesystem.publishCompleted()
         }
         filesystem.commitAll()
         filesystem.gate.close()
         channel.end()
+    }
+
+    /// The database changed: what the kernel caches that is no longer so is dropped (names and
+    /// inodes, on the channel's helper thread). A busy vault (another command holds it) is tried
+    /// again at a later wake-up rather than making the loop wait.
+    private func refresh(_ channel: FuseChannel) {
+        do throws(FuseErrno) {
+            let v = try filesystem.gate.vault(lockTimeout: 0.2)
+            let started = Date()
+            let drop = try filesystem.changesBeside(v)
+            if !drop.isEmpty { channel.invalidate(entries: drop.entries, inodes: drop.inodes) }
+            let took = Date().timeIntervalSince(started)
+            if took >= 0.1 { filesystem.log("checking \(filesystem.inodes.all.count) inodes after a change beside the mount took \(Int(took * 1000)) ms") }
+        } catch {
+            if error.code == EBUSY { filesystem.gate.refreshLater() } else if error.code != EACCES {
+                filesystem.log("checking the mount against the vault failed: \(error.reason ?? "errno \(error.code)")")
+            }
+        }
     }
 
     /// The filesystem the C handlers reach (one mount per process). Unchecked: set before the

@@ -6,10 +6,13 @@ import Glibc
 
 /// Mountpoint housekeeping for the CLI.
 public enum Mountpoint {
-    /// True when `path` is a FUSE mount whose process is gone (stat fails with ENOTCONN).
+    /// True when `path` is a FUSE mount whose process is gone (stat or statvfs fails with
+    /// ENOTCONN: statvfs always asks the mount, where stat may be answered from the kernel's cache).
     public static func isStale(_ path: String) -> Bool {
         var st = stat()
-        return stat(path, &st) != 0 && errno == ENOTCONN
+        if stat(path, &st) != 0 && errno == ENOTCONN { return true }
+        var fs = statvfs()
+        return statvfs(path, &fs) != 0 && errno == ENOTCONN
     }
 
     /// True when `path` is a mountpoint (another filesystem than its parent's, or stale).

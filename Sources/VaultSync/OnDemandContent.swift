@@ -12,87 +12,200 @@ import VaultPrimitives
 /// vault's sparse partial (`SparseContent`), each authenticated before it is kept. Once every
 /// segment is present the partial becomes the file's ordinary cached blob.
 ///
-/// Made for one read at a time and holding no `Vault`: each call is given the vault of the
-/// request (the mount opens and closes it per burst of requests). No retries: a server that
-/// cannot be reached, or an answer that stalls past the stall timeout, fails the read at once
-/// with a reason for the log.
-public final class OnDemandContent {
-    /// The partial the fetched segments go into.
+/// Reads come one at a time and hold no `Vault`: each call is given the vault of the request
+/// (the mount opens and closes it per burst of requests). The prefetch of a sequential reader
+/// runs on a helper thread of its own (a connection without the vault: nothing of the database
+/// is touched there), so a read never waits for segments beyond its own; the partial is shared
+/// under a lock, and a read that needs a segment the prefetch is fetching waits for it. No
+/// retries: a server that cannot be reached, or an answer that stalls past the stall timeout,
+/// fails the read at once with a reason for the log (a failed prefetch only means the next read
+/// fetches for itself).
+public final class OnDemandContent: @unchecked Sendable {
+    /// The partial the fetched segments go into (reach it only under `lock`, or once `isComplete`).
     public let sparse: SparseContent
     let nodeId: String
     let remoteId: String
-    let version: Int64
-    let storedSize: Int64
-    /// Sealed bytes fetched by this object (for the log and tests).
-    public private(set) var fetchedBytes: UInt64 = 0
+    /// The server's version and stored size of the content; nil for a partial opened offline
+    /// (read from the server before the first fetch).
+    private var version: Int64?
+    private var storedSize: Int64?
+    /// For the prefetch's own connection.
+    private let account: SyncAccount?
+    private let policy: EffectivePolicy
+    /// Guards `sparse`, `fetchedBytes` and the prefetch's state; signalled when a prefetch ends.
+    private let lock = NSCondition()
+    /// The segments the helper thread is fetching.
+    private var inFlight: ClosedRange<Int>?
+    private var cancelled = false
+    private let prefetcher = DispatchQueue(label: "vault.mount.prefetch")
+    private var fetched: UInt64 = 0
 
-    private init(sparse: SparseContent, nodeId: String, remoteId: String, version: Int64, storedSize: Int64) {
+    /// Sealed bytes fetched by this object, the prefetch's included (for the log and tests).
+    public var fetchedBytes: UInt64 { locked { fetched } }
+    /// Segments present, and in the blob (nil before the header).
+    public var presentCount: Int { locked { sparse.presentCount } }
+    public var segmentCount: Int? { locked { sparse.segmentCount } }
+    /// Every segment is here and no prefetch is running: `sparse` may be published.
+    public var isComplete: Bool { locked { inFlight == nil && sparse.isComplete } }
+
+    private init(sparse: SparseContent, nodeId: String, remoteId: String, version: Int64?, storedSize: Int64?,
+                 account: SyncAccount?, policy: EffectivePolicy) {
         self.sparse = sparse; self.nodeId = nodeId; self.remoteId = remoteId; self.version = version; self.storedSize = storedSize
+        self.account = account; self.policy = policy
     }
 
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Stops the prefetch after the run it is fetching (the vault locked, or the file closed).
+    public func cancel() { locked { cancelled = true } }
+
     /// Opens file `node`'s remote content (NOT_DOWNLOADED, with a server copy): one request for
-    /// its record, then the partial kept from an earlier run, if any.
-    /// - Throws: `.notLocal` when the server cannot be reached; `.integrity` for a record that
-    ///   does not fit what this device knows; `.conflict` when the server has newer content.
+    /// its record, then the partial kept from an earlier run, if any. When the server cannot be
+    /// reached, a partial kept here of the content this device last saw of the file (its sync
+    /// base's record, the node's size and SHA-256) opens without it: the segments it holds are
+    /// served, and a missing one fails at once.
+    /// - Throws: `.notLocal` when the server cannot be reached (and no partial is here);
+    ///   `.integrity` for a record that does not fit what this device knows; `.conflict` when
+    ///   the server has newer content.
     public static func open(_ node: Node, in vault: Vault, policy: EffectivePolicy) throws -> OnDemandContent {
         guard let remoteId = node.remoteId, node.type == .file else {
             throw VaultError(.notLocal, "node \(node.id) has no copy on the server to read")
         }
-        return try reaching(vault, policy, node.id) { api in
-            let download = ContentDownload(api: api, vault: vault, retry: .fromEnvironment(), say: { _ in })
-            let h = try download.headRecord(remoteId, node: node, path: "node \(node.id)")
-            try RemoteCodec.checkStoredSize(h.storedSize, of: h.content, nodeId: remoteId)
-            let sparse = try vault.sparseContent(h.content, nodeId: node.id)
-            return OnDemandContent(sparse: sparse, nodeId: node.id, remoteId: remoteId, version: h.version, storedSize: h.storedSize)
+        let account = try SyncAccount.load(from: vault)
+        do {
+            return try reaching(vault, policy, node.id) { api in
+                let h = try head(api, vault, node, remoteId)
+                let sparse = try vault.sparseContent(h.content, nodeId: node.id)
+                return OnDemandContent(sparse: sparse, nodeId: node.id, remoteId: remoteId, version: h.version, storedSize: h.storedSize,
+                                       account: account, policy: policy)
+            }
+        } catch let e as VaultError where e.kind == .notLocal {
+            guard let seen = try vault.remoteBase(remoteId: remoteId)?.content, seen.size == Int64(node.size),
+                  seen.sha256 == node.sha256?.lowercased(), let kept = try vault.keptSparseContent(seen, nodeId: node.id) else { throw e }
+            return OnDemandContent(sparse: kept, nodeId: node.id, remoteId: remoteId, version: nil, storedSize: nil, account: account, policy: policy)
         }
     }
 
-    /// Makes the segments that plaintext `[offset, offset + count)` needs present and, with
-    /// `ahead` (sequential prefetch), once fewer than `ahead / 2` segments after them are here,
-    /// the next `ahead` too — so a sequential reader triggers one request per `ahead / 2` or more
-    /// segments, not one per read. Each missing run is fetched with one request (at most `maxRun`
-    /// segments). Returns the sealed bytes fetched.
+    /// The content record of `node` on the server, checked as a download checks it.
+    private static func head(_ api: ServerAPI, _ vault: Vault, _ node: Node, _ remoteId: String) throws -> (content: ContentRecord, storedSize: Int64, version: Int64) {
+        let download = ContentDownload(api: api, vault: vault, retry: .fromEnvironment(), say: { _ in })
+        let h = try download.headRecord(remoteId, node: node, path: "node \(node.id)")
+        try RemoteCodec.checkStoredSize(h.storedSize, of: h.content, nodeId: remoteId)
+        return h
+    }
+
+    /// Makes the segments that plaintext `[offset, offset + count)` needs present, waiting for a
+    /// prefetch that is fetching some of them. Returns the sealed bytes fetched.
     @discardableResult
-    public func ensure(offset: UInt64, count: Int, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> UInt64 {
+    public func ensure(offset: UInt64, count: Int, in vault: Vault, policy: EffectivePolicy) throws -> UInt64 {
         let before = fetchedBytes
-        if sparse.hasHeader && missingRuns(offset: offset, count: count, ahead: ahead).isEmpty { return 0 }   // no connection needed
+        if try locked({ try waitForPrefetch(offset: offset, count: count) }) { return 0 }   // no connection needed
         try reaching(vault, policy, nodeId) { api in
-            if !sparse.hasHeader { try sparse.storeHeader(try fetch(api, 0..<UInt64(SealedBlobHeader.size))) }
-            for run in missingRuns(offset: offset, count: count, ahead: ahead) {
-                var start = run.lowerBound
-                while start <= run.upperBound {
-                    let piece = start...min(run.upperBound, start + Self.maxRun - 1)
-                    let range = sparse.ciphertextRange(of: piece)!
-                    try sparse.storeSegments(piece, sealed: try fetch(api, range))
-                    start = piece.upperBound + 1
+            if locked({ storedSize == nil }) {   // opened offline: the server's record first, of the same content
+                guard let node = try vault.node(id: nodeId) else { throw VaultError(.notFound, "node \(nodeId) was removed") }
+                let h = try Self.head(api, vault, node, remoteId)
+                guard h.content.blob == sparse.record.blob else {
+                    throw VaultError(.conflict, "the content of node \(nodeId) changed on the server", hint: "run `vault sync`")
                 }
+                locked { version = h.version; storedSize = h.storedSize }
             }
+            if !locked({ sparse.hasHeader }) {
+                let header = try fetch(api, 0..<UInt64(SealedBlobHeader.size))
+                try locked { try sparse.storeHeader(header) }
+            }
+            try fetchRuns(api, locked { missingRuns(offset: offset, count: count) })
         }
         return fetchedBytes - before
     }
 
-    /// The runs `ensure` fetches (header required): the missing segments of the read, and of the
-    /// prefetch window when it is due.
-    private func missingRuns(offset: UInt64, count: Int, ahead: Int) -> [ClosedRange<Int>] {
-        guard let needed = sparse.segments(plaintextOffset: offset, count: count), let total = sparse.segmentCount else { return [] }
-        var wanted = needed
-        if ahead > 0, !sparse.missingRuns(in: needed.lowerBound...min(total - 1, needed.upperBound + ahead / 2)).isEmpty {
-            wanted = needed.lowerBound...min(total - 1, needed.upperBound + ahead)
+    /// Under the lock: waits (bounded by the stall timeout) while a prefetch fetches segments
+    /// the read needs; true when the read needs no fetch.
+    private func waitForPrefetch(offset: UInt64, count: Int) throws -> Bool {
+        guard sparse.hasHeader, let needed = sparse.segments(plaintextOffset: offset, count: count) else { return false }
+        let deadline = Date().addingTimeInterval(Self.stallSeconds + 5)
+        while let f = inFlight, f.overlaps(needed), !sparse.missingRuns(in: needed).isEmpty {
+            if !lock.wait(until: deadline) { break }
         }
-        return sparse.missingRuns(in: wanted)
+        return sparse.missingRuns(in: needed).isEmpty
+    }
+
+    static var stallSeconds: TimeInterval {
+        ProcessInfo.processInfo.environment["VAULT_SYNC_STALL_SECONDS"].flatMap(TimeInterval.init) ?? 30
+    }
+
+    /// Fetches `runs` (at most `maxRun` segments per request), storing each answer under the lock.
+    private func fetchRuns(_ api: ServerAPI, _ runs: [ClosedRange<Int>], stopping: () -> Bool = { false }) throws {
+        for run in runs {
+            var start = run.lowerBound
+            while start <= run.upperBound {
+                if stopping() { return }
+                let piece = start...min(run.upperBound, start + Self.maxRun - 1)
+                let range = locked { sparse.ciphertextRange(of: piece)! }
+                let bytes = try fetch(api, range)
+                try locked { try sparse.storeSegments(piece, sealed: bytes) }
+                start = piece.upperBound + 1
+            }
+        }
+    }
+
+    /// The missing segments of a read (header required; under the lock).
+    private func missingRuns(offset: UInt64, count: Int) -> [ClosedRange<Int>] {
+        guard let needed = sparse.segments(plaintextOffset: offset, count: count) else { return [] }
+        return sparse.missingRuns(in: needed)
+    }
+
+    /// Starts the prefetch after a sequential read of `[offset, offset + count)`: once fewer
+    /// than `ahead / 2` segments after it are here, the missing ones of the next `ahead` are
+    /// fetched on the helper thread — so a sequential reader makes one request per `ahead / 2`
+    /// or more segments, and never waits for one it does not need yet. Nothing when a prefetch
+    /// is running, when cancelled, or before the server's record is known.
+    public func prefetch(after offset: UInt64, count: Int, ahead: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard ahead > 0, inFlight == nil, !cancelled, storedSize != nil, let account,
+              let needed = sparse.segments(plaintextOffset: offset, count: count), let total = sparse.segmentCount,
+              needed.upperBound + 1 < total else { return }
+        let soon = (needed.upperBound + 1)...min(total - 1, needed.upperBound + ahead / 2)
+        guard !sparse.missingRuns(in: soon).isEmpty else { return }
+        let window = (needed.upperBound + 1)...min(total - 1, needed.upperBound + ahead)
+        let runs = sparse.missingRuns(in: window)
+        guard !runs.isEmpty else { return }
+        inFlight = window
+        let policy = self.policy
+        prefetcher.async { [self] in
+            do {
+                let api = try ServerAPI(vault: nil, account: account, policy: policy, warn: { _ in })
+                api.failFastWhenUnreachable = true
+                try fetchRuns(api, runs, stopping: { locked { cancelled } })
+            } catch {
+                // The read that needs these segments fetches them itself, and reports.
+            }
+            locked { inFlight = nil; lock.broadcast() }
+        }
     }
 
     /// Authenticated plaintext `[offset, offset + count)`, fetching what is missing first (see
-    /// `ensure`). Segments of the partial that no longer authenticate (damaged at rest) are
-    /// forgotten and fetched once more; a second failure is the integrity error. Never returns a
-    /// byte that did not authenticate.
+    /// `ensure`), then the prefetch when `ahead` (see `prefetch`). Segments of the partial that
+    /// no longer authenticate (damaged at rest) are forgotten and fetched once more; a second
+    /// failure is the integrity error. Never returns a byte that did not authenticate.
     public func read(offset: UInt64, count: Int, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> [UInt8] {
-        try ensure(offset: offset, count: count, ahead: ahead, in: vault, policy: policy)
-        do { return try sparse.read(offset: offset, count: count) } catch let e as VaultError where e.kind == .integrity {
-            guard let needed = sparse.segments(plaintextOffset: offset, count: count), try sparse.forgetDamaged(in: needed) > 0 else { throw e }
+        try ensure(offset: offset, count: count, in: vault, policy: policy)
+        let bytes: [UInt8]
+        do { bytes = try locked { try sparse.read(offset: offset, count: count) } } catch let e as VaultError where e.kind == .integrity {
+            let forgot = try locked { () throws -> Int in
+                guard let needed = sparse.segments(plaintextOffset: offset, count: count) else { return 0 }
+                return try sparse.forgetDamaged(in: needed)
+            }
+            guard forgot > 0 else { throw e }
             try ensure(offset: offset, count: count, in: vault, policy: policy)
-            return try sparse.read(offset: offset, count: count)
+            bytes = try locked { try sparse.read(offset: offset, count: count) }
         }
+        prefetch(after: offset, count: count, ahead: ahead)
+        return bytes
     }
 
     /// Segments per request at most (1 MiB of 64 KiB segments): bounds the memory of one answer.
@@ -102,27 +215,28 @@ public final class OnDemandContent {
     /// `Content-Range: bytes a-b/storedSize`, no byte more).
     private func fetch(_ api: ServerAPI, _ range: Range<UInt64>) throws -> [UInt8] {
         let a = range.lowerBound, b = range.upperBound - 1
+        let (version, storedSize, sealedSize) = locked { (self.version ?? 0, self.storedSize ?? 0, UInt64(sparse.sealedSize)) }
         var body: [UInt8] = []
         body.reserveCapacity(Int(range.count))
         let what = "node \(nodeId)"
         let r: HTTPResponse
         do {
             r = try api.send({
-                HTTPRequest(method: .get, url: api.url("/v1/files/\(remoteId)/content"),
+                HTTPRequest(method: .get, url: api.url("/v1/files/\(self.remoteId)/content"),
                             headers: [("Range", "bytes=\(a)-\(b)"), ("If-Range", "\"\(version)\"")])
             }, onHead: { head in
-                let expected = "bytes \(a)-\(b)/\(self.storedSize)"
+                let expected = "bytes \(a)-\(b)/\(storedSize)"
                 guard head.status == 206 else {
                     throw head.status == 200 ? VaultError(.conflict, "the content of \(what) changed on the server", hint: "run `vault sync`")
-                                             : ContentDownload.sizeLie(path: what, UInt64(self.sparse.sealedSize), more: false, "it answered \(head.status) to a range request")
+                                             : ContentDownload.sizeLie(path: what, sealedSize, more: false, "it answered \(head.status) to a range request")
                 }
                 let said = head.header("Content-Range")?.trimmingCharacters(in: .whitespaces) ?? ""
                 guard said == expected else {
-                    throw ContentDownload.sizeLie(path: what, UInt64(self.sparse.sealedSize), more: false, "its Content-Range says '\(said)' (expected \(expected))")
+                    throw ContentDownload.sizeLie(path: what, sealedSize, more: false, "its Content-Range says '\(said)' (expected \(expected))")
                 }
             }, stream: { piece in
                 guard body.count + piece.count <= Int(range.count) else {
-                    throw ContentDownload.sizeLie(path: what, UInt64(self.sparse.sealedSize), "it sent more than the range asked for")
+                    throw ContentDownload.sizeLie(path: what, sealedSize, "it sent more than the range asked for")
                 }
                 body.append(contentsOf: piece)
             })
@@ -135,7 +249,7 @@ public final class OnDemandContent {
         guard body.count == Int(range.count) else {
             throw VaultError(.io, "the server's answer for \(what) ended after \(body.count) of \(range.count) bytes", hint: "try again")
         }
-        fetchedBytes += UInt64(body.count)
+        locked { fetched += UInt64(body.count) }
         return body
     }
 

@@ -113,6 +113,11 @@ extension PlanRun {
                 return try editVersusEdit(x, r, c, uploads: uploads)
             }
         }
+        // A new node record of a file whose content did not change carries its time (a time set on
+        // another device: `touch -d` through its mount is a move to where the file is).
+        if !x.isFolder, changed.placement, !changed.content, moves.isEmpty, uploads.isEmpty, let t = r.record?.mtime {
+            x.modifiedAt = t
+        }
         x.version = r.version
         state.put(x)
         resolveConflicts(of: x.id)

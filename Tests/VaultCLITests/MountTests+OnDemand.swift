@@ -266,3 +266,149 @@ extension MountTests {
         try server.faults("{}")
     }
 }
+
+/// A sparse partial offline, and in the content budget (docs/mount.md "Reading").
+extension MountTests {
+    /// Sparse partials in the vault's tmp folder.
+    func partials() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)) ?? []).filter { $0.hasSuffix(".sparse") }
+    }
+
+    /// Partials a process holds open (their shared `flock`), as the content budget sees them.
+    func partialsInUse() -> Int {
+        partials().filter { name in
+            let fd = open(h.home.appendingPathComponent("tmp/" + name).path, O_RDONLY)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            return flock(fd, LOCK_EX | LOCK_NB) != 0
+        }.count
+    }
+
+    /// A python reader of `name` through the mount: reads `count` bytes at `offset` sequentially,
+    /// prints their SHA-256, and holds the file open until its stdin gets a line.
+    func holdingReader(_ name: String, offset: Int, count: Int) throws -> (Process, Pipe, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = ["-c", """
+            import hashlib, os, sys
+            fd = os.open(sys.argv[1] + '/\(name)', os.O_RDONLY)
+            h, at = hashlib.sha256(), \(offset)
+            while at < \(offset + count):
+                b = os.pread(fd, min(65536, \(offset + count) - at), at); h.update(b); at += len(b)
+            print(h.hexdigest(), flush=True)
+            sys.stdin.readline()
+            """, mnt]
+        let out = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardInput = input
+        try p.run()
+        return (p, out, input)
+    }
+
+    func sha256Hex(_ d: Data) throws -> String {
+        String(try h.run(["-c", "sha256sum < '\(try h.localFile("sha-\(d.count)-\(d.first ?? 0)", d))'"], program: "/bin/sh").out.prefix(64))
+    }
+
+    func testOfflineAPartialServesTheSegmentsItHoldsAndAMissingOneIsEIOAtOnce() throws {
+        var server: ServerHarness? = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        let data = try remoteFile(server!, "part.bin", size: 4 << 20)
+        try mount()
+        try py("import os, sys; fd = os.open(sys.argv[1] + '/part.bin', os.O_RDONLY); os.pread(fd, 4096, 0)")
+        unmountNow()
+        let kept = try XCTUnwrap(try segmentMap())
+        XCTAssertGreaterThan(kept.present, 0)
+        XCTAssertLessThan(kept.present, kept.count / 2)
+        server = nil   // offline from now on
+        try mount()
+        let started = Date()
+        let r = try py("""
+            import os, sys
+            fd = os.open(sys.argv[1] + '/part.bin', os.O_RDONLY)
+            sys.stdout.write(os.pread(fd, 4096, 0).hex() + ' ')
+            try: os.pread(fd, 4096, \((4 << 20) - 70_000)); print('read')
+            except OSError as e: print(e.errno)
+            """)
+        XCTAssertTrue(r == data.prefix(4096).map { String(format: "%02x", $0) }.joined() + " 5", "the kept segment reads, the missing one is EIO: \(r.suffix(8))")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "at once, not after a stall")
+        let log = try String(contentsOf: h.home.appendingPathComponent("mount.log"), encoding: .utf8)
+        XCTAssertTrue(log.contains("the server cannot be reached"), log)
+        XCTAssertEqual(try h.node("/part.bin")["contentState"] as? String, "NOT_DOWNLOADED")
+    }
+
+    func testPartialsCountInTheContentBudgetAndAnOpenFilesIsNeverDropped() throws {
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        let r1 = try remoteFile(server, "r1.bin", size: 4 << 20)
+        let r2 = try remoteFile(server, "r2.bin", size: 4 << 20)
+        try h.ok(["put", try h.localFile("cached.bin", bytes(1 << 20)), "/cached.bin"] + h.pw)
+        try h.ok(["sync"] + h.pw)
+        XCTAssertEqual(try h.node("/cached.bin")["contentState"] as? String, "LOCAL")
+        try h.ok(["storage", "--budget", "2M"] + h.pw)
+        try mount()
+        // r1 held open with 1.5 MiB of it here: with the 1 MiB cached file that is over the
+        // budget, and the cached file (least recently used, not open) goes.
+        let (p1, out1, in1) = try holdingReader("r1.bin", offset: 0, count: 3 << 19)
+        defer { if p1.isRunning { p1.terminate() } }
+        XCTAssertEqual(String(decoding: out1.fileHandleForReading.readData(ofLength: 65), as: UTF8.self), try sha256Hex(r1.prefix(3 << 19)) + "\n")
+        XCTAssertEqual(try h.node("/cached.bin")["contentState"] as? String, "NOT_DOWNLOADED", "evicted for the partial")
+        // r2 read while r1 is open: r1's partial stays (open), the budget is exceeded and says so.
+        let (p2, out2, in2) = try holdingReader("r2.bin", offset: 0, count: 3 << 19)
+        defer { if p2.isRunning { p2.terminate() } }
+        XCTAssertEqual(String(decoding: out2.fileHandleForReading.readData(ofLength: 65), as: UTF8.self), try sha256Hex(r2.prefix(3 << 19)) + "\n")
+        XCTAssertEqual(partials().count, 2)
+        // Nor does another process's budget drop a partial the mount has open (`vault evict`).
+        _ = try h.run(["evict"] + h.pw)
+        XCTAssertEqual(partials().count, 2, "the open files' partials stay")
+        // r1 closed: the next fetch for r2 (still open) drops r1's partial, never r2's.
+        in1.fileHandleForWriting.write(Data("done\n".utf8))
+        p1.waitUntilExit()
+        in2.fileHandleForWriting.write(Data("done\n".utf8))
+        p2.waitUntilExit()
+        // Both closed once the mount let go of them (a prefetch under way ends after its run).
+        XCTAssertTrue(waitFor(10) { self.partialsInUse() == 0 }, "the mount lets go of closed files' partials")
+        XCTAssertEqual(try py("""
+            import hashlib, os, sys
+            fd = os.open(sys.argv[1] + '/r2.bin', os.O_RDONLY)
+            print(hashlib.sha256(os.pread(fd, 65536, (4 << 20) - 65536)).hexdigest())
+            """), try sha256Hex(r2.suffix(65536)))   // the last segment: beyond any prefetch so far, so it is fetched
+        XCTAssertEqual(partials().count, 1, "r1's partial was dropped: \(partials())")
+        let log = try String(contentsOf: h.home.appendingPathComponent("mount.log"), encoding: .utf8)
+        XCTAssertTrue(log.contains("the content budget evicted"), log)
+        XCTAssertTrue(log.contains("exceeds the content budget"), log)
+        unmountNow()
+        let doctor = try h.run(["doctor"] + h.pw)
+        XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
+    }
+}
+
+extension MountTests {
+    /// The prefetch runs on a helper thread: a reader slower than the server never waits for
+    /// it, though every request to the server takes 1 s (in the loop, each read that started a
+    /// prefetch waited that second).
+    func testThePrefetchRunsBesideTheReadsItServes() throws {
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        let data = try remoteFile(server, "p.bin", size: 2 << 20)
+        try mount()
+        try server.faults(#"{"delayMs": 1000}"#)
+        let r = try py("""
+            import hashlib, os, sys, time
+            fd = os.open(sys.argv[1] + '/p.bin', os.O_RDONLY)
+            h, slowest = hashlib.sha256(), 0.0
+            for i in range(32):
+                t = time.time()
+                h.update(os.pread(fd, 65536, i * 65536))
+                if i >= 8: slowest = max(slowest, time.time() - t)
+                time.sleep(0.15)
+            print(h.hexdigest(), round(slowest, 3))
+            """)
+        try server.faults("{}")
+        let parts = r.split(separator: " ")
+        XCTAssertEqual(parts.first.map(String.init), try sha256Hex(data))
+        let slowest = Double(parts.last ?? "") ?? 99
+        XCTAssertLessThan(slowest, 0.5, "a read past the first ones waited \(slowest) s for a prefetch")
+        print("on-demand: with 1 s per range request, the slowest sequential read after the first 8 took \(slowest) s")
+        XCTAssertTrue(waitFor(5) { (try? self.h.node("/p.bin")["contentState"] as? String) == "LOCAL" }, "completed by the prefetch, published")
+    }
+}

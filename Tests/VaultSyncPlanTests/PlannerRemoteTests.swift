@@ -48,6 +48,16 @@ final class PlannerRemoteTests: XCTestCase {
         XCTAssertNil(try f.state.base(remoteId: PlanFixture.remoteId("/d/e/x")))
     }
 
+    func testANewNodeRecordWithoutNewContentCarriesItsTime() throws {
+        var f = PlanFixture()
+        f.synced("/t"); f.synced("/c")
+        // /t: a newer node record from another device over the same content (a time set there,
+        // sent as a move to where it is); /c: a new record with new content, whose time stands.
+        try f.plan([f.remote("/t", recordSeq: 2), f.remote("/c", recordSeq: 2, blob: "new", contentSeq: 2)])
+        XCTAssertEqual(f.node("/t")?.modifiedAt, 5, "the node record's time")
+        XCTAssertEqual(f.node("/c")?.modifiedAt, 1, "the content record's time")
+    }
+
     func testAnEchoOrADuplicateChangesNothing() throws {
         var f = PlanFixture()
         f.synced("/x", version: 4)
