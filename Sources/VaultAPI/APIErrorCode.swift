@@ -77,6 +77,8 @@ public struct APIErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     // The server failed.
     public static let `internal` = Self(rawValue: "internal")
     public static let insufficientStorage = Self(rawValue: "insufficient_storage")
+    /// The server's object store (`--content s3://…`) did not answer; nothing was changed.
+    public static let contentStoreUnavailable = Self(rawValue: "content_store_unavailable")
     /// A test-only injected failure.
     public static let injectedFault = Self(rawValue: "injected_fault")
 }

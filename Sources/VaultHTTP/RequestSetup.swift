@@ -53,6 +53,11 @@ struct RequestSetup {
         try easy.set(CURLOPT_BUFFERSIZE, Self.bufferSize)
         try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, Self.bufferSize)
 
+        if let sig = c.awsSigV4 {
+            try easy.set(CURLOPT_AWS_SIGV4, sig.curlParameter)
+            try easy.set(CURLOPT_USERNAME, sig.accessKeyId)
+            try easy.set(CURLOPT_PASSWORD, sig.secretAccessKey)
+        }
         try applyMethodAndBody(to: easy)
         let list = try headerList()
         do {

@@ -19,7 +19,7 @@ struct VaultServerProgram: ParsableCommand {
             sections: [
                 ManualSection(title: "Files", items: [
                     ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite), unless --metadata names a PostgreSQL database."),
-                    ("DATA/content, DATA/uploads", "Revision content and partial uploads, one file each."),
+                    ("DATA/content, DATA/uploads", "Revision content and partial uploads, one file each, unless --content names an S3 bucket (docs/server.md \"Content in an object store\")."),
                     ("DATA/jwt.secret", "The token signing key, made at first start (unless --jwt-secret-file)."),
                 ]),
                 ManualSection(title: "Exit status", items: [
@@ -54,6 +54,10 @@ struct Serve: ParsableCommand {
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
+    @Option(help: "the content sweep leaves objects younger than this alone, in seconds (default 3600; S3 only)", valueName: "seconds")
+    var contentSweepGrace: Count?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
     @Option(help: "serve HTTPS with this PEM certificate (with --tls-key)", valueName: "file", completion: .file)
@@ -105,6 +109,8 @@ struct Serve: ParsableCommand {
         var c = ServerConfig()
         c.dataDir = data
         c.metadata = metadata
+        c.content = try ContentOption.validate(content)
+        if let v = try bounded(contentSweepGrace, "content-sweep-grace", max: tenYears) { c.contentSweepGrace = v }
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw ValidationError("--listen must be HOST:PORT")
@@ -156,12 +162,28 @@ enum MetadataOption {
     static let help = "where the metadata lives: a postgresql:// URL (shared by any number of servers) or a SQLite file (default DATA/meta.db)"
 }
 
+/// `--content`, as `serve`, `migrate` and the `user` commands take it.
+enum ContentOption {
+    static let help = "where file content lives: an s3://BUCKET?endpoint=URL&region=R&credentials=FILE object store (credentials also from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY), shared by any number of servers (default DATA/content)"
+
+    /// `url` when it is an `s3://` URL the server can use (checked now: a usage error, not a start failure).
+    static func validate(_ url: String?) throws -> String? {
+        guard let url else { return nil }
+        do { _ = try S3Location(url: url) } catch { throw ValidationError("--content: \(error)") }
+        return url
+    }
+}
+
 /// The data folder a `vault-server user` command works on, and where its metadata lives.
 struct DataFolder: ParsableArguments {
     @Option(help: "the data folder", valueName: "dir", completion: .directory)
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
+
+    func validate() throws { _ = try ContentOption.validate(content) }
 }
 
 /// The user a `vault-server user` command is about, and the data folder that holds it.
@@ -172,22 +194,29 @@ struct UserTarget: ParsableArguments {
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
+
+    func validate() throws { _ = try ContentOption.validate(content) }
 }
 
 /// `vault-server migrate`.
 struct Migrate: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "migrate", abstract: "create or upgrade the metadata schema, then exit",
-                             discussion: "Brings the metadata store named by --metadata (else DATA/meta.db) to this server's schema and prints its version. `serve` does the same at start; run `migrate` first when several servers share one PostgreSQL database, so none of them starts on an old schema. A store written by a newer server is refused.")
+                             discussion: "Brings the metadata store named by --metadata (else DATA/meta.db) to this server's schema and prints its version. `serve` does the same at start; run `migrate` first when several servers share one PostgreSQL database, so none of them starts on an old schema. A store written by a newer server is refused. With --content s3://…, it also creates the bucket where the store allows it (one that exists already is fine).")
     }
 
     @Option(help: "the data folder (for the default SQLite file)", valueName: "dir", completion: .directory)
     var data: String?
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
 
     func validate() throws {
         guard data != nil || metadata != nil else { throw ValidationError("give --metadata, or --data for DATA/meta.db") }
+        _ = try ContentOption.validate(content)
     }
 
     /// Where the store to migrate lives.

@@ -5,6 +5,11 @@ public struct ServerConfig: Sendable {
     public var metadata: String?
     /// Where the metadata lives (`--metadata`, else `DATA/meta.db`).
     var metadataLocation: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
+    /// `--content`: an `s3://` object store URL; nil is the data folder's `content/` and `uploads/`.
+    public var content: String?
+    /// Seconds the content sweep leaves young unreferenced objects alone (S3: a publish between
+    /// its upload and its commit).
+    public var contentSweepGrace: Int = 3600
     public var host: String = "127.0.0.1"
     public var port: UInt16 = 8443
     public var tlsCertFile: String?

@@ -142,7 +142,15 @@ final class MetadataStore: @unchecked Sendable {
         ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
         \(ownerTriggers)
         """),
+        objectStoreMigration,
     ])
+
+    /// Content in an object store (`--content s3://…`): a session's multipart upload id, and
+    /// each received chunk's part ETag (both NULL with the content folder). The same on both engines.
+    static let objectStoreMigration = SQLMigrator.Migration("object store", sql: """
+        ALTER TABLE uploads ADD COLUMN store_upload_id TEXT;
+        ALTER TABLE upload_chunks ADD COLUMN tag TEXT;
+        """)
 
     /// The message of the constraint error a write for a removed user (or its session) fails with.
     static let ownerGone = "vault: the user was removed"

@@ -60,6 +60,7 @@ extension MetadataStore {
             updated_at DOUBLE PRECISION NOT NULL);
         \(postgresOwnerTriggers)
         """),
+        objectStoreMigration,
     ])
 
     /// The PostgreSQL form of `ownerTriggers`: a row whose user (partial chunk: whose session) no
