@@ -16,8 +16,9 @@ public final class SeaweedS3: @unchecked Sendable {
     /// The `weed` binary.
     public static var binary: String {
         if let b = ProcessInfo.processInfo.environment["WEED_BIN"] { return b }
-        let cache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache"
-        return cache + "/vault/venv-seaweedfs-4.48/bin/weed"
+        // The account's own home (scripts/with-keyring.sh points HOME and XDG_CACHE_HOME elsewhere).
+        let home = getpwuid(getuid()).map { String(cString: $0.pointee.pw_dir) } ?? NSHomeDirectory()
+        return home + "/.cache/vault/venv-seaweedfs-4.48/bin/weed"
     }
     public static var available: Bool { FileManager.default.isExecutableFile(atPath: binary) }
     public static var unavailableMessage: String {

@@ -282,12 +282,14 @@ extension VaultService {
             }
         }
         do {
-            return try publish(owner: s.owner, deviceId: s.deviceId,
-                               content: NewContent(source: .upload(s), size: s.size, sha256: s.sha256,
-                                                   mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
-                               target: s.target, checkQuota: false) { db, file in
+            let file = try publish(owner: s.owner, deviceId: s.deviceId,
+                                   content: NewContent(source: .upload(s), size: s.size, sha256: s.sha256,
+                                                       mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
+                                   target: s.target, checkQuota: false) { db, file in
                 try db.completeUploadSession(s.id, resultFileId: file.id)
             }
+            if content.needsStoreUpload { content.removeUpload(id: s.id, session: nil) }   // its staged chunk objects
+            return file
         } catch let e as APIError where [409, 412, 404].contains(e.status) {
             discard()
             throw e

@@ -85,6 +85,10 @@ final class ServerProcess: @unchecked Sendable {
 
     deinit {
         stop()
+        // VAULT_TEST_KEEP_LOGS=DIR keeps each server's log there (a failure's server side).
+        if let keep = ProcessInfo.processInfo.environment["VAULT_TEST_KEEP_LOGS"] {
+            try? FileManager.default.copyItem(atPath: stderrPath, toPath: keep + "/" + URL(fileURLWithPath: stderrPath).lastPathComponent)
+        }
         try? FileManager.default.removeItem(atPath: dataDir)
         try? FileManager.default.removeItem(atPath: stderrPath)
     }
@@ -108,6 +112,21 @@ final class ServerProcess: @unchecked Sendable {
     /// Where the server's stores are: `--metadata URL` when it keeps its metadata in PostgreSQL,
     /// `--content URL` when its content is in S3 (every admin command takes both).
     var metadataArgs: [String] { (metadata.map { ["--metadata", $0] } ?? []) + (content.map { ["--content", $0] } ?? []) }
+
+    /// How many revision contents the server stores: files of `DATA/content`, or objects under
+    /// `content/` of its bucket.
+    func storedRevisionCount() throws -> Int {
+        if let bucket { return try SeaweedS3.shared().objectKeys(bucket: bucket, prefix: "content/").count }
+        return FileManager.default.enumerator(atPath: dataDir + "/d/content")?.allObjects.count ?? 0
+    }
+
+    /// Whether anything of upload session `id` is stored: its part file, or its objects and
+    /// multipart uploads in the bucket.
+    func hasUploadData(_ id: String) throws -> Bool {
+        guard let bucket else { return FileManager.default.fileExists(atPath: dataDir + "/d/uploads/\(id).part") }
+        let store = try SeaweedS3.shared()
+        return try !store.objectKeys(bucket: bucket, prefix: "uploads/\(id)/").isEmpty
+    }
 
     /// Runs the binary to completion; returns the exit code and stdout.
     @discardableResult

@@ -182,6 +182,11 @@ final class S3Client: @unchecked Sendable {
         try check(try send(.put, key, body: Self.body(file, offset: offset, length: length)), "storing \(key)")
     }
 
+    /// Stores `length` bytes pulled from `read` as object `key`.
+    func put(_ key: String, length: Int64, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) throws {
+        try check(try send(.put, key, body: .stream(length: length, read: read)), "storing \(key)")
+    }
+
     /// Stores `bytes` as object `key`.
     func put(_ key: String, bytes: [UInt8]) throws {
         try check(try send(.put, key, body: .bytes(bytes)), "storing \(key)")
@@ -220,7 +225,8 @@ final class S3Client: @unchecked Sendable {
 
     /// Starts a multipart upload of `key`; returns its UploadId.
     func createMultipartUpload(_ key: String) throws -> String {
-        let r = try check(try send(.post, key, query: [("uploads", "")]), "starting a multipart upload of \(key)")
+        let r = try check(try send(.post, key, query: [("uploads", "")], headers: [("Content-Type", "application/octet-stream")]),
+                          "starting a multipart upload of \(key)")
         guard let id = S3XML.values("UploadId", in: r.body).first, !id.isEmpty else {
             throw S3Error.unavailable("no UploadId in the answer to CreateMultipartUpload")
         }

@@ -13,7 +13,10 @@ import Glibc
 ///   n + 1, and CompleteMultipartUpload makes the object, still unreferenced until the metadata
 ///   transaction that publishes it commits;
 /// * `uploads/<sessionId>/<chunk>`: the kept prefix of a chunk whose body was cut off, until the
-///   rest arrives and the whole chunk is uploaded as its part.
+///   rest arrives and the whole chunk is uploaded as its part;
+/// * `uploads/<sessionId>/c<chunk>`: a whole chunk of a session whose chunks are smaller than
+///   S3's 5 MiB minimum part (a server run with a small `--max-chunk`): such a file (at most
+///   5 GiB) is composed into `content/<revisionId>` by one streamed PUT at completion.
 ///
 /// Bodies are staged on this machine (`DATA/tmp`, one file per request, gone when it ends)
 /// before they go to the store, so a request never holds the store half-written.
@@ -24,8 +27,11 @@ final class S3Content: ContentBackend, @unchecked Sendable {
     /// Staging files of chunks whose part was just uploaded, while their request still runs, so
     /// `hashChunk` can hash them without reading the part back (S3 cannot).
     private let staged = Locked([String: POSIXFile]())
-    /// The most parts a multipart upload has.
+    /// The most parts a multipart upload has, the smallest part but the last, and the largest
+    /// single PUT.
     static let maxParts: Int64 = 10_000
+    static let minPartSize: Int64 = 5 << 20
+    static let maxPut: Int64 = 5 << 30
 
     init(location: S3Location, dataDir: String, clearTemps: Bool) throws {
         client = S3Client(location)
@@ -39,15 +45,20 @@ final class S3Content: ContentBackend, @unchecked Sendable {
 
     static func revisionKey(_ rid: String) -> String { "content/" + rid }
     static func partialKey(_ sessionId: String, _ index: Int) -> String { "uploads/\(sessionId)/\(index)" }
+    static func chunkKey(_ sessionId: String, _ index: Int) -> String { "uploads/\(sessionId)/c\(index)" }
+
+    /// Whether the chunks of `s` are parts of a multipart upload (else objects composed at the end).
+    static func usesParts(_ s: UploadSession) -> Bool { s.chunkSize >= minPartSize && s.size > 0 }
 
     func newTempPath() -> String { tmpDir + "/" + Sodium.randomID() }
 
     /// The server's chunk size, times the smallest factor that keeps a file of `size` bytes
-    /// within 10,000 parts (the session keeps it; chunks are never re-cut).
+    /// within 10,000 parts, and (past 5 GiB, the most one PUT composes) at S3's 5 MiB minimum
+    /// part (the session keeps it; chunks are never re-cut).
     func sessionChunkSize(size: Int64, base: Int64) -> Int64 {
-        let parts = size / base + (size % base == 0 ? 0 : 1)
-        guard parts > Self.maxParts else { return base }
-        let factor = parts / Self.maxParts + (parts % Self.maxParts == 0 ? 0 : 1)
+        func up(_ n: Int64, _ d: Int64) -> Int64 { n / d + (n % d == 0 ? 0 : 1) }
+        var factor = max(1, up(up(size, base), Self.maxParts))
+        if size > Self.maxPut { factor = max(factor, up(Self.minPartSize, base)) }
         return base.multipliedReportingOverflow(by: factor).overflow ? base : base * factor
     }
 
@@ -90,11 +101,13 @@ final class S3Content: ContentBackend, @unchecked Sendable {
     var needsStoreUpload: Bool { true }
 
     func beginUpload(_ s: UploadSession) throws -> String? {
-        try client.createMultipartUpload(Self.revisionKey(s.revisionId))
+        guard Self.usesParts(s) else { return nil }
+        return try client.createMultipartUpload(Self.revisionKey(s.revisionId))
     }
 
     func openChunk(_ s: UploadSession, index: Int, kept: Int64) throws -> ChunkStaging {
-        guard let uploadId = s.storeUploadId else { throw APIError.internal("the session has no multipart upload") }
+        let uploadId = s.storeUploadId ?? ""
+        guard !Self.usesParts(s) || !uploadId.isEmpty else { throw APIError.internal("the session has no multipart upload") }
         let chunk = try S3Chunk(content: self, session: s, uploadId: uploadId, index: index,
                                 path: tmpDir + "/\(s.id).\(index).\(Sodium.randomID())")
         do {
@@ -130,7 +143,13 @@ final class S3Content: ContentBackend, @unchecked Sendable {
         let key = Self.revisionKey(s.revisionId)
         if s.size == 0 {
             try client.put(key, bytes: [])
-            if let id = s.storeUploadId { try? client.abortMultipartUpload(key, uploadId: id) }
+        } else if !Self.usesParts(s) {
+            // Composed before, by a request whose publish never committed: the object is there.
+            if try client.size(key) != s.size {
+                var hashed = hashedUpTo
+                try compose(s, into: key, hashedUpTo: &hashed, hasher: &hasher)
+                return
+            }
         } else {
             guard let uploadId = s.storeUploadId else { throw APIError.internal("the session has no multipart upload") }
             var list: [(Int, String)] = []
@@ -148,6 +167,39 @@ final class S3Content: ContentBackend, @unchecked Sendable {
         }
         guard hashedUpTo < s.size else { return }
         try open(revision: s.revisionId, size: s.size).hash(from: hashedUpTo, to: s.size, into: &hasher)
+    }
+
+    /// One PUT of `key` streaming the session's chunk objects in order, hashing the bytes past
+    /// `hashedUpTo` as they pass (one chunk in memory at a time).
+    private func compose(_ s: UploadSession, into key: String, hashedUpTo: inout Int64, hasher: inout SHA256Hasher) throws {
+        var index = 0, piece: [UInt8] = [], used = 0
+        var offset: Int64 = 0
+        var h = hasher, hashed = hashedUpTo
+        try client.put(key, length: s.size) { buffer in
+            if used == piece.count {
+                guard Int64(index) < Int64(s.totalChunks) else { return 0 }
+                piece = []
+                piece.reserveCapacity(Int(s.chunkLength(index)))
+                try self.client.get(Self.chunkKey(s.id, index), offset: 0, length: s.chunkLength(index)) { p in
+                    piece.append(contentsOf: p); return true
+                }
+                guard Int64(piece.count) == s.chunkLength(index) else { throw S3Error.unavailable("chunk \(index) is short in the store") }
+                index += 1; used = 0
+            }
+            let n = min(buffer.count, piece.count - used)
+            piece.withUnsafeBytes { src in
+                buffer.baseAddress!.copyMemory(from: src.baseAddress! + used, byteCount: n)
+                let end = offset + Int64(n)
+                if end > hashed {
+                    let from = Int(max(hashed - offset, 0))
+                    h.update(UnsafeRawBufferPointer(rebasing: src[(used + from)..<(used + n)]))
+                    hashed = end
+                }
+            }
+            used += n; offset += Int64(n)
+            return n
+        }
+        hasher = h; hashedUpTo = hashed
     }
 
     func removeUpload(id: String, session s: UploadSession?) {
@@ -242,6 +294,13 @@ final class S3Chunk: ChunkStaging {
 
     func commit() throws -> String? {
         guard session.size > 0 else { return nil }   // an empty file is one empty object (`finish`)
+        guard S3Content.usesParts(session) else {
+            try content.client.put(S3Content.chunkKey(session.id, index), file: file, length: session.chunkLength(index))
+            committed = true
+            content.register(file, session: session.id, index: index)
+            if hadPrefix { try? content.client.delete(S3Content.partialKey(session.id, index)) }
+            return nil
+        }
         let tag = try content.client.uploadPart(S3Content.revisionKey(session.revisionId), uploadId: uploadId,
                                                 number: index + 1, file: file, length: session.chunkLength(index))
         committed = true
