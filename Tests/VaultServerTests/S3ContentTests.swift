@@ -95,15 +95,17 @@ final class S3ContentTests: XCTestCase {
     /// off at random points, the server killed once in the middle; after the sessions expire
     /// and the sweep runs: no multipart upload, no kept prefix or staged chunk is left, the
     /// bucket's revision objects are exactly the committed revisions, and each committed file
-    /// reads back with its SHA-256.
+    /// reads back with its SHA-256. `VAULT_S3_KILLED_UPLOADS` sets the count
+    /// (scripts/bench-s3-sweep.sh: 1,000).
     func testKilledUploadsThenSweepLeaveNoOrphansAndNoDamage() throws {
         let (s, store) = try s3Server(["--max-chunk", String(Self.fiveMiB), "--test-faults", "--content-sweep-grace", "0"])
         let bucket = try XCTUnwrap(s.bucket)
         var rng = SeededGenerator(test: name)
         var u = try APIUser(s, "alice")
         var committed: [String: String] = [:]   // file id → sha256
-        for n in 0..<50 {
-            if n == 25 {
+        let count = ProcessInfo.processInfo.environment["VAULT_S3_KILLED_UPLOADS"].flatMap(Int.init) ?? 50
+        for n in 0..<count {
+            if n == count / 2 {
                 s.kill9()
                 try s.start()
                 u = try APIUser(s, "alice")
@@ -150,8 +152,13 @@ final class S3ContentTests: XCTestCase {
             revisions.insert(try XCTUnwrap(f.json["headRevisionId"] as? String))
             XCTAssertEqual(sha256Hex(try u.send("GET", "/v1/files/\(fid)/content").body), sha, "file \(fid) undamaged")
         }
-        XCTAssertEqual(Set(try store.objectKeys(bucket: bucket, prefix: "content/")), Set(revisions.map { "content/" + $0 }),
-                       "exactly the committed revisions are stored")
+        let stored = Set(try store.objectKeys(bucket: bucket, prefix: "content/"))
+        XCTAssertEqual(stored, Set(revisions.map { "content/" + $0 }), "exactly the committed revisions are stored")
+        print("s3 sweep: \(count) uploads (\(count - committed.count) killed), \(committed.count) committed; after the sweep: "
+              + "\(try store.multipartUploads(bucket: bucket).count) multipart uploads, "
+              + "\(try store.objectKeys(bucket: bucket, prefix: "uploads/").count) upload objects, "
+              + "\(stored.subtracting(revisions.map { "content/" + $0 }).count) unreferenced and "
+              + "\(Set(revisions.map { "content/" + $0 }).subtracting(stored).count) missing revision objects")
     }
 
     /// Writes a request head announcing `total` body bytes, sends `sent`, and drops the connection.

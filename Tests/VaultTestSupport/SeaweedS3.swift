@@ -134,9 +134,16 @@ public final class SeaweedS3: @unchecked Sendable {
 
     /// Keys of the objects in `bucket` under `prefix` (a listing of the test's own, through curl).
     public func objectKeys(bucket: String, prefix: String = "") throws -> [String] {
-        let r = try s3("GET", "/\(bucket)?list-type=2&max-keys=1000&prefix=\(prefix.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? prefix)")
-        guard r.status == 200 else { throw SeaweedS3Error("listing \(bucket): \(r.status) \(r.body)") }
-        return Self.texts("Key", in: r.body)
+        let enc = { (v: String) in v.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? v }
+        var keys: [String] = [], token: String?
+        repeat {
+            let query = (token.map { "continuation-token=\(enc($0))&" } ?? "") + "list-type=2&max-keys=1000&prefix=\(enc(prefix))"
+            let r = try s3("GET", "/\(bucket)?" + query)
+            guard r.status == 200 else { throw SeaweedS3Error("listing \(bucket): \(r.status) \(r.body)") }
+            keys += Self.texts("Key", in: r.body)
+            token = Self.texts("IsTruncated", in: r.body).first == "true" ? Self.texts("NextContinuationToken", in: r.body).first : nil
+        } while token != nil
+        return keys
     }
 
     /// (key, upload id) of each multipart upload in progress in `bucket`.

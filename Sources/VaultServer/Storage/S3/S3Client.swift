@@ -164,7 +164,10 @@ final class S3Client: @unchecked Sendable {
 
     /// Creates the bucket; one that exists already and is ours is fine.
     func createBucket() throws {
-        let r = try send(.put, "")
+        // Outside us-east-1, S3 wants the region named in the body.
+        let body: HTTPBody = location.region == "us-east-1" ? .none : .bytes(Array(
+            "<CreateBucketConfiguration><LocationConstraint>\(S3XML.escape(location.region))</LocationConstraint></CreateBucketConfiguration>".utf8))
+        let r = try send(.put, "", headers: [("Content-Type", "application/xml")], body: body)
         if r.status == 409, S3XML.values("Code", in: r.body).first == "BucketAlreadyOwnedByYou" { return }
         try check(r, "creating bucket \(location.bucket)")
     }
