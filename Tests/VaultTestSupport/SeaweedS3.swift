@@ -97,18 +97,14 @@ public final class SeaweedS3: @unchecked Sendable {
         guard server?.isRunning == true else { throw SeaweedS3Error("weed exited: \(logTail)") }
     }
 
-    /// Stops the store (SIGTERM, then SIGKILL) but keeps its data: `start()` brings the same
-    /// store back on the same ports (what a server sees when its object store goes down).
+    /// Kills the store (SIGKILL: a crash, and no shutdown to wait for) but keeps its data:
+    /// `start()` brings the same store back on the same ports (what a server sees when its
+    /// object store goes down).
     public func stopProcess() {
         lock.lock(); defer { lock.unlock() }
         guard let p = server else { return }
         server = nil
-        if p.isRunning {
-            p.terminate()
-            let deadline = Date().addingTimeInterval(10)
-            while p.isRunning && Date() < deadline { usleep(50_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
     }
 
