@@ -98,7 +98,8 @@ final class S3ContentTests: XCTestCase {
     /// reads back with its SHA-256. `VAULT_S3_KILLED_UPLOADS` sets the count
     /// (scripts/bench-s3-sweep.sh: 1,000).
     func testKilledUploadsThenSweepLeaveNoOrphansAndNoDamage() throws {
-        let (s, store) = try s3Server(["--max-chunk", String(Self.fiveMiB), "--test-faults", "--content-sweep-grace", "0"])
+        let (s, store) = try s3Server(["--max-chunk", String(Self.fiveMiB), "--test-faults", "--content-sweep-grace", "0",
+                                       "--max-sessions", "100000"])
         let bucket = try XCTUnwrap(s.bucket)
         var rng = SeededGenerator(test: name)
         var u = try APIUser(s, "alice")
@@ -124,7 +125,8 @@ final class S3ContentTests: XCTestCase {
                 }
             default:     // resumable: some chunks, maybe a cut-off one, maybe all of them
                 let chunk = kind == 4 ? Self.fiveMiB : 1000
-                let sid = try u.startSession(name: "resumable-\(n)", bytes: bytes).json["uploadId"] as! String
+                let started = try u.startSession(name: "resumable-\(n)", bytes: bytes)
+                let sid = try XCTUnwrap(started.json["uploadId"] as? String, started.text)
                 let chunks = (size + chunk - 1) / chunk
                 let upTo = finish ? chunks : Int.random(in: 0..<chunks, using: &rng)
                 var last: TestResponse?
