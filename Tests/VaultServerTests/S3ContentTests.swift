@@ -219,6 +219,29 @@ final class S3ContentTests: XCTestCase {
         XCTAssertEqual(try s.storedRevisionCount(), 0)
     }
 
+    /// A server whose credentials the store refuses, or whose bucket does not exist, does not
+    /// start, and says what to fix (never the secret).
+    func testWrongCredentialsOrAMissingBucketStopTheServerAtStart() throws {
+        try XCTSkipUnless(SeaweedS3.available, SeaweedS3.unavailableMessage)
+        let store = try SeaweedS3.shared()
+        let data = NSTemporaryDirectory() + "vault-s3-refused-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let wrong = data + ".credentials"
+        defer { try? FileManager.default.removeItem(atPath: wrong) }
+        try Data("[default]\naws_access_key_id = \(store.accessKey)\naws_secret_access_key = not-the-secret-at-all\n".utf8)
+            .write(to: URL(fileURLWithPath: wrong))
+        let bucket = try XCTUnwrap(URLComponents(string: try store.makeBucket())?.host)
+        let refused = try ServerProcess.runCapturing(["serve", "--data", data, "--listen", "127.0.0.1:0",
+                                                      "--content", "s3://\(bucket)?endpoint=\(store.endpoint)&credentials=\(wrong)"])
+        XCTAssertEqual(refused.code, 1)
+        XCTAssertTrue(refused.stderr.contains("check the credentials"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("not-the-secret-at-all"))
+        let missing = try ServerProcess.runCapturing(["serve", "--data", data, "--listen", "127.0.0.1:0",
+                                                      "--content", store.contentURL(bucket: "no-such-bucket-here")])
+        XCTAssertEqual(missing.code, 1)
+        XCTAssertTrue(missing.stderr.contains("vault-server migrate --content"), missing.stderr)
+    }
+
     /// A file past 10,000 chunks gets a larger chunk size in its session; past 5 GiB the chunks
     /// are at least S3's 5 MiB part.
     func testSessionChunkSizeKeepsWithinTenThousandParts() throws {

@@ -78,7 +78,10 @@ enum S3Error: Error, CustomStringConvertible {
         case .configuration(let m): return m
         case .unavailable(let m): return "the object store is unreachable: \(m)"
         case .notFound(let what): return "the object store has no \(what)"
-        case .refused(let status, let code, let what): return "the object store refused \(what): \(status) \(code)"
+        case .refused(let status, let code, let what):
+            let hint = status == 403 ? " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or &credentials=FILE, and that they may use the bucket)"
+                : code == "NoSuchBucket" ? " (create it: vault-server migrate --content …)" : ""
+            return "the object store refused \(what): \(status) \(code)\(hint)"
         }
     }
 }
@@ -156,7 +159,7 @@ final class S3Client: @unchecked Sendable {
         guard !(200..<300).contains(response.status) else { return response }
         let code = S3XML.values("Code", in: response.body).first ?? ""
         if response.status >= 500 { throw S3Error.unavailable("\(response.status) \(code) for \(what)") }
-        if response.status == 404 { throw S3Error.notFound(what) }
+        if response.status == 404 && code != "NoSuchBucket" { throw S3Error.notFound(what) }
         throw S3Error.refused(status: response.status, code: code, what: what)
     }
 
