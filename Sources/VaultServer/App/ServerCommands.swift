@@ -123,7 +123,10 @@ struct Serve: ParsableCommand {
             if c.host == "localhost" { c.host = "127.0.0.1" }
         }
         if let instance {
-            guard RequestId.isValid(instance) else { throw ValidationError("--instance must be 1-128 of A-Z a-z 0-9 . _ : -") }
+            // Not `.` or `..`: DATA/tmp/NAME is emptied at start.
+            guard RequestId.isValid(instance), instance != ".", instance != ".." else {
+                throw ValidationError("--instance must be 1-128 of A-Z a-z 0-9 . _ : - (not . or ..)")
+            }
             c.instanceId = instance
         }
         if let trustedProxy {
