@@ -289,6 +289,12 @@ final class S3ContentTests: XCTestCase {
             .write(to: URL(fileURLWithPath: file))
         let f = try S3Location(url: "s3://my-bucket?credentials=\(file)", environment: [:])
         XCTAssertEqual(f.credentials.accessKeyId, "fromfile"); XCTAssertEqual(f.credentials.secretAccessKey, "s3cr3t")
+        // export/import move a data folder's files: S3 content is refused, saying what to do.
+        for command in [["export", "--out", "/nonexistent/out"], ["import", "--from", "/nonexistent/in"]] {
+            let r = try ServerProcess.runCapturing(command + ["--data", "/nonexistent/d", "--content", "s3://my-bucket?credentials=\(file)"])
+            XCTAssertEqual(r.code, 2, r.stderr)
+            XCTAssertTrue(r.stderr.contains("copy the bucket with your S3 tools"), r.stderr)
+        }
         XCTAssertEqual(S3Client(l).url("content/ab", [("uploadId", "x y"), ("partNumber", "3")]),
                        "http://127.0.0.1:9000/my-bucket/content/ab?partNumber=3&uploadId=x%20y", "query sorted and encoded for SigV4")
     }
