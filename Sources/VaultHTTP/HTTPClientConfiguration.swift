@@ -33,6 +33,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// Connect directly, ignoring any proxy in the environment (`CURLOPT_NOPROXY` `*`). Off by
     /// default.
     public var bypassProxy = false
+    /// Sign every request with AWS Signature Version 4 (`CURLOPT_AWS_SIGV4`): S3 and its
+    /// look-alikes. nil (the default) signs nothing.
+    public var awsSigV4: AWSSigV4?
 
     /// A configuration with the defaults listed on each property.
     public init(caFile: String? = nil,
@@ -52,4 +55,23 @@ public struct HTTPClientConfiguration: Sendable {
         self.followRedirects = followRedirects
         self.preferHTTP2 = preferHTTP2
     }
+}
+
+/// The AWS Signature Version 4 credentials and scope of an `HTTPClient` (`CURLOPT_AWS_SIGV4`,
+/// `CURLOPT_USERNAME` / `CURLOPT_PASSWORD`). Its `description` never shows the secret.
+public struct AWSSigV4: Sendable, CustomStringConvertible {
+    public var accessKeyId: String
+    public var secretAccessKey: String
+    public var region: String
+    public var service: String
+
+    public init(accessKeyId: String, secretAccessKey: String, region: String, service: String = "s3") {
+        self.accessKeyId = accessKeyId; self.secretAccessKey = secretAccessKey
+        self.region = region; self.service = service
+    }
+
+    /// libcurl's `provider1:provider2:region:service` parameter.
+    var curlParameter: String { "aws:amz:\(region):\(service)" }
+
+    public var description: String { "AWSSigV4(\(accessKeyId), \(region), \(service))" }
 }

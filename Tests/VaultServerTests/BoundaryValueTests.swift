@@ -76,6 +76,7 @@ final class BoundaryValueTests: XCTestCase {
     /// system holds (413, not a crash or a 500).
     func testLargestSessionsWithAnUnlimitedQuota() throws {
         let s = try ServerProcess(args: ["--max-chunk", "1000", "--quota", Self.max, "--test-faults"])
+        try XCTSkipIf(s.bucket != nil, "declares 10^15 chunks of 1000 bytes; on S3 a session stays within 10,000 parts (S3ContentTests.testSessionChunkSizeKeepsWithinTenThousandParts)")
         let u = try APIUser(s, "alice")
         try u.upload("one", [7])
         var ids: [String] = []

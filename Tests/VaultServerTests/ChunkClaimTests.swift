@@ -82,8 +82,8 @@ final class ChunkClaimTests: XCTestCase {
         let published = last.finish()
         XCTAssertEqual(published.status, 201, String(decoding: body(published), as: UTF8.self))
         let rid = try json(published)["headRevisionId"] as! String
-        let stored = try XCTUnwrap(FileManager.default.contents(atPath: service.content.revisionPath(rid)))
-        XCTAssertEqual([UInt8](stored), bytes, "the published bytes are the ones that were hashed")
+        let stored = try service.content.open(revision: rid, size: Int64(bytes.count)).readAll(size: Int64(bytes.count))
+        XCTAssertEqual(stored, bytes, "the published bytes are the ones that were hashed")
     }
 
     /// A request whose whole body arrived but that ended without an answer (the client went
@@ -109,8 +109,8 @@ final class ChunkClaimTests: XCTestCase {
         let status = try json(answer)
         XCTAssertEqual(status["state"] as? String, "complete", String(decoding: body(answer), as: UTF8.self))
         let rid = try XCTUnwrap((status["file"] as? [String: Any])?["headRevisionId"] as? String)
-        let stored = try XCTUnwrap(FileManager.default.contents(atPath: service.content.revisionPath(rid)))
-        XCTAssertEqual([UInt8](stored), bytes)
+        let stored = try service.content.open(revision: rid, size: Int64(bytes.count)).readAll(size: Int64(bytes.count))
+        XCTAssertEqual(stored, bytes)
     }
 
     /// A client killed mid-chunk (its connection reset or closed) and resumed at once, over and

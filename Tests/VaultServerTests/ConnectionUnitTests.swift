@@ -148,7 +148,8 @@ final class ConnectionUnitTests: XCTestCase {
         guard case .serve(let d, _) = try ServerCommand.parse(["serve", "--data", "/d"]) else { return XCTFail() }
         XCTAssertEqual(d.tlsPriorities, ServerConfig.intermediateTLS)
         XCTAssertTrue(d.tlsPriorities.contains("-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"))
-        for bad in [["--tls-priority", "NORMAL"], ["--connection-memory", "100"], ["--tls-priorities", ""], ["--threads", "-1"]] {
+        for bad in [["--tls-priority", "NORMAL"], ["--connection-memory", "100"], ["--tls-priorities", ""], ["--threads", "-1"],
+                    ["--instance", ".."], ["--instance", "."], ["--instance", "a/b"]] {
             XCTAssertThrowsError(try ServerCommand.parse(["serve", "--data", "/d"] + bad), "\(bad)")
         }
         XCTAssertTrue(ServerCommand.usage.contains("--max-connections-per-ip"))

@@ -37,9 +37,8 @@ final class LimitsTests: XCTestCase {
         let bytes = randomBytes(1500)
         let id = try u.startSession(name: "x", bytes: bytes, requestId: "same").json["uploadId"] as! String
         XCTAssertEqual(try u.putChunk(id, bytes, 0, 1000).status, 308)
-        let part = s.dataDir + "/d/uploads/\(id).part"
-        XCTAssertTrue(FileManager.default.fileExists(atPath: part))
-        try waitUntil("the sweeper to free the bytes") { !FileManager.default.fileExists(atPath: part) }
+        XCTAssertTrue(try s.hasUploadData(id))
+        try waitUntil("the sweeper to free the bytes") { try !s.hasUploadData(id) }
         let gone = try u.send("GET", "/v1/upload/\(id)")
         XCTAssertEqual(gone.status, 404)
         let again = try u.startSession(name: "x", bytes: bytes, requestId: "same")

@@ -18,11 +18,11 @@ final class MetadataLocationTests: XCTestCase {
             return XCTFail("not serve")
         }
         XCTAssertEqual(config.metadataLocation, .postgresql(url: "postgresql://h/x"))
-        guard case .user(_, let metadata, .list) = try ServerCommand.parse(["user", "list", "--data", "/d", "--metadata", "postgresql://h/x"]) else {
+        guard case .user(_, let metadata, .list, _) = try ServerCommand.parse(["user", "list", "--data", "/d", "--metadata", "postgresql://h/x"]) else {
             return XCTFail("not user list")
         }
         XCTAssertEqual(metadata, "postgresql://h/x")
-        guard case .migrate(let location) = try ServerCommand.parse(["migrate", "--data", "/d"]) else { return XCTFail("not migrate") }
+        guard case .migrate(let location, nil) = try ServerCommand.parse(["migrate", "--data", "/d"]) else { return XCTFail("not migrate") }
         XCTAssertEqual(location, .sqlite(path: "/d/meta.db"))
         XCTAssertThrowsError(try ServerCommand.parse(["migrate"]), "migrate needs --metadata or --data")
     }

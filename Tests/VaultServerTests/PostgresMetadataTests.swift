@@ -107,7 +107,7 @@ final class PostgresMetadataTests: XCTestCase {
     func testMigrateAndUserCommandsTakeMetadata() throws {
         let first = try ServerProcess.runCapturing(["migrate", "--metadata", url])
         XCTAssertEqual(first.code, 0, first.stderr)
-        XCTAssertTrue(first.stdout.contains("metadata schema version 2"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("metadata schema version 3"), first.stdout)
         XCTAssertEqual(try ServerProcess.runCapturing(["migrate", "--metadata", url]).code, 0, "migrating twice is a no-op")
         let dir = NSTemporaryDirectory() + "pg-cli-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -128,7 +128,7 @@ final class PostgresMetadataTests: XCTestCase {
 
         let sqlite = try ServerProcess.runCapturing(["migrate", "--data", dir])
         XCTAssertEqual(sqlite.code, 0, sqlite.stderr)
-        XCTAssertTrue(sqlite.stdout.contains("\(dir)/meta.db: metadata schema version 5"), sqlite.stdout)
+        XCTAssertTrue(sqlite.stdout.contains("\(dir)/meta.db: metadata schema version 6"), sqlite.stdout)
     }
 
     /// PostgreSQL restarted under a running server: reads go on at once (a read meeting the

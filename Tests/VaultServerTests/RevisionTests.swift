@@ -46,7 +46,6 @@ final class RevisionTests: XCTestCase {
         XCTAssertEqual(try u.send("GET", "/v1/files/nope/revisions").status, 404)
         let other = try u.upload("other", Array("o".utf8))["id"] as! String
         XCTAssertEqual(try u.send("GET", "/v1/files/\(other)/revisions/\(oldest)").status, 404, "a revision of another file")
-        let files = FileManager.default.enumerator(atPath: s.dataDir + "/d/content")?.allObjects.count ?? 0
-        XCTAssertEqual(files, 4, "pruned revisions free their content (3 kept + 1 other file)")
+        XCTAssertEqual(try s.storedRevisionCount(), 4, "pruned revisions free their content (3 kept + 1 other file)")
     }
 }

@@ -110,8 +110,7 @@ final class UploadTests: XCTestCase {
         XCTAssertEqual(r.errorCode, "checksum_mismatch")
         XCTAssertTrue((try u.send("GET", "/v1/files").json["files"] as! [Any]).isEmpty)
         XCTAssertEqual(try u.send("GET", "/v1/upload/\(id)").status, 404)
-        let content = FileManager.default.enumerator(atPath: s.dataDir + "/d/content")?.allObjects ?? []
-        XCTAssertTrue(content.isEmpty)
+        XCTAssertEqual(try s.storedRevisionCount(), 0)
         XCTAssertEqual(try u.startSession(name: "x", bytes: bytes, sha: "zz").status, 400)
         XCTAssertEqual(try u.json("POST", "/v1/upload?uploadType=resumable", ["name": "x"]).status, 400)
     }
@@ -131,9 +130,9 @@ final class UploadTests: XCTestCase {
 
         let doomed = try u.startSession(name: "abort.bin", bytes: bytes).json["uploadId"] as! String
         _ = try u.putChunk(doomed, bytes, 0, 1000)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: s.dataDir + "/d/uploads/\(doomed).part"))
+        XCTAssertTrue(try s.hasUploadData(doomed))
         XCTAssertEqual(try u.send("DELETE", "/v1/upload/\(doomed)").status, 204)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: s.dataDir + "/d/uploads/\(doomed).part"))
+        XCTAssertFalse(try s.hasUploadData(doomed))
         XCTAssertEqual(try u.send("GET", "/v1/upload/\(doomed)").status, 404)
         XCTAssertEqual(try u.putChunk(doomed, bytes, 1000, 2000).status, 404)
         XCTAssertEqual(try u.send("DELETE", "/v1/upload/\(doomed)").status, 404)

@@ -5,8 +5,8 @@ import VaultArguments
 /// from the command tree in `ServerCommands.swift`.
 enum ServerCommand {
     case serve(ServerConfig, logRequests: Bool)
-    case user(dataDir: String, metadata: String?, UserCommand)
-    case migrate(MetadataLocation)
+    case user(dataDir: String, metadata: String?, UserCommand, content: String? = nil)
+    case migrate(MetadataLocation, content: String?)
     /// `export`/`import`: the data folder, its metadata, the bundle folder.
     case export(dataDir: String, MetadataLocation, bundle: String)
     case `import`(dataDir: String, MetadataLocation, bundle: String)
@@ -30,7 +30,7 @@ enum ServerCommand {
                 return .serve(config, logRequests: !serve.quiet)
             }
             if let help = command as? ServerHelp { return .help(help.text) }
-            if let migrate = command as? Migrate { return .migrate(migrate.location) }
+            if let migrate = command as? Migrate { return .migrate(migrate.location, content: migrate.content) }
             if let c = command as? Export { return .export(dataDir: c.folder.data, c.folder.location, bundle: c.out) }
             if let c = command as? Import { return .import(dataDir: c.folder.data, c.folder.location, bundle: c.from) }
             return userCommand(command)
@@ -44,7 +44,8 @@ enum ServerCommand {
         case let c as User.List: return .user(dataDir: c.folder.data, metadata: c.folder.metadata, .list(json: c.json))
         case let c as User.Passwd:
             return .user(dataDir: c.user.data, metadata: c.user.metadata, .passwd(name: c.user.name, passwordFile: c.passwordFile))
-        case let c as User.Remove: return .user(dataDir: c.user.data, metadata: c.user.metadata, .remove(name: c.user.name, confirmed: c.yes))
+        case let c as User.Remove:
+            return .user(dataDir: c.user.data, metadata: c.user.metadata, .remove(name: c.user.name, confirmed: c.yes), content: c.user.content)
         case let c as User.Sessions.Revoke: return .user(dataDir: c.user.data, metadata: c.user.metadata, .revokeSessions(name: c.user.name))
         default: preconditionFailure("a command without a case: \(type(of: command))")
         }

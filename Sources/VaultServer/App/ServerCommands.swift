@@ -19,7 +19,7 @@ struct VaultServerProgram: ParsableCommand {
             sections: [
                 ManualSection(title: "Files", items: [
                     ("DATA/meta.db", "Users, files, revisions, the change feed and upload sessions (SQLite), unless --metadata names a PostgreSQL database."),
-                    ("DATA/content, DATA/uploads", "Revision content and partial uploads, one file each."),
+                    ("DATA/content, DATA/uploads", "Revision content and partial uploads, one file each, unless --content names an S3 bucket (docs/server.md \"Content in an object store\")."),
                     ("DATA/jwt.secret", "The token signing key, made at first start (unless --jwt-secret-file)."),
                 ]),
                 ManualSection(title: "Exit status", items: [
@@ -54,6 +54,10 @@ struct Serve: ParsableCommand {
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
+    @Option(help: "the content sweep leaves objects younger than this alone, in seconds (default 3600; S3 only)", valueName: "seconds")
+    var contentSweepGrace: Count?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
     @Option(help: "this instance's name in the request log and /healthz, and of its temp folder DATA/tmp/NAME; give each instance sharing a data folder its own (default: the host name)", valueName: "name")
@@ -109,6 +113,8 @@ struct Serve: ParsableCommand {
         var c = ServerConfig()
         c.dataDir = data
         c.metadata = metadata
+        c.content = try ContentOption.validate(content)
+        if let v = try bounded(contentSweepGrace, "content-sweep-grace", max: tenYears) { c.contentSweepGrace = v }
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw ValidationError("--listen must be HOST:PORT")
@@ -117,7 +123,10 @@ struct Serve: ParsableCommand {
             if c.host == "localhost" { c.host = "127.0.0.1" }
         }
         if let instance {
-            guard RequestId.isValid(instance) else { throw ValidationError("--instance must be 1-128 of A-Z a-z 0-9 . _ : -") }
+            // Not `.` or `..`: DATA/tmp/NAME is emptied at start.
+            guard RequestId.isValid(instance), instance != ".", instance != ".." else {
+                throw ValidationError("--instance must be 1-128 of A-Z a-z 0-9 . _ : - (not . or ..)")
+            }
             c.instanceId = instance
         }
         if let trustedProxy {
@@ -171,16 +180,39 @@ enum MetadataOption {
     static let help = "where the metadata lives: a postgresql:// URL (shared by any number of servers) or a SQLite file (default DATA/meta.db)"
 }
 
+/// `--content`, as `serve`, `migrate` and the `user` commands take it.
+enum ContentOption {
+    static let help = "where file content lives: an s3://BUCKET?endpoint=URL&region=R&credentials=FILE object store (credentials also from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY), shared by any number of servers (default DATA/content)"
+
+    /// `url` when it is an `s3://` URL the server can use (checked now: a usage error, not a start failure).
+    static func validate(_ url: String?) throws -> String? {
+        guard let url else { return nil }
+        do { _ = try S3Location(url: url) } catch { throw ValidationError("--content: \(error)") }
+        return url
+    }
+}
+
 /// The data folder a `vault-server user`, `export` or `import` command works on, and where its
-/// metadata lives.
+/// metadata and content live.
 struct DataFolder: ParsableArguments {
     @Option(help: "the data folder", valueName: "dir", completion: .directory)
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
+
+    func validate() throws { _ = try ContentOption.validate(content) }
 
     /// Where its metadata lives.
     var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data) }
+
+    /// `export`/`import` move the data folder's content files only: content in an object store
+    /// is refused, saying what to do instead.
+    func refuseObjectStore(_ command: String) throws {
+        guard S3Location.isS3(content) else { return }
+        throw ValidationError("\(command) of S3 content (--content s3://…) is not supported: copy the bucket with your S3 tools (the content keys stay the same), and move the metadata with your database's tools")
+    }
 }
 
 /// The user a `vault-server user` command is about, and the data folder that holds it.
@@ -191,22 +223,29 @@ struct UserTarget: ParsableArguments {
     var data: String
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
+
+    func validate() throws { _ = try ContentOption.validate(content) }
 }
 
 /// `vault-server migrate`.
 struct Migrate: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "migrate", abstract: "create or upgrade the metadata schema, then exit",
-                             discussion: "Brings the metadata store named by --metadata (else DATA/meta.db) to this server's schema and prints its version. `serve` does the same at start; run `migrate` first when several servers share one PostgreSQL database, so none of them starts on an old schema. A store written by a newer server is refused.")
+                             discussion: "Brings the metadata store named by --metadata (else DATA/meta.db) to this server's schema and prints its version. `serve` does the same at start; run `migrate` first when several servers share one PostgreSQL database, so none of them starts on an old schema. A store written by a newer server is refused. With --content s3://…, it also creates the bucket where the store allows it (one that exists already is fine).")
     }
 
     @Option(help: "the data folder (for the default SQLite file)", valueName: "dir", completion: .directory)
     var data: String?
     @Option(help: MetadataOption.help, valueName: "url")
     var metadata: String?
+    @Option(help: ContentOption.help, valueName: "url")
+    var content: String?
 
     func validate() throws {
         guard data != nil || metadata != nil else { throw ValidationError("give --metadata, or --data for DATA/meta.db") }
+        _ = try ContentOption.validate(content)
     }
 
     /// Where the store to migrate lives.
@@ -217,24 +256,28 @@ struct Migrate: ParsableCommand {
 struct Export: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "export", abstract: "write the whole store to a new folder, for `import` into another",
-                             discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import.")
+                             discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import. Content in an object store (--content s3://…) is refused: copy the bucket with your S3 tools.")
     }
 
     @OptionGroup var folder: DataFolder
     @Option(help: "the new folder to write (must not exist or be empty)", valueName: "dir", completion: .directory)
     var out: String
+
+    func validate() throws { try folder.refuseObjectStore("export") }
 }
 
 /// `vault-server import`.
 struct Import: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "import", abstract: "read an `export` folder into an empty store",
-                             discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once.")
+                             discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once. Content in an object store (--content s3://…) is refused: copy the bucket with your S3 tools.")
     }
 
     @OptionGroup var folder: DataFolder
     @Option(help: "the folder `vault-server export` wrote", valueName: "dir", completion: .directory)
     var from: String
+
+    func validate() throws { try folder.refuseObjectStore("import") }
 }
 
 /// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:

@@ -13,6 +13,11 @@ public struct ServerConfig: Sendable {
     /// `--trusted-proxy`: peers (a load balancer) whose `X-Forwarded-For` names the client, for
     /// the per-IP login backoff; from any other peer the header is ignored.
     public var trustedProxies: Set<String> = []
+    /// `--content`: an `s3://` object store URL; nil is the data folder's `content/` and `uploads/`.
+    public var content: String?
+    /// Seconds the content sweep leaves young unreferenced objects alone (S3: a publish between
+    /// its upload and its commit).
+    public var contentSweepGrace: Int = 3600
     public var host: String = "127.0.0.1"
     public var port: UInt16 = 8443
     public var tlsCertFile: String?

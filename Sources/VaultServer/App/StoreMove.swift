@@ -89,7 +89,7 @@ enum StoreMove {
             manifest.cursorHighWater = try db.cursorHighWater()
         }
         try handle.synchronize()
-        let content = ContentStore(existing: dataDir)
+        let content = FolderContent(existing: dataDir)
         try copyFiles(revisions, from: content.contentDir, to: bundle + "/content")
         // A finished session's part file became its revision's content: only open sessions have one.
         try copyFiles(uploads.map { $0 + ".part" }.filter { FileSystem.exists(content.uploadsDir + "/" + $0) },
@@ -142,7 +142,7 @@ enum StoreMove {
             if renumber && renumbered > 0 { try db.expireCursors(through: manifest.cursorHighWater + 1) }
             if !renumber { try db.continueNumbering(after: manifest.cursorHighWater) }
         }
-        let content = ContentStore(existing: dataDir)
+        let content = FolderContent(existing: dataDir)
         try copyFiles(FileSystem.list(bundle + "/content"), from: bundle + "/content", to: content.contentDir)
         try copyFiles(FileSystem.list(bundle + "/uploads"), from: bundle + "/uploads", to: content.uploadsDir)
         let secret = bundle + "/jwt.secret", target = dataDir + "/jwt.secret"

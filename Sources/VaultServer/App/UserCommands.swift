@@ -11,6 +11,8 @@ struct UserCommands {
     let dataDir: String
     /// `--metadata`; nil is `DATA/meta.db`.
     var metadata: String? = nil
+    /// `--content`; nil is the data folder.
+    var content: String? = nil
 
     private var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
 
@@ -46,7 +48,7 @@ struct UserCommands {
         let (id, files) = try users.remove(name: name)
         // The rows are gone (committed): a crash here leaves only unreferenced files, which the
         // server's start-up recovery deletes.
-        try ContentStore(existing: dataDir).remove(files)
+        try ContentLocation.open(content, dataDir: dataDir, instance: nil).remove(files)
         print("removed user \(name) (\(id)): \(files.revisionIds.count) revisions and \(files.uploadIds.count) upload sessions deleted")
     }
 

@@ -26,11 +26,16 @@ public enum VaultServerMain {
             case .version(let v):
                 print(v)
                 return 0
-            case .user(let dataDir, let metadata, let command):
-                return try UserCommands(dataDir: dataDir, metadata: metadata).run(command)
-            case .migrate(let location):
+            case .user(let dataDir, let metadata, let command, let content):
+                return try UserCommands(dataDir: dataDir, metadata: metadata, content: content).run(command)
+            case .migrate(let location, let content):
                 let version = try MetadataStore(location).schemaVersion
                 print("\(location): metadata schema version \(version)")
+                if let content {
+                    let s3 = S3Client(try S3Location(url: content))
+                    try s3.createBucket()
+                    print("\(s3.location): bucket ready")
+                }
                 return 0
             case .export(let dataDir, let location, let bundle):
                 let m = try StoreMove.export(dataDir: dataDir, location: location, to: bundle)
@@ -80,6 +85,7 @@ public enum VaultServerMain {
                 service.sweepExpiredUploads()
                 service.cutOffRevokedStreams()
                 service.sweepLoginThrottle()
+                service.sweepContentIfDue()
             }
         }
         sweeper.start()

@@ -2,23 +2,20 @@ import Foundation
 import VaultSQL
 import VaultPrimitives
 
-/// Startup recovery and the periodic sweep (expired uploads, revoked event streams).
+/// Startup recovery and the periodic sweep (expired uploads, revoked event streams, content no
+/// row references).
 extension VaultService {
-    /// Deletes expired sessions (rows and part files).
+    /// Deletes expired sessions (rows, then their content).
     func sweepExpiredUploads() {
         let now = Date()
-        let ids = (try? store.write { db -> [String] in
-            let ids = try db.expiredUploadIds(before: now)
-            for id in ids { try db.deleteUploadSession(id) }
-            return ids
+        let sessions = (try? store.write { db -> [UploadSession] in
+            let expired = try db.expiredUploads(before: now)
+            for s in expired { try db.deleteUploadSession(s.id) }
+            return expired
         }) ?? []
-        for id in ids { FileSystem.remove(content.partPath(id)) }
-        uploadLocks.withLock { locks in for id in ids { locks.removeValue(forKey: id) } }
+        for s in sessions { content.removeUpload(id: s.id, session: s) }
+        uploadLocks.withLock { locks in for s in sessions { locks.removeValue(forKey: s.id) } }
     }
-
-    /// Seconds a file in a shared content folder must be left alone before recovery treats it as
-    /// a crash's leftover (a publish takes milliseconds between its rename and its commit).
-    static let sharedFolderSettle: TimeInterval = 600
 
     /// Deletes the login throttle's forgotten counts and expired known IPs (a database error
     /// leaves them for the next sweep).
@@ -33,42 +30,28 @@ extension VaultService {
         hub.cutOff { owner, generation in (try? users.isCurrent(id: owner, generation: generation)) ?? true }
     }
 
-    /// Makes the content folder agree with the database after a crash: a session's part file
-    /// moved into `content/` by a publish whose transaction never committed goes back; content
-    /// files no revision references and part files no session owns are removed.
-    ///
-    /// With PostgreSQL metadata other live servers may share the folder: a file another server is
-    /// publishing right now (renamed, its transaction not yet committed) looks the same as a
-    /// crash's leftover, so there only files untouched for `sharedFolderSettle` seconds are moved
-    /// or removed.
+    /// Makes the content store agree with the database after a crash (`ContentBackend.sweep`).
     func recover() throws {
-        var shared = false
-        if case .postgresql = store.location { shared = true }
-        let settledBefore = Date().addingTimeInterval(-Self.sharedFolderSettle)
-        func settled(_ path: String) -> Bool {
-            guard shared else { return true }
-            let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
-            return modified.map { $0 < settledBefore } ?? false
+        try content.sweep(store, grace: TimeInterval(config.contentSweepGrace))
+        lastContentSweep.withLock { $0 = clock() }
+    }
+
+    /// Sweeps an object store every `contentSweepPeriod` while serving (the folder only at
+    /// start: nothing but a crash leaves it unreferenced files). `force`: now (the test-only
+    /// `expireSessionsNow`).
+    func sweepContentIfDue(force: Bool = false) {
+        guard content.needsStoreUpload else { return }
+        let now = clock()
+        let due = lastContentSweep.withLock { last in
+            guard force || now - last >= Self.contentSweepPeriod else { return false }
+            last = now
+            return true
         }
-        try store.withDB { db in
-            let revisionIds = Set(try db.revisionIds())
-            var sessionIds = Set<String>()
-            for (id, rid) in try db.activeUploadRevisions() {
-                sessionIds.insert(id)
-                let part = content.partPath(id), published = content.revisionPath(rid)
-                if !FileSystem.exists(part) && FileSystem.exists(published) && !revisionIds.contains(rid) && settled(published) {
-                    try FileSystem.rename(published, part)
-                }
-            }
-            for name in FileSystem.list(content.contentDir) where !revisionIds.contains(name) && settled(content.contentDir + "/" + name) {
-                FileSystem.remove(content.contentDir + "/" + name)
-            }
-            for name in FileSystem.list(content.uploadsDir) {
-                let id = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
-                if !sessionIds.contains(id) && settled(content.uploadsDir + "/" + name) { FileSystem.remove(content.uploadsDir + "/" + name) }
-            }
-            try FileSystem.syncDirectory(content.contentDir)
-            try FileSystem.syncDirectory(content.uploadsDir)
+        guard due else { return }
+        do { try content.sweep(store, grace: TimeInterval(config.contentSweepGrace)) } catch {
+            AccessLog.message("content sweep failed (tried again in \(Int(Self.contentSweepPeriod)) s): \(error)")
         }
     }
+
+    static let contentSweepPeriod: Double = 3600
 }

@@ -9,7 +9,7 @@ final class VaultService: @unchecked Sendable {
     // SAFETY: every member is immutable or itself thread-safe (locks inside).
     let config: ServerConfig
     let store: MetadataStore
-    let content: ContentStore
+    let content: any ContentBackend
     let users: UserDirectory
     let signer: TokenSigner
     let hub: EventHub
@@ -23,6 +23,8 @@ final class VaultService: @unchecked Sendable {
     let chunkClaims: ChunkClaims
     /// Live folders per account between listing pages (see `FolderLiveness`).
     let liveness = FolderLiveness()
+    /// When the content store was last swept while serving (monotonic seconds).
+    let lastContentSweep = Locked(0.0)
 
     init(config: ServerConfig, clock: @escaping @Sendable () -> Double = MonotonicClock.now) throws {
         self.config = config
@@ -32,7 +34,7 @@ final class VaultService: @unchecked Sendable {
         // A short stall is waited out whole (plus a margin), so a waiter never gives up a hair before
         // the writer would have counted as stalled.
         chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
-        content = try ContentStore(root: config.dataDir, instance: config.instanceId)
+        content = try ContentLocation.open(config.content, dataDir: config.dataDir, instance: config.instanceId)
         store = try MetadataStore(config.metadataLocation)
         users = UserDirectory(store: store)
         logins = LoginThrottle(policy: config.loginThrottle, ledger: StoredLoginLedger(store: store))

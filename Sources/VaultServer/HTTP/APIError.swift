@@ -52,6 +52,12 @@ struct APIError: Error, CustomStringConvertible {
         if let e = error as? FileSystemError, e.errno == .fileTooLarge {
             return APIError(status: 413, code: .tooLarge, message: "the file is larger than this server's storage can hold")
         }
+        if let e = error as? S3Error, case .unavailable = e {
+            AccessLog.message("object store: \(e)")
+            return APIError(status: 503, code: .contentStoreUnavailable,
+                            message: "the server's object store is not answering; nothing was changed, try again later",
+                            headers: [("Retry-After", "5")])
+        }
         AccessLog.message("internal error: \(error)")
         if let e = error as? FileSystemError, e.errno.isNoSpace {
             return APIError(status: 507, code: .insufficientStorage, message: "the server is out of disk space; try again later")

@@ -1,8 +1,9 @@
 import Foundation
 import VaultPrimitives
 
-/// Writes one chunk (or the rest of a cut-off one) in place into the session's part file, then
-/// records it; a body cut off midway keeps its fsynced prefix for the next try. Every write and
+/// Writes one chunk (or the rest of a cut-off one) to its staging (`ContentBackend.openChunk`:
+/// in place into the part file, or a file of its own uploaded as an S3 part), then records it;
+/// a body cut off midway keeps its durable prefix for the next try. Every write and
 /// the recording happen only while the sink's claim is still its own (`ChunkClaims.whileOwned`):
 /// once a new request took a stalled chunk over, this sink writes, keeps and records nothing.
 final class ChunkSink: BodySink {
@@ -13,12 +14,12 @@ final class ChunkSink: BodySink {
     let offset: Int64, skip: Int64
     /// Body bytes expected (the chunk's length minus `skip`).
     let length: Int64
-    /// The claim and the part file; nil for a repeat of a recorded chunk (nothing is written).
-    var writer: (ticket: ChunkClaims.Ticket, file: POSIXFile)?
+    /// The claim and the chunk's staging; nil for a repeat of a recorded chunk (nothing is written).
+    var writer: (ticket: ChunkClaims.Ticket, file: ChunkStaging)?
     var written: Int64 = 0
 
     init(service: VaultService, owner: String, uploadId: String, index: Int, offset: Int64, skip: Int64, length: Int64,
-         writer: (ChunkClaims.Ticket, POSIXFile)?) {
+         writer: (ChunkClaims.Ticket, ChunkStaging)?) {
         self.service = service; self.owner = owner; self.uploadId = uploadId; self.index = index
         self.offset = offset; self.skip = skip; self.length = length; self.writer = writer
     }
@@ -52,8 +53,9 @@ final class ChunkSink: BodySink {
             return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: false)
         }
         let response = service.chunkClaims.whileOwned(ticket) { () -> HTTPResponse in
-            do { try file.sync() } catch { return .error(.unexpected(error)) }
-            return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: true)
+            let tag: String?
+            do { tag = try file.commit() } catch { return .error(.unexpected(error)) }
+            return service.chunkDone(owner: owner, uploadId: uploadId, index: index, written: written, record: true, tag: tag)
         }
         return response ?? .error(Self.superseded)
     }
@@ -75,17 +77,20 @@ final class ChunkSink: BodySink {
         }
     }
 
-    /// Fsyncs what this body wrote and keeps it as the chunk's received prefix (if still ours).
+    /// Makes what this body wrote durable and keeps it as the chunk's received prefix (if still ours).
     private func keepWritten() {
         guard let (ticket, file) = writer, written > 0 else { return }
         _ = service.chunkClaims.whileOwned(ticket) {
-            guard (try? file.sync()) != nil else { return }
+            guard (try? file.keep(prefix: skip + written)) != nil else { return }
             service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
         }
     }
 
     private func release() {
-        if let (ticket, _) = writer { service.chunkClaims.release(ticket) }
+        if let (ticket, file) = writer {
+            file.close()
+            service.chunkClaims.release(ticket)
+        }
         writer = nil
     }
 }

@@ -32,28 +32,27 @@ extension VaultService {
             e.headers = [("Content-Range", "bytes */\(size)")]
             throw e
         case .whole:
-            var file: POSIXFile?
-            if let rid = revisionId, size > 0 { file = try POSIXFile(path: content.revisionPath(rid), flags: O_RDONLY) }
-            return HTTPResponse(status: 200, headers: headers, body: faultedBody(file, offset: 0, length: file == nil ? 0 : size))
+            let rid = size > 0 ? revisionId : nil
+            return HTTPResponse(status: 200, headers: headers, body: try faultedBody(rid, size: size, offset: 0, length: rid == nil ? 0 : size))
         case .partial(let start, let end):
             guard let rid = revisionId else { throw APIError.internal("content missing") }
-            let file = try POSIXFile(path: content.revisionPath(rid), flags: O_RDONLY)
             let extra = Int64(max(faults.current.extraContentBytes ?? 0, 0))   // test-only lie: a bigger file
             headers.append(("Content-Range", "bytes \(start)-\(end.addingSaturating(extra))/\(size.addingSaturating(extra))"))
-            return HTTPResponse(status: 206, headers: headers, body: faultedBody(file, offset: start, length: end - start + 1))
+            return HTTPResponse(status: 206, headers: headers, body: try faultedBody(rid, size: size, offset: start, length: end - start + 1))
         }
     }
 
-    /// `length` bytes of `file` from `offset`, as the test-only content faults shape them
-    /// (`extraContentBytes`, `contentWithoutLength`); unchanged when they are off.
-    private func faultedBody(_ file: POSIXFile?, offset: Int64, length: Int64) -> ResponseBody {
+    /// `length` bytes of revision `rid` from `offset`, as the test-only content faults shape
+    /// them (`extraContentBytes`, `contentWithoutLength`); unchanged when they are off.
+    private func faultedBody(_ rid: String?, size: Int64, offset: Int64, length: Int64) throws -> ResponseBody {
         let f = faults.current
         let extra = Int64(max(f.extraContentBytes ?? 0, 0))
         guard extra > 0 || f.contentWithoutLength == true else {
-            guard let file, length > 0 else { return .bytes([]) }
-            return .file(file, offset: offset, length: length)
+            guard let rid, length > 0 else { return .bytes([]) }
+            return try content.body(revision: rid, size: size, offset: offset, length: length)
         }
-        return .stream(FaultedContentBody(file: file, offset: offset, length: file == nil ? 0 : length, extra: extra,
+        let reader = try rid.map { try content.open(revision: $0, size: size) }
+        return .stream(FaultedContentBody(file: reader, offset: offset, length: reader == nil ? 0 : length, extra: extra,
                                           announced: f.contentWithoutLength != true))
     }
 }
@@ -63,7 +62,7 @@ extension VaultService {
 /// bytes were handed to the connection, so tests can see a client stop reading.
 final class FaultedContentBody: StreamingBody, @unchecked Sendable {
     // SAFETY: read only from the connection's own thread, one call at a time.
-    private let file: POSIXFile?
+    private let file: RevisionReader?
     private var offset: Int64
     private var fileLeft: Int64
     private let extra: Int64
@@ -71,7 +70,7 @@ final class FaultedContentBody: StreamingBody, @unchecked Sendable {
     private let announced: Bool
     private let total: Int64
 
-    init(file: POSIXFile?, offset: Int64, length: Int64, extra: Int64, announced: Bool) {
+    init(file: RevisionReader?, offset: Int64, length: Int64, extra: Int64, announced: Bool) {
         self.file = file; self.offset = offset; self.fileLeft = length; self.extra = extra
         self.announced = announced; self.total = length.addingSaturating(extra)
     }

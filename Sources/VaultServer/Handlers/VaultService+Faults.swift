@@ -21,6 +21,7 @@ extension VaultService {
             if settings.expireSessionsNow == true {
                 try store.withDB { db in try db.expireAllUploadSessions(at: Date().addingTimeInterval(-1)) }
                 sweepExpiredUploads()
+                sweepContentIfDue(force: true)
             }
             return .json(faults.current)
         }

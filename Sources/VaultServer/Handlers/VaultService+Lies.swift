@@ -35,8 +35,10 @@ extension VaultService {
     func liedContent(fileId: String, headRevisionId: String?) throws -> [UInt8]? {
         guard let lie, lie.fileId == fileId else { return nil }
         func read(_ rid: String) throws -> [UInt8] {
-            guard let d = FileManager.default.contents(atPath: content.revisionPath(rid)) else { throw APIError.internal("lie: no content \(rid)") }
-            return [UInt8](d)
+            guard let r = try store.withDB({ db in try db.anyOwnersRevisionContent(id: rid) }), let size = r.size else {
+                throw APIError.internal("lie: no content \(rid)")
+            }
+            return try content.open(revision: rid, size: size).readAll(size: size)
         }
         switch lie.kind {
         case .splice:

@@ -10,10 +10,10 @@ enum UploadTarget {
     case existing(fileId: String, baseVersion: Int64?)
 }
 
-/// Content ready to publish: a fully written and fsynced file to move in, or an existing
-/// revision to link (restore).
+/// Content ready to publish: a fully written and fsynced file to move in, an existing revision
+/// to link (restore), or a finished resumable session (`ContentBackend.finish`).
 struct NewContent {
-    enum Source { case move(path: String), link(revisionId: String) }
+    enum Source { case move(path: String), link(revisionId: String), upload(UploadSession) }
     var source: Source
     var size: Int64
     var sha256: String
@@ -24,8 +24,10 @@ struct NewContent {
 }
 
 /// Publishing content: the one place where a revision becomes visible, atomically with its
-/// file row and change entry. The content file is renamed (or linked) into place inside the
-/// transaction; a crash before commit leaves only an unreferenced file that startup removes.
+/// file row and change entry. The content reaches the store before the transaction
+/// (`ContentBackend.prepare`: nothing for the folder, the upload for S3) and its place inside it
+/// (`commit`: the folder's rename or link); a crash before commit leaves only unreferenced
+/// content that the sweep removes.
 extension VaultService {
     /// Checks that `target` can take new content (404, 409, 412), without changing anything.
     func validate(_ db: any SQLConnection, owner: String, target: UploadTarget) throws {
@@ -56,7 +58,9 @@ extension VaultService {
                  restoredFrom: String? = nil,
                  inTransaction: ((any SQLConnection, FileResource) throws -> Void)? = nil) throws -> FileResource {
         var pruned: [String] = []
-        let (file, cursor) = try store.write { db -> (FileResource, Int64) in
+        try self.content.prepare(content.source, revisionId: content.revisionId)
+        let written: (FileResource, Int64)
+        do { written = try store.write { db -> (FileResource, Int64) in
             try validate(db, owner: owner, target: target)
             if checkQuota { try requireQuota(db, owner: owner, adding: content.size) }
             let now = Date()
@@ -84,18 +88,19 @@ extension VaultService {
             try db.insertRevision(owner: owner, Revision(
                 id: content.revisionId, fileId: file.id, mimeType: file.mimeType, size: content.size,
                 sha256: content.sha256, modifiedAt: now, deviceId: deviceId, isHead: true, contentMeta: content.contentMeta))
-            switch content.source {
-            case .move(let path): try self.content.publish(from: path, revisionId: content.revisionId)
-            case .link(let rid):
-                try FileSystem.link(self.content.revisionPath(rid), self.content.revisionPath(content.revisionId))
-                try FileSystem.syncDirectory(self.content.contentDir)
-            }
+            try self.content.commit(content.source, revisionId: content.revisionId)
             pruned = try db.pruneRevisions(owner: owner, fileId: file.id, keep: config.revisionsKeep,
                                            headId: content.revisionId)
             try inTransaction?(db, file)
             return (file, try recordChange(db, owner: owner, file: file, kind: kind, deviceId: deviceId))
+        } } catch let e as APIError {
+            // Refused by a check inside the transaction: it certainly did not commit. (Any other
+            // failure may have come after a commit, so the content stays for the sweep to judge.)
+            self.content.rollback(content.source, revisionId: content.revisionId)
+            throw e
         }
-        for rid in pruned { FileSystem.remove(self.content.revisionPath(rid)) }
+        let (file, cursor) = written
+        self.content.remove(revisions: pruned)
         notify(owner: owner, cursor: cursor)
         return file
     }

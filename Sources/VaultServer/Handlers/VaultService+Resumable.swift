@@ -7,9 +7,10 @@ import VaultDigest
 import Glibc
 #endif
 
-/// Resumable uploads: a session per file, fixed-size chunks written in place into one part
-/// file (any order, in parallel), each fsynced before it counts; the whole-file SHA-256 is
-/// checked before the file is published.
+/// Resumable uploads: a session per file, fixed-size chunks (any order, in parallel) written in
+/// place into one part file, or each uploaded as a part of the session's S3 multipart upload;
+/// each is durable before it counts; the whole-file SHA-256 is checked before the file is
+/// published.
 extension VaultService {
     func createUploadSession(_ ctx: RequestContext) throws -> RequestPlan {
         .buffer(limit: Self.jsonLimit) { [self] body in
@@ -35,7 +36,7 @@ extension VaultService {
                     guard existing.isExpired else { return (existing, false) }
                     // An expired session is gone for good: the same requestId starts afresh.
                     try db.deleteUploadSession(existing.id)
-                    FileSystem.remove(content.partPath(existing.id))
+                    content.removeUpload(id: existing.id, session: existing)
                 }
                 try validate(db, owner: ctx.userId, target: target)
                 let open = try db.activeUploadCount(owner: ctx.userId)
@@ -50,13 +51,15 @@ extension VaultService {
                     id: id, owner: ctx.userId, requestId: req.requestId, name: req.name,
                     parentId: req.parentId ?? (req.fileId == nil ? "root" : nil), size: req.size,
                     mimeType: req.mimeType ?? "application/octet-stream", sha256: sha, fileId: req.fileId,
-                    baseVersion: req.baseVersion, chunkSize: config.chunkSize, revisionId: Sodium.randomID(),
+                    baseVersion: req.baseVersion, chunkSize: content.sessionChunkSize(size: req.size, base: config.chunkSize),
+                    revisionId: Sodium.randomID(),
                     createdAt: now, expiresAt: now.addingTimeInterval(Double(config.uploadTTL)), deviceId: ctx.deviceId,
                     clientId: req.fileId == nil ? req.id : nil, meta: req.fileId == nil ? req.meta : nil,
                     contentMeta: req.contentMeta)
                 return (try db.uploadSession(owner: ctx.userId, id: id)!, true)
             }
-            if isNew { _ = try POSIXFile(path: content.partPath(session.id), flags: O_WRONLY | O_CREAT) }
+            // An object store's upload starts with the first chunk (`withStoreUpload`).
+            if isNew && !content.needsStoreUpload { _ = try content.beginUpload(session) }
             let chunks = try store.withDB { db in try db.uploadChunks(session.id) }
             let response = UploadSessionResponse(
                 uploadId: session.id, totalChunks: session.totalChunks, chunksProcessed: chunks.count,
@@ -96,18 +99,19 @@ extension VaultService {
 
     func abortUpload(_ ctx: RequestContext) throws -> RequestPlan {
         let id = ctx.request.param("id")
-        try store.write { db in
-            _ = try liveSession(db, owner: ctx.userId, id: id)
+        let session = try store.write { db in
+            let s = try liveSession(db, owner: ctx.userId, id: id)
             try db.deleteUploadSession(id)
+            return s
         }
-        FileSystem.remove(content.partPath(id))
+        content.removeUpload(id: id, session: session)
         uploadLocks.withLock { _ = $0.removeValue(forKey: id) }
         return .respond(HTTPResponse(status: 204))
     }
 
     func putChunk(_ ctx: RequestContext) throws -> RequestPlan {
         let id = ctx.request.param("id")
-        let session = try store.withDB { db in try liveSession(db, owner: ctx.userId, id: id) }
+        var session = try store.withDB { db in try liveSession(db, owner: ctx.userId, id: id) }
         guard let raw = ctx.request.header("content-range"), let cr = ByteRanges.parseContentRange(raw) else {
             throw APIError.badRequest("a chunk needs Content-Range: bytes START-END/TOTAL", code: .invalidContentRange)
         }
@@ -155,7 +159,7 @@ extension VaultService {
                 try liveSession(db, owner: ctx.userId, id: id).state == .complete || db.uploadChunks(id).contains(index)
             }
         }
-        var writer: (ChunkClaims.Ticket, POSIXFile)?
+        var writer: (ChunkClaims.Ticket, ChunkStaging)?
         if try !recorded() {
             let ticket: ChunkClaims.Ticket
             switch chunkClaims.acquire("\(id)#\(index)") {
@@ -169,7 +173,8 @@ extension VaultService {
                 // Again, now that the chunk is ours: it may have been recorded (and hashed) while
                 // we waited; writing it once more would change bytes already hashed.
                 if try !recorded() {
-                    writer = (ticket, try POSIXFile(path: content.partPath(id), flags: O_WRONLY | O_CREAT))
+                    session = try withStoreUpload(session)
+                    writer = (ticket, try content.openChunk(session, index: index, kept: skip))
                 } else {
                     chunkClaims.release(ticket)
                 }
@@ -192,9 +197,20 @@ extension VaultService {
         }
     }
 
-    /// Records a fully written chunk (or just the bytes of a repeated one) and answers 308,
-    /// or finalises the upload when it was the last one.
-    func chunkDone(owner: String, uploadId: String, index: Int, written: Int64, record: Bool) -> HTTPResponse {
+    /// `s` with its object store upload, started (and recorded) now if it has none yet. When two
+    /// servers start one at once, the first recorded wins; the sweep aborts the other.
+    func withStoreUpload(_ s: UploadSession) throws -> UploadSession {
+        guard content.needsStoreUpload, s.storeUploadId == nil, let started = try content.beginUpload(s) else { return s }
+        let recorded = try store.write { db in try db.setUploadStoreId(s.id, started) }
+        guard let recorded else { throw APIError.notFound("the upload session was aborted or expired") }
+        var out = s
+        out.storeUploadId = recorded
+        return out
+    }
+
+    /// Records a fully written chunk (with its store `tag`), or just the bytes of a repeated one,
+    /// and answers 308, or finalises the upload when it was the last one.
+    func chunkDone(owner: String, uploadId: String, index: Int, written: Int64, record: Bool, tag: String? = nil) -> HTTPResponse {
         Self.answer {
             let progress = uploadProgress(uploadId)
             progress.lock.lock(); defer { progress.lock.unlock() }
@@ -203,7 +219,7 @@ extension VaultService {
                     throw APIError.notFound("the upload session was aborted or expired")
                 }
                 try db.addUploadBytesReceived(uploadId, written)
-                if record && s.state == .active { try db.recordUploadChunk(uploadId, index: index) }
+                if record && s.state == .active { try db.recordUploadChunk(uploadId, index: index, tag: tag) }
                 return (s, try db.uploadChunks(uploadId))
             }
             if session.state == .complete {
@@ -221,44 +237,59 @@ extension VaultService {
         }
     }
 
-    /// Hashes the received prefix of the part file as it grows, so completing a large upload
-    /// only hashes what is left. Call with the session lock held.
+    /// Hashes the received prefix of the upload as it grows, chunk by chunk, so completing a
+    /// large upload only hashes what is left (an S3 part only while its request runs: a chunk
+    /// that arrives ahead of the prefix is hashed after completion). Call with the session lock held.
     func advanceHash(_ progress: UploadProgress, _ s: UploadSession, chunks: [Int]) throws {
         let have = Set(chunks)
-        var end = progress.hashedUpTo
-        while end < s.size, have.contains(Int(end / s.chunkSize)) { end += min(s.chunkSize, s.size - end) }
-        guard end > progress.hashedUpTo else { return }
-        try content.hash(content.partPath(s.id), from: progress.hashedUpTo, to: end, into: &progress.hasher)
-        progress.hashedUpTo = end
+        while progress.hashedUpTo < s.size, progress.hashedUpTo % s.chunkSize == 0 {
+            let index = Int(progress.hashedUpTo / s.chunkSize)
+            guard have.contains(index), try content.hashChunk(s, index: index, into: &progress.hasher) else { return }
+            progress.hashedUpTo += s.chunkLength(index)
+        }
     }
 
     /// Verifies the whole file and publishes it; a mismatch or a target that moved on discards
-    /// the session (422 / 412 / 409) and publishes nothing. Call with the session lock held.
+    /// the session (422 / 412 / 409) and publishes nothing. When every byte was hashed as it
+    /// arrived, the check comes before the store completes the upload; otherwise the completed,
+    /// still unreferenced content is hashed from where the running hash stopped. Call with the
+    /// session lock held.
     func finalizeUpload(_ s: UploadSession, progress: UploadProgress) throws -> FileResource {
-        let part = content.partPath(s.id)
         let discard = { [self] in
             try? store.write { db in try db.deleteUploadSession(s.id) }
-            FileSystem.remove(part)
+            content.removeUpload(id: s.id, session: s)
         }
-        try content.hash(part, from: progress.hashedUpTo, to: s.size, into: &progress.hasher)
-        progress.hashedUpTo = s.size
-        let sha = Hex.encode(progress.hasher.finalize())
+        // The running hash is used up here: a retry starts from a fresh one.
         uploadLocks.withLock { _ = $0.removeValue(forKey: s.id) }
-        guard sha == s.sha256 else {
-            discard()
-            throw APIError(status: 422, code: .checksumMismatch,
-                           message: "the uploaded bytes hash to \(sha), not \(s.sha256); the session was discarded and nothing was published")
+        let mismatch = { (sha: String) in
+            APIError(status: 422, code: .checksumMismatch,
+                     message: "the uploaded bytes hash to \(sha), not \(s.sha256); the session was discarded and nothing was published")
+        }
+        let hashedFirst = progress.hashedUpTo == s.size
+        if hashedFirst {
+            let sha = Hex.encode(progress.hasher.finalize())
+            guard sha == s.sha256 else { discard(); throw mismatch(sha) }
+        }
+        let parts = try store.withDB { db in try db.uploadChunkTags(s.id) }
+        try content.finish(s, parts: parts, hashedUpTo: progress.hashedUpTo, into: &progress.hasher)
+        if !hashedFirst {
+            progress.hashedUpTo = s.size
+            let sha = Hex.encode(progress.hasher.finalize())
+            guard sha == s.sha256 else {
+                content.rollback(.upload(s), revisionId: s.revisionId)
+                discard()
+                throw mismatch(sha)
+            }
         }
         do {
-            let f = try POSIXFile(path: part, flags: O_WRONLY)
-            try f.truncate(to: s.size)
-            try f.sync()
-            return try publish(owner: s.owner, deviceId: s.deviceId,
-                               content: NewContent(source: .move(path: part), size: s.size, sha256: sha,
-                                                   mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
-                               target: s.target, checkQuota: false) { db, file in
+            let file = try publish(owner: s.owner, deviceId: s.deviceId,
+                                   content: NewContent(source: .upload(s), size: s.size, sha256: s.sha256,
+                                                       mimeType: s.mimeType, contentMeta: s.contentMeta, revisionId: s.revisionId),
+                                   target: s.target, checkQuota: false) { db, file in
                 try db.completeUploadSession(s.id, resultFileId: file.id)
             }
+            if content.needsStoreUpload { content.removeUpload(id: s.id, session: nil) }   // its staged chunk objects
+            return file
         } catch let e as APIError where [409, 412, 404].contains(e.status) {
             discard()
             throw e

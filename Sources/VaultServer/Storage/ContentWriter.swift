@@ -14,7 +14,7 @@ final class ContentWriter {
     private(set) var count: Int64 = 0
     let limit: Int64
 
-    init(store: ContentStore, limit: Int64) throws {
+    init(store: any ContentBackend, limit: Int64) throws {
         path = store.newTempPath()
         file = try POSIXFile(path: path, flags: O_WRONLY | O_CREAT | O_EXCL)
         self.limit = limit

@@ -151,6 +151,7 @@ final class MetadataStore: @unchecked Sendable {
         """),
         // The login throttle, shared by every server on the store (`StoredLoginLedger`).
         SQLMigrator.Migration("login throttle", sql: loginThrottleTables(text: "TEXT", real: "REAL")),
+        objectStoreMigration,
     ])
 
     /// The login throttle's tables in either engine's type names.
@@ -163,6 +164,13 @@ final class MetadataStore: @unchecked Sendable {
             user_name \(text) NOT NULL, ip TEXT NOT NULL, seen_at \(real) NOT NULL, PRIMARY KEY(user_name, ip));
         """
     }
+
+    /// Content in an object store (`--content s3://…`): a session's multipart upload id, and
+    /// each received chunk's part ETag (both NULL with the content folder). The same on both engines.
+    static let objectStoreMigration = SQLMigrator.Migration("object store", sql: """
+        ALTER TABLE uploads ADD COLUMN store_upload_id TEXT;
+        ALTER TABLE upload_chunks ADD COLUMN tag TEXT;
+        """)
 
     /// The message of the constraint error a write for a removed user (or its session) fails with.
     static let ownerGone = "vault: the user was removed"

@@ -61,6 +61,7 @@ extension MetadataStore {
         \(postgresOwnerTriggers)
         """),
         SQLMigrator.Migration("login throttle", sql: loginThrottleTables(text: #"TEXT COLLATE "C""#, real: "DOUBLE PRECISION")),
+        objectStoreMigration,
     ])
 
     /// The PostgreSQL form of `ownerTriggers`: a row whose user (partial chunk: whose session) no

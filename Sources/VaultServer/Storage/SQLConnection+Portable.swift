@@ -9,7 +9,9 @@ struct PortableTable: Sendable, Equatable {
     let order: String
 
     /// Every table a store move carries, parents before the rows their triggers want to exist
-    /// (a file needs its user, a partial chunk its session).
+    /// (a file needs its user, a partial chunk its session). The object store's columns
+    /// (`uploads.store_upload_id`, `upload_chunks.tag`) are NULL with the content folder, the
+    /// only content a move takes.
     static let all: [PortableTable] = [
         PortableTable(name: "users", columns: ["id", "name", "password_hash", "created_at", "changes_pruned_through", "token_generation"], order: "id"),
         PortableTable(name: "files", columns: ["owner", "id", "parent_id", "name", "type", "mime_type", "size", "version", "sha256",

@@ -52,9 +52,10 @@ extension SQLConnection {
         try run("UPDATE uploads SET bytes_received = bytes_received + ? WHERE id = ?", [bytes, id])
     }
 
-    /// Records chunk `index` of session `id` as fully received (its kept prefix, if any, goes).
-    func recordUploadChunk(_ id: String, index: Int) throws {
-        try run(dialect.insertIgnoringDuplicates(into: "upload_chunks", ["upload_id", "idx"]), [id, index])
+    /// Records chunk `index` of session `id` as fully received, with its store `tag` (an S3
+    /// part's ETag); its kept prefix, if any, goes.
+    func recordUploadChunk(_ id: String, index: Int, tag: String? = nil) throws {
+        try run(dialect.insertIgnoringDuplicates(into: "upload_chunks", ["upload_id", "idx", "tag"]), [id, index, tag])
         try run("DELETE FROM upload_partials WHERE upload_id = ? AND idx = ?", [id, index])
     }
 
@@ -75,11 +76,31 @@ extension SQLConnection {
         try query("SELECT id FROM uploads WHERE expires_at < ?", [date.timeIntervalSince1970]).compactMap { $0["id"].string }
     }
 
-    /// Each active session's id and the revision id its file will be published as.
-    func activeUploadRevisions() throws -> [(id: String, revisionId: String)] {
-        try query("SELECT id, revision_id FROM uploads WHERE state = ?", [UploadState.active.rawValue]).compactMap { row in
+    /// Each active session's id, the revision id its file will be published as, and its
+    /// object store upload (if any).
+    func activeUploadStores() throws -> [(id: String, revisionId: String, storeUploadId: String?)] {
+        try query("SELECT id, revision_id, store_upload_id FROM uploads WHERE state = ?", [UploadState.active.rawValue]).compactMap { row in
             guard let id = row["id"].string, let rid = row["revision_id"].string else { return nil }
-            return (id, rid)
+            return (id, rid, row["store_upload_id"].string)
+        }
+    }
+
+    /// The sessions that expired before `date`.
+    func expiredUploads(before date: Date) throws -> [UploadSession] {
+        try query("SELECT * FROM uploads WHERE expires_at < ?", [date.timeIntervalSince1970]).map(UploadSession.init)
+    }
+
+    /// Records `storeUploadId` as session `id`'s object store upload unless one is recorded
+    /// already; returns the one recorded (nil: no such session).
+    func setUploadStoreId(_ id: String, _ storeUploadId: String) throws -> String? {
+        try run("UPDATE uploads SET store_upload_id = ? WHERE id = ? AND store_upload_id IS NULL", [storeUploadId, id])
+        return try scalar(String.self, "SELECT store_upload_id FROM uploads WHERE id = ?", [id])
+    }
+
+    /// Each recorded chunk of session `id` with its store tag, in chunk order.
+    func uploadChunkTags(_ id: String) throws -> [(index: Int, tag: String?)] {
+        try query("SELECT idx, tag FROM upload_chunks WHERE upload_id = ? ORDER BY idx", [id]).map { row in
+            (try row.decode(Int.self, "idx"), row["tag"].string)
         }
     }
 }

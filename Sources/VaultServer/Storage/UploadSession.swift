@@ -25,6 +25,8 @@ struct UploadSession {
     var clientId: String?
     var meta: String?
     var contentMeta: String?
+    /// The object store's multipart upload of this session (`--content s3://…`), once started.
+    var storeUploadId: String?
 
     /// The session of an `uploads` row (`SELECT *`); throws `SQLError.Kind.decoding` on a damaged row.
     init(row: SQLRow) throws {
@@ -40,6 +42,7 @@ struct UploadSession {
         resultFileId = try row.decode(String?.self, "result_file_id")
         clientId = try row.decode(String?.self, "client_id"); meta = try row.decode(String?.self, "meta")
         contentMeta = try row.decode(String?.self, "content_meta")
+        storeUploadId = try row.decode(String?.self, "store_upload_id")
     }
 
     /// An empty file still has one (empty) chunk. (Rounded up without `size + chunkSize - 1`,

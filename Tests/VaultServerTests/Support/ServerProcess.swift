@@ -9,12 +9,16 @@ import Glibc
 
 /// A real `vault-server` process on 127.0.0.1 with its own temp data folder. With
 /// `VAULT_TEST_METADATA=postgresql` its metadata lives in a fresh database of the test process's
-/// PostgreSQL (`PostgresCluster.shared()`, `--metadata postgresql://…`) instead of `DATA/meta.db`.
+/// PostgreSQL (`PostgresCluster.shared()`, `--metadata postgresql://…`) instead of `DATA/meta.db`;
+/// with `VAULT_TEST_CONTENT=s3` its content lives in a fresh bucket of the test process's
+/// SeaweedFS (`SeaweedS3.shared()`, `--content s3://…`) instead of `DATA/content`.
 final class ServerProcess: @unchecked Sendable {
     let dataDir: String
     let extraArgs: [String]
     /// The `--metadata` URL of its PostgreSQL database; nil: the embedded SQLite file.
     let metadata: String?
+    /// The `--content` URL of its S3 bucket; nil: the data folder.
+    let content: String?
     private(set) var process: Process?
     private(set) var port: UInt16 = 0
     private var stderrPath: String
@@ -52,11 +56,26 @@ final class ServerProcess: @unchecked Sendable {
         return try PostgresCluster.shared().makeDatabase()
     }
 
+    /// Whether `VAULT_TEST_CONTENT` asks for an S3 object store (`s3`); anything else is the data folder.
+    static var usesS3: Bool { ProcessInfo.processInfo.environment["VAULT_TEST_CONTENT"] == "s3" }
+
+    /// The `--content` of a new server: a fresh bucket under `VAULT_TEST_CONTENT=s3`.
+    static func defaultContent() throws -> String? {
+        guard usesS3 else { return nil }
+        try XCTSkipUnless(SeaweedS3.available, SeaweedS3.unavailableMessage)
+        return try SeaweedS3.shared().makeBucket()
+    }
+
+    /// The bucket of `content` (nil for the data folder).
+    var bucket: String? { content.flatMap { URLComponents(string: $0)?.host } }
+
     /// `metadata`: the `--metadata` URL (another server's, to share its database); by default
     /// `defaultMetadata()`.
-    init(args: [String] = [], users: [String] = ["alice", "bob"], metadata: String?? = .none) throws {
+    /// `content`: likewise the `--content` URL; by default `defaultContent()`.
+    init(args: [String] = [], users: [String] = ["alice", "bob"], metadata: String?? = .none, content: String?? = .none) throws {
         dataDir = NSTemporaryDirectory() + "vault-server-test-" + UUID().uuidString
         self.metadata = try metadata ?? Self.defaultMetadata()
+        self.content = try content ?? Self.defaultContent()
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         stderrPath = dataDir + ".log"
         extraArgs = args
@@ -66,6 +85,10 @@ final class ServerProcess: @unchecked Sendable {
 
     deinit {
         stop()
+        // VAULT_TEST_KEEP_LOGS=DIR keeps each server's log there (a failure's server side).
+        if let keep = ProcessInfo.processInfo.environment["VAULT_TEST_KEEP_LOGS"] {
+            try? FileManager.default.copyItem(atPath: stderrPath, toPath: keep + "/" + URL(fileURLWithPath: stderrPath).lastPathComponent)
+        }
         try? FileManager.default.removeItem(atPath: dataDir)
         try? FileManager.default.removeItem(atPath: stderrPath)
     }
@@ -86,8 +109,24 @@ final class ServerProcess: @unchecked Sendable {
         return try SQLDatabase(path: dataDir + "/d/meta.db")
     }
 
-    /// `--metadata URL` when the server keeps its metadata in PostgreSQL, else nothing.
-    var metadataArgs: [String] { metadata.map { ["--metadata", $0] } ?? [] }
+    /// Where the server's stores are: `--metadata URL` when it keeps its metadata in PostgreSQL,
+    /// `--content URL` when its content is in S3 (every admin command takes both).
+    var metadataArgs: [String] { (metadata.map { ["--metadata", $0] } ?? []) + (content.map { ["--content", $0] } ?? []) }
+
+    /// How many revision contents the server stores: files of `DATA/content`, or objects under
+    /// `content/` of its bucket.
+    func storedRevisionCount() throws -> Int {
+        if let bucket { return try SeaweedS3.shared().objectKeys(bucket: bucket, prefix: "content/").count }
+        return FileManager.default.enumerator(atPath: dataDir + "/d/content")?.allObjects.count ?? 0
+    }
+
+    /// Whether anything of upload session `id` is stored: its part file, or its objects and
+    /// multipart uploads in the bucket.
+    func hasUploadData(_ id: String) throws -> Bool {
+        guard let bucket else { return FileManager.default.fileExists(atPath: dataDir + "/d/uploads/\(id).part") }
+        let store = try SeaweedS3.shared()
+        return try !store.objectKeys(bucket: bucket, prefix: "uploads/\(id)/").isEmpty
+    }
 
     /// Runs the binary to completion; returns the exit code and stdout.
     @discardableResult
