@@ -70,14 +70,7 @@ if [ -n "${BENCH_UPGRADE_BIN:-}" ]; then   # the pull's vault (BENCH_BIN, an old
   breakdown "$VAULT_HOME" "$COUNT"
 fi
 
-python3 - "$OUT/tree" "$PUT_FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"d{i // 1000}")
-    if i % 1000 == 0: os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"f{i}.bin"), "wb") as f: f.write(os.urandom(4096))
-PY
+bench_make_tree "$OUT/tree" "$PUT_FILES"
 export VAULT_HOME="$OUT/c"
 v init --kdf-ops 1 --kdf-mem 8M >/dev/null
 bench_timed put "$BIN/vault" put -r "$OUT/tree" /tree --password-file "$OUT/pw"

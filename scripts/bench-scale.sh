@@ -105,14 +105,7 @@ echo "ls ratio ($NODES / $SMALL nodes): $LS_RATIO   (target <= 1.5x)"
 echo
 echo "== put -r of $PUT_FILES files of 4 KiB (folders of 1,000) vs restic backup of the same tree"
 echo "(measured at BENCH_PUT_FILES=$PUT_FILES files, not at NODES; put -r stages into the vault, no push)"
-python3 - "$OUT/tree" "$PUT_FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"d{i // 1000}")
-    if i % 1000 == 0: os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"f{i}.bin"), "wb") as f: f.write(os.urandom(4096))
-PY
+bench_make_tree "$OUT/tree" "$PUT_FILES"
 sync
 export VAULT_HOME="$OUT/c"
 v init --kdf-ops 1 --kdf-mem 8M >/dev/null

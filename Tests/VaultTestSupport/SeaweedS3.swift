@@ -166,20 +166,13 @@ public final class SeaweedS3: @unchecked Sendable {
     /// One SigV4-signed request through the `curl` command (never a proxy); status and body.
     @discardableResult
     public func s3(_ method: String, _ path: String, output: String? = nil) throws -> (status: Int, body: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         let bodyFile = output ?? dir + "/curl-\(UUID().uuidString.prefix(8))"
         defer { if output == nil { try? FileManager.default.removeItem(atPath: bodyFile) } }
-        p.arguments = ["-s", "--noproxy", "*", "--max-time", "20", "-X", method, "--aws-sigv4", "aws:amz:us-east-1:s3",
-                       "--user", "\(accessKey):\(secretKey)", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
-                       "-o", bodyFile, "-w", "%{http_code}", endpoint + path]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let status = Int(String(decoding: data, as: UTF8.self)) ?? 0
+        let run = try toolOutput("/usr/bin/curl", [
+            "-s", "--noproxy", "*", "--max-time", "20", "-X", method, "--aws-sigv4", "aws:amz:us-east-1:s3",
+            "--user", "\(accessKey):\(secretKey)", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+            "-o", bodyFile, "-w", "%{http_code}", endpoint + path])
+        let status = Int(run.output) ?? 0
         let body = output == nil ? ((try? String(contentsOfFile: bodyFile, encoding: .utf8)) ?? "") : ""
         return (status, body)
     }

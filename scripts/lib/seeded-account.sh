@@ -11,6 +11,7 @@
 #                               for it straight into the server database (SyncBenchSeed.swift)
 #   bench_curl_pages TOKEN      every page of `GET /v1/files?scope=all` (page size 5000) to a file
 #   bench_count_nodes           the nodes in the current VAULT_HOME's tree
+#   bench_make_tree DIR N       N files of 4 KiB of random bytes in folders of 1,000 under DIR (for put -r)
 # and `v CMD…`, the vault with the bench password. Needs `swift build --build-tests` done.
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/${BENCH_NAME:-bench}.XXXXXX")
 SERVER_PID=""
@@ -80,4 +81,14 @@ bench_count_nodes() {
 import json,sys
 def n(x): return 1 + sum(n(c) for c in x.get('children') or [])
 print(n(json.load(sys.stdin)) - 1)"
+}
+bench_make_tree() {
+  python3 - "$1" "$2" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, f"d{i // 1000}")
+    if i % 1000 == 0: os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i}.bin"), "wb") as f: f.write(os.urandom(4096))
+PY
 }
