@@ -37,12 +37,19 @@ struct InodeAttributes {
     /// timeout only bounds a change the database's stamp could not show.
     var timeout: Double = Self.cacheSeconds
     static let cacheSeconds: Double = 30
+    /// Hard links: 2 for a folder, 1 for a file, 0 for a file removed while open.
+    var links: UInt32
+
+    init(ino: UInt64, isFolder: Bool, size: UInt64, modified: Int64) {
+        self.ino = ino; self.isFolder = isFolder; self.size = size; self.modified = modified
+        links = isFolder ? 2 : 1
+    }
 
     /// Files 0600 and folders 0700, owned by the mounting user: the vault keeps no mode bits.
     var mode: UInt32 { isFolder ? UInt32(S_IFDIR) | 0o700 : UInt32(S_IFREG) | 0o600 }
 
     var packed: CFuseShims_Attr {
-        CFuseShims_Attr(ino: ino, mode: mode, nlink: isFolder ? 2 : 1, size: size, mtime_sec: modified, mtime_nsec: 0,
+        CFuseShims_Attr(ino: ino, mode: mode, nlink: links, size: size, mtime_sec: modified, mtime_nsec: 0,
                         uid: getuid(), gid: getgid())
     }
 }

@@ -138,7 +138,11 @@ extension MountFilesystem {
     func setattr(_ ino: UInt64, toSet: Int32, size: UInt64, mtime: Int64) throws(FuseErrno) -> InodeAttributes {
         let v = try gate.vault(write: true)
         let i = try inodes.inode(ino)
-        let n = try node(i, v)
+        let n: Node
+        do { n = try node(i, v) } catch {
+            guard removedWhileOpen(i, error) != nil else { throw error }
+            return try setattrRemovedWhileOpen(i, toSet: toSet, size: size, mtime: mtime)
+        }
         if toSet & (1 << 3) != 0 {   // FUSE_SET_ATTR_SIZE
             if readOnly { throw FuseErrno(EROFS) }
             guard !n.isFolder else { throw FuseErrno(EISDIR) }
@@ -152,6 +156,8 @@ extension MountFilesystem {
         }
         if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }                              // FUSE_SET_ATTR_MTIME
         if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) } // FUSE_SET_ATTR_MTIME_NOW
+        // What the open file shows until it is closed (`touch` sets the time of a file it just created).
+        if let t = i.modifiedOverride { i.staged?.modified = t }
         if let t = i.modifiedOverride, i.staged?.dirty != true, !readOnly {
             // Stored in the vault: with the new content awaiting upload, or as a move to where
             // the file is, which sync carries (docs/mount.md "Writing").
@@ -161,5 +167,20 @@ extension MountFilesystem {
         }
         // Mode, owner and atime: the vault keeps none of them (files 0600, folders 0700).
         return attributes(try node(i, v), i)
+    }
+
+    /// ftruncate and futimens on a file removed while open: they change what the open handles
+    /// see (its staged content), and nothing of the vault, where the file is gone.
+    private func setattrRemovedWhileOpen(_ i: InodeTable.Inode, toSet: Int32, size: UInt64, mtime: Int64) throws(FuseErrno) -> InodeAttributes {
+        if toSet & (1 << 3) != 0 {
+            guard let s = i.staged else { throw FuseErrno(ENOENT, "\(i.nodeId) was removed before it was written through this handle") }
+            guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
+            if UInt64(s.count) != size { try s.truncate(Int(size)) }
+        }
+        if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }
+        if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) }
+        if let t = i.modifiedOverride { i.staged?.modified = t }
+        guard let a = removedWhileOpen(i, FuseErrno(ENOENT)) else { throw FuseErrno(ENOENT) }
+        return a
     }
 }

@@ -353,14 +353,17 @@ final class MountTests: XCTestCase {
             os.utime(m + '/t.txt', (1577836800, 1577836800))          # after the close (rsync, touch -d)
             with open(m + '/p.txt', 'w') as f:
                 f.write('y'); f.flush(); os.utime(f.fileno(), (1500000000, 1500000000))   # before it (cp -p)
+            fd = os.open(m + '/n.txt', os.O_CREAT | os.O_WRONLY, 0o600)     # on a file it creates (touch -d)
+            os.utime(fd, (1400000000, 1400000000)); os.close(fd)
             assert os.stat(m + '/t.txt').st_mtime == 1577836800
+            assert os.stat(m + '/n.txt').st_mtime == 1400000000, os.stat(m + '/n.txt')
             """)
         unmountNow()
         try mount()
         XCTAssertEqual(try py("""
             import os, sys
-            print(int(os.stat(sys.argv[1] + '/t.txt').st_mtime), int(os.stat(sys.argv[1] + '/p.txt').st_mtime))
-            """), "1577836800 1500000000")
+            print(*(int(os.stat(sys.argv[1] + n).st_mtime) for n in ('/t.txt', '/p.txt', '/n.txt')))
+            """), "1577836800 1500000000 1400000000")
     }
 
     func testReadsGoOnBesideASyncAndChangesWaitForIt() throws {
@@ -492,6 +495,17 @@ final class MountTests: XCTestCase {
             with open(m + '/lu1234.tmp', 'wb') as f: f.write(b'v2'); f.flush(); os.fsync(f.fileno())
             os.rename(m + '/lu1234.tmp', m + '/doc.odt'); os.unlink(lock)
             assert open(m + '/doc.odt', 'rb').read() == b'v2' and not os.path.exists(lock)
+            # removed while open: fstat, read, write and ftruncate go on through the handle, as a
+            # scratch file's pattern (create, unlink, use) and `cat <&3` after an rm expect
+            fd = os.open(m + '/scratch', os.O_RDWR | os.O_CREAT, 0o600)
+            os.write(fd, b'scratch data'); os.unlink(m + '/scratch')
+            st = os.fstat(fd); assert st.st_size == 12 and st.st_nlink == 0, st
+            os.lseek(fd, 0, 0); assert os.read(fd, 100) == b'scratch data'
+            os.ftruncate(fd, 7); assert os.fstat(fd).st_size == 7 and os.pread(fd, 100, 0) == b'scratch'
+            os.pwrite(fd, b'!', 7); assert os.pread(fd, 100, 0) == b'scratch!'
+            os.close(fd); assert not os.path.exists(m + '/scratch')
+            open(m + '/kept', 'w').write('kept'); g = open(m + '/kept'); os.unlink(m + '/kept')
+            assert os.fstat(g.fileno()).st_size == 4 and g.read() == 'kept'; g.close()
             # names the vault refuses
             fails(errno.ENAMETOOLONG, os.mkdir, m + '/' + 'n' * 256)
             """)
