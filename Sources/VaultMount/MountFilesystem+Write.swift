@@ -140,7 +140,7 @@ extension MountFilesystem {
         let i = try inodes.inode(ino)
         let n: Node
         do { n = try node(i, v) } catch {
-            guard removedWhileOpen(i, error) != nil else { throw error }
+            guard error.code == ENOENT, i.openCount > 0 else { throw error }
             return try setattrRemovedWhileOpen(i, toSet: toSet, size: size, mtime: mtime)
         }
         if toSet & (1 << 3) != 0 {   // FUSE_SET_ATTR_SIZE
@@ -154,10 +154,7 @@ extension MountFilesystem {
                 try commit(i)
             }
         }
-        if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }                              // FUSE_SET_ATTR_MTIME
-        if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) } // FUSE_SET_ATTR_MTIME_NOW
-        // What the open file shows until it is closed (`touch` sets the time of a file it just created).
-        if let t = i.modifiedOverride { i.staged?.modified = t }
+        setTime(i, toSet: toSet, mtime: mtime)
         if let t = i.modifiedOverride, i.staged?.dirty != true, !readOnly {
             // Stored in the vault: with the new content awaiting upload, or as a move to where
             // the file is, which sync carries (docs/mount.md "Writing").
@@ -177,10 +174,16 @@ extension MountFilesystem {
             guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
         }
-        if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }
-        if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) }
-        if let t = i.modifiedOverride { i.staged?.modified = t }
-        guard let a = removedWhileOpen(i, FuseErrno(ENOENT)) else { throw FuseErrno(ENOENT) }
+        setTime(i, toSet: toSet, mtime: mtime)
+        guard let a = attributesRemovedWhileOpen(i) else { throw FuseErrno(ENOENT) }
         return a
+    }
+
+    /// The modification time setattr asks for, kept on the inode; also what its staged content
+    /// shows until it is closed (`touch` sets the time of a file it just created).
+    private func setTime(_ i: InodeTable.Inode, toSet: Int32, mtime: Int64) {
+        if toSet & (1 << 5) != 0 { i.modifiedOverride = mtime }                              // FUSE_SET_ATTR_MTIME
+        if toSet & (1 << 8) != 0 { i.modifiedOverride = Int64(Date().timeIntervalSince1970) } // FUSE_SET_ATTR_MTIME_NOW
+        if let t = i.modifiedOverride { i.staged?.modified = t }
     }
 }

@@ -99,16 +99,16 @@ final class MountFilesystem {
         let v = try gate.vault()
         let i = try inodes.inode(ino)
         do { return attributes(try node(i, v), i, v) } catch {
-            if let removed = removedWhileOpen(i, error) { return removed }
+            if error.code == ENOENT, let removed = attributesRemovedWhileOpen(i) { return removed }
             throw error
         }
     }
 
     /// The attributes of a file removed (here, by a rename over it, or by a pull) while a handle
     /// is still open on it, as on any filesystem: the last told, with its staged size and time, no
-    /// link left, and not cached. Nil when `error` is not that case.
-    func removedWhileOpen(_ i: InodeTable.Inode, _ error: FuseErrno) -> InodeAttributes? {
-        guard error.code == ENOENT, i.openCount > 0, let seen = i.seen else { return nil }
+    /// link left, and not cached. Nil when no handle is open on it.
+    func attributesRemovedWhileOpen(_ i: InodeTable.Inode) -> InodeAttributes? {
+        guard i.openCount > 0, let seen = i.seen else { return nil }
         var a = InodeAttributes(ino: i.ino, isFolder: false, size: seen.size, modified: i.modifiedOverride ?? seen.modified)
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         a.links = 0
