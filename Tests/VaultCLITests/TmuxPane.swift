@@ -88,12 +88,22 @@ final class TmuxPane {
         try tmux(["capture-pane", "-p"] + (escapes ? ["-e"] : []))
     }
 
-    /// Polls the screen until `condition` holds; fails (showing the screen) after the deadline.
+    /// Polls the screen until `condition` holds on a settled screen (the same text captured twice,
+    /// 50 ms apart: a frame tmux caught half drawn is not taken); fails (showing the screen) after
+    /// the deadline.
     @discardableResult
     func waitFor(_ what: String, file: StaticString = #filePath, line: UInt = #line,
                  _ condition: (String) -> Bool) throws -> String {
         var last = ""
-        if try eventually(within: Self.deadline, { last = try screen(); return condition(last) }) { return last }
+        let settled = {
+            last = try self.screen()
+            guard condition(last) else { return false }
+            usleep(50_000)
+            let again = try self.screen()
+            defer { last = again }
+            return again == last && condition(again)
+        }
+        if try eventually(within: Self.deadline, settled) { return last }
         XCTFail("timed out waiting for \(what); the screen:\n\(last)", file: file, line: line)
         throw TransferTestError("timed out waiting for \(what)")
     }
