@@ -288,25 +288,28 @@ for form in composed decomposed; do
     python3 "$DECRYPT" "$NFC_HOME" --password-file "$WORK/nfc/$form" --out "$WORK/nfc/out-$form"
 done
 
-# A vault made by the schema-7 release (Tests/Fixtures/schema7): the decryptor reads its bases
-# (JSON content records) and, once vault upgraded a copy to schema 8 (compact records), the same
-# bases and every file.
-echo "== schema 7 and 8 =="
-FX="$ROOT/Tests/Fixtures/schema7"
-S7="$WORK/schema7"; mkdir -p "$S7"; cp -r "$FX/vault" "$S7/home"; mkdir -p "$S7/home/tmp"
-find "$S7/home" -type d -exec chmod 700 {} +; find "$S7/home" -type f -exec chmod 600 {} +
-if python3 "$DECRYPT" "$S7/home" --password-file "$FX/password" --check-db-pages --dump-bases >"$S7/log7" 2>&1 \
-    && grep -q "schema 7, 9 nodes, 5 blobs, 7 bases (4 with a content record)" "$S7/log7"; then
-  ok "schema 7: independent-decrypt.py reads the fixture's nodes, blobs and 7 bases"
-else bad "schema 7: independent-decrypt.py on the fixture:"; sed 's/^/    /' "$S7/log7"; fi
-check "schema 7: vault upgrades the fixture on first open (doctor)" run_vault "$S7/home" "$FX/password" doctor
-if python3 "$DECRYPT" "$S7/home" --password-file "$FX/password" --out "$S7/out" --check-db-pages --dump-bases >"$S7/log8" 2>&1 \
-    && grep -q "schema 8, 9 nodes, 5 blobs, 7 bases (4 with a content record)" "$S7/log8" && grep -q "5 file(s), 5 decrypted and verified" "$S7/log8"; then
-  ok "schema 8: independent-decrypt.py reads the upgraded vault and decrypts its 5 files"
-else bad "schema 8: independent-decrypt.py on the upgraded fixture:"; sed 's/^/    /' "$S7/log8"; fi
-grep '^base ' "$S7/log7" > "$S7/bases7" || true; grep '^base ' "$S7/log8" > "$S7/bases8" || true
-if [ "$(wc -l < "$S7/bases7")" -eq 7 ] && cmp -s "$S7/bases7" "$S7/bases8"; then ok "schema 8: the same 7 bases, field by field, as schema 7's JSON"
-else bad "schema 8: the bases differ from schema 7's"; diff "$S7/bases7" "$S7/bases8" | head -n 10 | sed 's/^/    /'; fi
+# Vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7, schema8): the
+# decryptor reads each as it is (schema 7: JSON content records; 8: compact bases, TEXT nodes)
+# and, once vault upgraded a copy to schema 9 (compact nodes), the same bases and every file.
+echo "== schemas 7, 8 and 9 =="
+for S in 7 8; do
+  FX="$ROOT/Tests/Fixtures/schema$S"
+  SD="$WORK/schema$S"; mkdir -p "$SD"; cp -r "$FX/vault" "$SD/home"; mkdir -p "$SD/home/tmp"
+  find "$SD/home" -type d -exec chmod 700 {} +; find "$SD/home" -type f -exec chmod 600 {} +
+  if python3 "$DECRYPT" "$SD/home" --password-file "$FX/password" --check-db-pages --dump-bases >"$SD/before" 2>&1 \
+      && grep -q "schema $S, 9 nodes, 5 blobs, 7 bases (4 with a content record)" "$SD/before"; then
+    ok "schema $S: independent-decrypt.py reads the fixture's nodes, blobs and 7 bases"
+  else bad "schema $S: independent-decrypt.py on the fixture:"; sed 's/^/    /' "$SD/before"; fi
+  check "schema $S: vault upgrades the fixture on first open (doctor)" run_vault "$SD/home" "$FX/password" doctor
+  if python3 "$DECRYPT" "$SD/home" --password-file "$FX/password" --out "$SD/out" --check-db-pages --dump-bases >"$SD/after" 2>&1 \
+      && grep -q "schema 9, 9 nodes, 5 blobs, 7 bases (4 with a content record)" "$SD/after" && grep -q "5 file(s), 5 decrypted and verified" "$SD/after"; then
+    ok "schema $S upgraded to 9: independent-decrypt.py reads the vault and decrypts its 5 files"
+  else bad "schema $S upgraded to 9: independent-decrypt.py on the upgraded fixture:"; sed 's/^/    /' "$SD/after"; fi
+  grep '^base ' "$SD/before" > "$SD/bases-before" || true; grep '^base ' "$SD/after" > "$SD/bases-after" || true
+  if [ "$(wc -l < "$SD/bases-before")" -eq 7 ] && cmp -s "$SD/bases-before" "$SD/bases-after"; then
+    ok "schema $S upgraded to 9: the same 7 bases, field by field"
+  else bad "schema $S upgraded to 9: the bases differ"; diff "$SD/bases-before" "$SD/bases-after" | head -n 10 | sed 's/^/    /'; fi
+done
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -14,7 +14,8 @@ password it:
      keyslot file's HMAC line; with a rotation pending, also unwraps the new master key,
   4. opens metadata.db with the `sqlcipher` command-line tool and the raw key x'<database key>'
      (and, with --check-db-pages, also decrypts every SQLCipher page itself and compares),
-  5. reads the sync's bases (`remote_base`) of schema 7 (JSON) or 8 (compact records), then
+  5. reads the nodes (schema 7 and 8: TEXT ids; 9: compact keys) and the sync's bases (`remote_base`)
+     of schema 7 (JSON) or 8 and 9 (compact records), then
      walks the `nodes` table from the root, prints every path, and decrypts every local blob
      (header checks, data-key unwrap under the key of the header's epoch, every segment tag, the
      last-segment flag, size and SHA-256) into the output folder.
@@ -276,33 +277,70 @@ def read_journal(vault_dir):
 
 # ---------------------------------------------------------------- metadata database
 
-NODE_QUERY = ("SELECT 'N', hex(id), CASE WHEN parent_id IS NULL THEN '-' ELSE hex(parent_id) END, hex(name), type,"
-              " size, content_state, CASE WHEN local_path IS NULL THEN '-' ELSE local_path END,"
-              " CASE WHEN sha256 IS NULL THEN '-' ELSE sha256 END FROM nodes;")
+# nodes: schemas 7 and 8 keep ids, states and the SHA-256 as TEXT; schema 9 keeps ids as keys (16
+# bytes, TEXT for an id of another shape), a pulled node's server id as an empty BLOB, a folder
+# flag, the content state as 0-3 and the SHA-256 as its 32 bytes.
+NODE_QUERY_TEXT = ("SELECT 'N', 'text', hex(id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name), type,"
+                   " size, content_state, CASE WHEN local_path IS NULL THEN '-' ELSE local_path END,"
+                   " CASE WHEN sha256 IS NULL THEN 'null' ELSE 'text' END, hex(sha256) FROM nodes;")
+NODE_QUERY = {
+    7: NODE_QUERY_TEXT,
+    8: NODE_QUERY_TEXT,
+    9: ("SELECT 'N', typeof(id), hex(id), typeof(parent_id), hex(parent_id), hex(name),"
+        " CASE folder WHEN 1 THEN 'folder' ELSE 'file' END, size, content_state,"
+        " CASE WHEN local_path IS NULL THEN '-' ELSE local_path END, typeof(sha256), hex(sha256) FROM nodes;"),
+}
+CONTENT_STATES = {"0": "NOT_DOWNLOADED", "1": "DOWNLOADING", "2": "LOCAL", "3": "STALE"}
 BLOB_QUERY = "SELECT 'B', id, area, size, sealed_size, sha256, key_epoch FROM blobs;"
 # remote_base, the sync's bases: schema 7 keeps ids as TEXT and the content record as JSON; schema 8
 # keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
-SCHEMA_MAX = 8
+SCHEMA_MAX = 9
 BASE_QUERY = {
     7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
         " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
     8: ("SELECT 'R', typeof(remote_id), hex(remote_id), typeof(parent_id), hex(parent_id), hex(name),"
         " folder, version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
 }
+BASE_QUERY[9] = BASE_QUERY[8]
 
 
-def stored_id(kind, hexed):
+def stored_sha256(kind, hexed, schema):
+    """nodes.sha256: schema 9 keeps 64 lowercase hex digits as their 32 bytes; TEXT as it is."""
+    if kind == "null":
+        return None
+    raw = bytes.fromhex(hexed)
+    if kind == "blob" and schema >= 9:
+        if len(raw) != 32:
+            raise Failure(f"nodes: a SHA-256 of {len(raw)} bytes (32 expected)")
+        return raw.hex()
+    if kind == "text":
+        return raw.decode()
+    raise Failure(f"nodes: a SHA-256 stored as {kind}")
+
+
+def parse_node(f, schema):
+    state = f[8]
+    if schema >= 9:
+        if state not in CONTENT_STATES:
+            raise Failure(f"nodes: content state {state!r} (0-3 expected)")
+        state = CONTENT_STATES[state]
+    return {"id": stored_id(f[1], f[2], "nodes"), "parent": stored_id(f[3], f[4], "nodes"),
+            "name": bytes.fromhex(f[5]).decode("utf-8"), "type": f[6], "size": int(f[7]),
+            "state": state, "blob": None if f[9] == "-" else f[9], "sha256": stored_sha256(f[10], f[11], schema)}
+
+
+def stored_id(kind, hexed, table="remote_base"):
     """A schema-8 key (or a schema-7 id): BLOB of 16 bytes -> 32 lowercase hex digits; TEXT as it is."""
     if kind == "null":
         return None
     raw = bytes.fromhex(hexed)
     if kind == "blob":
         if len(raw) != 16:
-            raise Failure(f"remote_base: a key of {len(raw)} bytes (16 expected)")
+            raise Failure(f"{table}: a key of {len(raw)} bytes (16 expected)")
         return raw.hex()
     if kind == "text":
         return raw.decode("utf-8")
-    raise Failure(f"remote_base: a key stored as {kind}")
+    raise Failure(f"{table}: a key stored as {kind}")
 
 
 def compact_content(raw):
@@ -384,11 +422,8 @@ def parse_rows(lines, schema):
     nodes, blobs, bases = [], {}, []
     for line in lines:
         f = line.split("|")
-        if f[0] == "N" and len(f) == 9:
-            nodes.append({
-                "id": bytes.fromhex(f[1]).decode(), "parent": None if f[2] == "-" else bytes.fromhex(f[2]).decode(),
-                "name": bytes.fromhex(f[3]).decode("utf-8"), "type": f[4], "size": int(f[5]),
-                "state": f[6], "blob": None if f[7] == "-" else f[7], "sha256": None if f[8] == "-" else f[8]})
+        if f[0] == "N" and len(f) == 12:
+            nodes.append(parse_node(f, schema))
         elif f[0] == "B" and len(f) == 7:
             blobs[f[1]] = {"area": f[2], "size": int(f[3]), "sealed": int(f[4]), "sha256": f[5], "epoch": int(f[6])}
         elif f[0] == "R" and len(f) == 9:
@@ -402,7 +437,7 @@ def check_schema(version):
     if version > SCHEMA_MAX:
         raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
     if version < 7:
-        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 and 8)")
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7, 8 and 9)")
     return version
 
 
@@ -422,7 +457,7 @@ def run_sqlcipher(db_path, db_key, statements):
 def read_db_with_sqlcipher(db_path, db_key):
     """(nodes, blobs, bases), schema version."""
     schema = check_schema(int(run_sqlcipher(db_path, db_key, "PRAGMA user_version;")[-1]))
-    lines = run_sqlcipher(db_path, db_key, f"{NODE_QUERY}\n{BLOB_QUERY}\n{BASE_QUERY[schema]}")
+    lines = run_sqlcipher(db_path, db_key, f"{NODE_QUERY[schema]}\n{BLOB_QUERY}\n{BASE_QUERY[schema]}")
     return parse_rows(lines, schema), schema
 
 
@@ -457,7 +492,7 @@ def read_db_pure_python(db_path, db_key):
     con.deserialize(plain)          # in memory only: the plaintext database never touches the disk
     schema = check_schema(con.execute("PRAGMA user_version").fetchone()[0])
     rows = []
-    for sql in (NODE_QUERY, BLOB_QUERY, BASE_QUERY[schema]):
+    for sql in (NODE_QUERY[schema], BLOB_QUERY, BASE_QUERY[schema]):
         for r in con.execute(sql.rstrip(";")):
             rows.append("|".join("" if v is None else str(v) for v in r))
     con.close()

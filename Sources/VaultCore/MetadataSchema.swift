@@ -173,6 +173,17 @@ enum MetadataSchema {
             try db.execute(RemoteBaseTable.swapSQL)
             TestHooks.crashPoint("migration-8-swapped")
         },
+        // 9: compact nodes (issue 21, SECURITY.md "Metadata database"): node ids stored as keys
+        // (16 bytes) once, in `nodes` and in every table that refers to a node, a pulled node's
+        // server id not stored again, states as small integers, the SHA-256 as 32 bytes; the
+        // `nodes_lru` index (no query used it) gone. One transaction, like migration 8: a kill
+        // leaves schema 8 or 9; the old table's pages stay as free pages.
+        SQLMigrator.Migration("compact nodes", sql: NodesTable.setAsideSQL + NodesTable.compactSchemaSQL + CountersTable.nodesTriggersSQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try NodesTable.copySchema8Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(NodesTable.dropSchema8SQL)
+            TestHooks.crashPoint("migration-9-swapped")
+        },
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

@@ -74,7 +74,7 @@ extension TransferRow {
     /// The transfer of a row selecting `columns`; throws `SQLError.Kind.decoding` on a damaged row.
     init(row r: SQLRow) throws {
         id = try r.decode(Int64.self, "id")
-        nodeId = try r.decode(String.self, "node_id")
+        nodeId = try NodesTable.nodeId(r["node_id"], column: "node_id")
         direction = try r.decode(TransferDirection.self, "direction")
         state = try r.decode(TransferState.self, "state")
         blobId = try r.decode(String?.self, "blob_id")

@@ -1,6 +1,7 @@
 import Foundation
 import VaultSQL
 import VaultPrimitives
+import VaultCrypto
 
 /// The file tree: paths, listing and the local operations (each recorded in the outbox in the
 /// same transaction).
@@ -83,7 +84,9 @@ extension Vault {
         try nodesTable.insert(n)
     }
 
-    static func newId() -> String { UUID().uuidString.lowercased() }
+    /// A new local id (a node, a revision kept here): 16 random bytes as 32 lowercase hex digits,
+    /// stored as a 16-byte key (`CompactColumns.key`; vaults before schema 9 hold UUIDs, kept as text).
+    static func newId() -> String { Hex.encode(SecureRandom.bytes(16)) }
 
     /// Creates a folder (and, with `parents`, any missing ancestors).
     @discardableResult

@@ -2,13 +2,16 @@ import Foundation
 import VaultTestSupport
 import XCTest
 
-/// The upgrade of a vault made by the schema-7 release (Tests/Fixtures/schema7) to schema 8
-/// (issue 21's compact bases), through the `vault` binary: in place on first open, keeping every
-/// node, base, counter and blob; a `kill -9` at any point of the migration leaves schema 7 (the
-/// next open migrates) and never a mix; an old backup bundle still imports.
+/// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
+/// schema8) to schema 9 (issue 21's compact bases, then compact nodes), through the `vault`
+/// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
+/// point of a migration leaves the schema before it (the next open migrates) and never a mix;
+/// old backup bundles still import.
 final class SchemaMigrationTests: XCTestCase {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/schema7")
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures")
+    static let fixture = fixtures.appendingPathComponent("schema7")
+    static let fixture8 = fixtures.appendingPathComponent("schema8")
     var h: CLIHarness!
 
     override func setUpWithError() throws {
@@ -23,9 +26,10 @@ final class SchemaMigrationTests: XCTestCase {
     override func tearDown() { h = nil }
 
     /// The fixture's vault folder at `home`, with the modes a vault has (git keeps only 0644).
-    func copyFixtureVault(to home: URL) throws {
+    func copyFixtureVault(to home: URL, from fixture: URL = fixture) throws {
         let fm = FileManager.default
-        try fm.copyItem(at: Self.fixture.appendingPathComponent("vault"), to: home)
+        if fm.fileExists(atPath: home.path) { try fm.removeItem(at: home) }
+        try fm.copyItem(at: fixture.appendingPathComponent("vault"), to: home)
         try fm.createDirectory(at: home.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         for case let rel as String in fm.enumerator(atPath: home.path)! {
             var isDir: ObjCBool = false
@@ -54,14 +58,23 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'remote_base_compact'"), "0", label, file: file, line: line)
     }
 
+    /// Schema 8 exactly: its version, its nodes table (TEXT ids and states), no half-made copy.
+    func assertSchemaEight(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "8", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*), sum(typeof(id) = 'text' AND typeof(content_state) = 'text') FROM nodes"), "9|9",
+                       label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'nodes_schema8'"), "0", label, file: file, line: line)
+    }
+
     /// Everything the fixture holds, read through `vault` (which upgrades it), then schema 8.
-    func assertUpgraded(_ label: String, home: URL? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+    func assertUpgraded(_ label: String, home: URL? = nil, greeting: String = "hello schema seven\n",
+                        file: StaticString = #filePath, line: UInt = #line) throws {
         let env = home.map { ["VAULT_HOME": $0.path] } ?? [:]
         let tree = try h.ok(["tree"] + h.pw, env: env).out
         for name in ["docs/", "deep/", "r.bin", "Grüße ✓.txt", "a.txt", "empty", "local-only.txt", "empty-folder/"] {
             XCTAssertTrue(tree.contains(name), "\(label): \(name) in\n\(tree)", file: file, line: line)
         }
-        XCTAssertEqual(try h.ok(["cat", "/docs/a.txt"] + h.pw, env: env).out, "hello schema seven\n", label, file: file, line: line)
+        XCTAssertEqual(try h.ok(["cat", "/docs/a.txt"] + h.pw, env: env).out, greeting, label, file: file, line: line)
         XCTAssertEqual(try h.ok(["cat", "/docs/Grüße ✓.txt"] + h.pw, env: env).out, "unicode\n", label, file: file, line: line)
         let doctor = try h.ok(["doctor"] + h.pw, env: env).out
         XCTAssertTrue(doctor.contains("Everything is consistent."), "\(label): \(doctor)", file: file, line: line)
@@ -69,9 +82,16 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "8", label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "9", label, file: file, line: line)
         XCTAssertEqual(try sql("SELECT count(*), count(content), sum(typeof(remote_id) = 'blob') FROM remote_base", home: home), "7|4|7",
                        label, file: file, line: line)
+        // The compact nodes: server ids of the 7 pushed nodes as 16-byte keys, states as integers,
+        // the 5 files' SHA-256s as 32 bytes, and no copy of the old table left.
+        XCTAssertEqual(try sql("""
+            SELECT count(*), sum(length(remote_id) = 16), sum(typeof(content_state) = 'integer'), sum(length(sha256) = 32) FROM nodes
+            """, home: home), "9|7|9|5", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name IN ('nodes_schema8', 'nodes_parent_name', 'nodes_lru')", home: home),
+                       "0", label, file: file, line: line)
     }
 
     func testASchemaSevenVaultUpgradesInPlaceOnFirstOpen() throws {
@@ -86,7 +106,6 @@ final class SchemaMigrationTests: XCTestCase {
     /// after the copy, after the swap, all before its commit) leaves schema 7; the next open upgrades.
     func testAKillAtAnyPointOfTheMigrationLeavesSchemaSeven() throws {
         for point in ["migration-8-row#1", "migration-8-row#4", "migration-8-copied", "migration-8-swapped"] {
-            try FileManager.default.removeItem(at: h.home)
             try copyFixtureVault(to: h.home)
             let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
             XCTAssertEqual(killed.status, 9, "\(point): expected SIGKILL, got \(killed.status): \(killed.stderr)")
@@ -95,6 +114,33 @@ final class SchemaMigrationTests: XCTestCase {
             try assertSchemaSeven(point)   // sqlcipher rolls the hot journal back, as vault does
             try assertUpgraded("the open after a kill at \(point)")
         }
+    }
+
+    /// `kill -9` inside migration 9 (after the first node copied, after the copy, after the old
+    /// table is dropped) leaves schema 8: of a schema-8 vault, and of a schema-7 one whose
+    /// migration 8 committed before; the next open upgrades.
+    func testAKillAtAnyPointOfMigrationNineLeavesSchemaEight() throws {
+        for (fixture, point) in [(Self.fixture8, "migration-9-row#1"), (Self.fixture8, "migration-9-copied"),
+                                 (Self.fixture8, "migration-9-swapped"), (Self.fixture, "migration-9-row#3")] {
+            try copyFixtureVault(to: h.home, from: fixture)
+            let label = "\(fixture.lastPathComponent) killed at \(point)"
+            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
+            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
+            try assertSchemaEight(label)
+            try assertUpgraded("the open after \(label)", greeting: fixture == Self.fixture8 ? "hello schema eight\n" : "hello schema seven\n")
+        }
+    }
+
+    /// A vault made by the schema-8 release upgrades in place on first open, and its backup
+    /// bundle imports.
+    func testASchemaEightVaultAndBackupBundleUpgrade() throws {
+        try copyFixtureVault(to: h.home, from: Self.fixture8)
+        try assertSchemaEight("the fixture")
+        try assertUpgraded("after the first open", greeting: "hello schema eight\n")
+        let target = h.root.appendingPathComponent("restored8")
+        try h.ok(["backup", "import", Self.fixture8.appendingPathComponent("v8.bundle").path,
+                  "--passphrase-file", Self.fixture8.appendingPathComponent("passphrase").path], env: ["VAULT_HOME": target.path])
+        try assertUpgraded("the imported bundle", home: target, greeting: "hello schema eight\n")
     }
 
     /// A backup bundle written by the schema-7 release imports, and the vault it makes upgrades.

@@ -39,7 +39,7 @@ final class ContentReadTests: VaultTestCase {
         XCTAssertEqual(try vault.doctor(verify: true).problems, [])
 
         // A recorded checksum that differs: every byte was delivered, then the read fails.
-        try vault.db.run("UPDATE nodes SET sha256 = ? WHERE id = ?", [String(repeating: "0", count: 64), n.id])
+        try vault.db.run("UPDATE nodes SET sha256 = ? WHERE id = ?", [String(repeating: "0", count: 64), CompactColumns.key(n.id)])
         var delivered = 0
         XCTAssertThrowsError(try vault.readContent(try vault.node(id: n.id)!) { delivered += $0.count }) {
             XCTAssertEqual(($0 as? VaultError)?.kind, .integrity)
@@ -49,7 +49,7 @@ final class ContentReadTests: VaultTestCase {
         XCTAssertEqual(try vault.doctor(verify: true).problems.count, 1, "doctor --verify checks it too")
 
         // A recorded size that differs: refused before any byte.
-        try vault.db.run("UPDATE nodes SET sha256 = ?, size = size + 1 WHERE id = ?", [n.sha256, n.id])
+        try vault.db.run("UPDATE nodes SET sha256 = ?, size = size + 1 WHERE id = ?", [n.sha256, CompactColumns.key(n.id)])
         delivered = 0
         XCTAssertThrowsError(try vault.readContent(try vault.node(id: n.id)!) { delivered += $0.count }) {
             XCTAssertEqual(($0 as? VaultError)?.kind, .integrity)

@@ -63,31 +63,41 @@ final class CountersTests: VaultTestCase {
         _ = a
     }
 
+    /// A database of schema 6 (no counters), its rows written as that schema did: migration 7
+    /// fills the counters from them, and they stay right through migrations 8 and 9.
     func testMigrationSevenFillsTheCountersOfAVaultMadeWithoutThem() throws {
-        try vault.mkdir("/c")
-        _ = try cachedFile("/c/a", size: 10_000)
-        _ = try cachedFile("/c/b", size: 20_000)
-        try vault.setPinned("/c/b", true)
-        _ = try vault.put(localFile: try file("staged", size: 30_000), to: "/staged")
-        try vault.recordConflicts([SyncMessage(kind: .editEdit, path: "/c/a", text: "both edited")])
-        let expected = try vault.countersTable.recount()
-        // The schema of a vault of version 6: no counters table, no triggers.
-        for t in try vault.db.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'counters_%'") {
-            try vault.db.execute("DROP TRIGGER \(try t.decode(String.self, "name"))")
+        let db = try SQLDatabase(path: ":memory:")
+        try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(6))).migrate(db)
+        let pulled = String(repeating: "ab", count: 16), local = UUID().uuidString.lowercased()
+        for (id, parent, type, pinned) in [("root", nil, "folder", 0), (pulled, "root", "file", 1), (local, "root", "file", 0)] {
+            try db.run("INSERT INTO nodes(id, remote_id, parent_id, name, type, modified_at, pinned) VALUES (?,?,?,?,?,0,?)",
+                       [id, id == pulled ? pulled : nil, parent, id, type, pinned])
         }
-        try vault.db.execute("DROP TABLE counters")
-        try vault.db.execute(MetadataSchemaTests.schema7Bases)
-        try vault.db.setUserVersion(6)
-        vault = nil
-        let master = try Vault.readKeyslots(layout).0.unlock(password: password)
-        vault = try Vault.open(layout: layout, masterKey: master)
-        XCTAssertEqual(try vault.db.userVersion, MetadataSchema.migrator.latestVersion)
-        XCTAssertEqual(try vault.countersTable.values(), expected)
-        XCTAssertEqual(try vault.nodeCount(), 5)
-        XCTAssertEqual(try vault.conflictCount(), 1)
-        XCTAssertEqual(try vault.db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'counters_%'"), 9)
-        _ = try vault.put(localFile: try file("after", size: 1_000), to: "/after")
-        try assertCountersAgree("a write after the migration")
+        for (id, node, area, sealed) in [("b1", pulled, "cache", 10_000), ("b2", local, "cache", 20_000), ("b3", local, "staging", 30_000)] {
+            try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at) VALUES (?,?,?,1,?,'x',1,0)",
+                       [id, node, area, sealed])
+        }
+        try db.run("INSERT INTO outbox(op, node_id, payload, request_id, created_at) VALUES ('upload', ?, '{}', 'r1', 0)", [local])
+        try db.run("INSERT INTO sync_messages(created_at, kind, path, text) VALUES (0, 'edit-edit', '/a', 'both edited')")
+        try MetadataSchema.migrate(db)
+        XCTAssertEqual(try db.userVersion, MetadataSchema.migrator.latestVersion)
+        let counters = CountersTable(db: db)
+        XCTAssertEqual(try counters.values(), try counters.recount())
+        XCTAssertEqual(try counters.value(.nodes), 3)
+        XCTAssertEqual(try counters.value(.pinnedBytes), 10_000)
+        XCTAssertEqual(try counters.value(.cachedBytes), 20_000)
+        XCTAssertEqual(try counters.value(.stagedBytes), 30_000)
+        XCTAssertEqual(try counters.value(.outboxPending), 1)
+        XCTAssertEqual(try counters.value(.conflicts), 1)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'counters_%'"), 9)
+        // The triggers of the compact table count as before.
+        try NodesTable(db: db).setPinned(id: pulled, false)
+        try NodesTable(db: db).setPinned(id: local, true)
+        XCTAssertEqual(try counters.value(.pinnedBytes), 20_000)
+        try BlobsTable(db: db).delete(ofNode: local)
+        try NodesTable(db: db).delete(id: local)
+        XCTAssertEqual(try counters.values(), try counters.recount())
+        XCTAssertEqual(try counters.value(.nodes), 2)
     }
 
     func testDoctorNamesAndCorrectsAWrongCounter() throws {
@@ -106,9 +116,9 @@ final class CountersTests: VaultTestCase {
     }
 
     func testAFolderIsReadInPagesThroughTheParentNameIndex() throws {
-        let plan = try vault.db.query("EXPLAIN QUERY PLAN " + NodesTable.childPageSQL, [Node.rootId, "", NodeType.file, 10])
+        let plan = try vault.db.query("EXPLAIN QUERY PLAN " + NodesTable.childPageSQL, [Node.rootId, "", false, 10])
             .map { try $0.decode(String.self, "detail") }.joined(separator: "\n")
-        XCTAssertTrue(plan.contains("USING INDEX nodes_parent_name (parent_id=? AND name>?)"), plan)
+        XCTAssertTrue(plan.contains("USING INDEX nodes_folder_name (parent_id=? AND name>?)"), plan)
         XCTAssertFalse(plan.contains("TEMP B-TREE"), "read in the index's order, not sorted: \(plan)")
 
         for name in ["d2", "d1", "d3"] { try vault.mkdir("/" + name) }

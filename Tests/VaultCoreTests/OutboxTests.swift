@@ -16,9 +16,9 @@ final class OutboxTests: VaultTestCase {
     /// Records `path` (and nothing under it) as on the server, as a replayed creation would.
     func onServer(_ path: String) throws {
         let n = try vault.resolve(path)
-        try vault.db.run("DELETE FROM outbox WHERE node_id = ?", [n.id])
+        try vault.db.run("DELETE FROM outbox WHERE node_id = ?", [CompactColumns.key(n.id)])
         try vault.recordRemote(nodeId: n.id, remoteId: "r-" + n.id, version: 1)
-        try vault.db.run("UPDATE nodes SET pending_op = NULL WHERE id = ?", [n.id])
+        try vault.db.run("UPDATE nodes SET pending_op = NULL WHERE id = ?", [CompactColumns.key(n.id)])
         if !n.isFolder { try vault.markUploaded(nodeId: n.id, remoteId: "r-" + n.id, version: 1) }
     }
 
@@ -136,7 +136,7 @@ final class OutboxTests: VaultTestCase {
             let t = try vault.addTransfer(.download, nodeId: "gone-" + UUID().uuidString, state: .running, total: 1)
             try vault.updateTransfer(t, .state(.done))
         }
-        try vault.db.run("UPDATE transfers SET node_id = ?", [n.id])
+        try vault.db.run("UPDATE transfers SET node_id = ?", [CompactColumns.key(n.id)])
         let old = try vault.addTransfer(.upload, nodeId: n.id, state: .done, total: 1, requestId: "x")
         try vault.db.run("UPDATE transfers SET updated_at = ? WHERE id = ?", [Vault.now - Vault.transferHistoryAge - 10, old])
         let running = try vault.addTransfer(.upload, nodeId: n.id, state: .running, total: 1, requestId: "y")

@@ -13,8 +13,8 @@ final class StorageTests: VaultTestCase {
         try vault.setPinned("/c/c", true)
         _ = try vault.put(localFile: try file("staged", size: 100_000), to: "/staged")
         // Touch a after b: b is the least recently used.
-        try vault.db.run("UPDATE nodes SET last_accessed = 100 WHERE id = ?", [b.id])
-        try vault.db.run("UPDATE nodes SET last_accessed = 200 WHERE id = ?", [a.id])
+        try vault.db.run("UPDATE nodes SET last_accessed = 100 WHERE id = ?", [CompactColumns.key(b.id)])
+        try vault.db.run("UPDATE nodes SET last_accessed = 200 WHERE id = ?", [CompactColumns.key(a.id)])
         var r = try vault.storageReport()
         XCTAssertGreaterThan(r.stagedBytes, 100_000)
         XCTAssertGreaterThan(r.pinnedBytes, 100_000)
@@ -60,7 +60,7 @@ final class StorageTests: VaultTestCase {
         unlink(layout.root + "/cache/\(n.localPath!).blob")
         FileManager.default.createFile(atPath: layout.root + "/tmp/deadbeef.partial", contents: Data([1, 2, 3]))
         FileManager.default.createFile(atPath: layout.root + "/cache/0123456789abcdef0123456789abcdef.blob", contents: Data([1]))
-        try vault.db.run("UPDATE nodes SET content_state='NOT_DOWNLOADED' WHERE id=?", [keep.id])
+        try vault.db.run("UPDATE nodes SET content_state = 0 WHERE id=?", [CompactColumns.key(keep.id)])
         let r = try vault.doctor(verify: true)
         XCTAssertTrue(r.healthy, "\(r.problems)")
         XCTAssertEqual(r.repaired.count, 4, "\(r.repaired)")
@@ -96,8 +96,8 @@ final class StorageTests: VaultTestCase {
     func testContentArrivingInTheCacheIsFittedToTheBudgetAndAWarningIsGivenOnce() throws {
         let a = try cachedFile("/a", size: 100_000)
         let b = try cachedFile("/b", size: 100_000)
-        try vault.db.run("UPDATE nodes SET last_accessed = 100 WHERE id = ?", [a.id])
-        try vault.db.run("UPDATE nodes SET last_accessed = 200 WHERE id = ?", [b.id])
+        try vault.db.run("UPDATE nodes SET last_accessed = 100 WHERE id = ?", [CompactColumns.key(a.id)])
+        try vault.db.run("UPDATE nodes SET last_accessed = 200 WHERE id = ?", [CompactColumns.key(b.id)])
         let one = try vault.storageReport().cachedBytes / 2
         try vault.setContentBudget(2 * one + one / 2)
         // c arrives (as a download or an upload would put it): a, the least recently used, goes.

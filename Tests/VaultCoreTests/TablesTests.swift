@@ -43,7 +43,7 @@ final class TablesTests: VaultTestCase {
 
     func testADamagedRowIsRefusedNamingTheColumn() throws {
         let n = try vault.put(localFile: try file("c", size: 5), to: "/c")
-        try vault.db.run("UPDATE nodes SET size = 'five' WHERE id = ?", [n.id])
+        try vault.db.run("UPDATE nodes SET size = 'five' WHERE id = ?", [CompactColumns.key(n.id)])
         XCTAssertThrowsError(try vault.node(id: n.id)) {
             let e = $0 as? SQLError
             XCTAssertEqual(e?.kind, .decoding)

@@ -7,8 +7,8 @@ import XCTest
 /// sound tree counts none. The one-pass check and its recursive-query fallback agree.
 final class TreeCheckTests: VaultTestCase {
     private func node(_ id: String, in parent: String?, folder: Bool) throws {
-        try vault.db.run("INSERT INTO nodes(id, parent_id, name, type, modified_at) VALUES (?, ?, ?, ?, 0)",
-                         [id, parent, id, folder ? "folder" : "file"])
+        try vault.db.run("INSERT INTO nodes(id, parent_id, name, folder, modified_at) VALUES (?, ?, ?, ?, 0)",
+                         [id, parent, id, folder])
     }
 
     private func off() throws -> (pass: Int, query: Int) {

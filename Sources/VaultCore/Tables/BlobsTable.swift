@@ -50,7 +50,7 @@ struct BlobsTable {
 
     /// The blobs of node `nodeId`, with their areas.
     func blobs(ofNode nodeId: String) throws -> [(id: String, area: BlobArea)] {
-        try db.query("SELECT id, area FROM blobs WHERE node_id = ?", [nodeId]).map {
+        try db.query("SELECT id, area FROM blobs WHERE node_id = ?", [CompactColumns.key(nodeId)]).map {
             (try $0.decode(String.self, "id"), try $0.decode(BlobArea.self, "area"))
         }
     }
@@ -72,11 +72,11 @@ struct BlobsTable {
     func cacheItems() throws -> [(id: String, nodeId: String?, sealedSize: Int64, pinned: Bool, lastUsed: Int64, head: Bool)] {
         try db.query("""
             SELECT b.id AS id, b.node_id AS node_id, b.sealed_size AS sealed_size, COALESCE(n.pinned, 0) AS pinned,
-                   COALESCE(n.last_accessed, b.created_at, 0) AS last_used, n.local_path = b.id AND n.type = ? AS head
+                   COALESCE(n.last_accessed, b.created_at, 0) AS last_used, n.local_path = b.id AND n.folder = 0 AS head
             FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
             WHERE b.area = ?
-            """, [NodeType.file, BlobArea.cache]).map { r in
-            (try r.decode(String.self, "id"), try r.decode(String?.self, "node_id"), try r.decode(Int64.self, "sealed_size"),
+            """, [BlobArea.cache]).map { r in
+            (try r.decode(String.self, "id"), try CompactColumns.id(r["node_id"], column: "node_id"), try r.decode(Int64.self, "sealed_size"),
              try r.decode(Bool.self, "pinned"), try r.decode(Int64.self, "last_used"),
              try r.decode(Bool?.self, "head") ?? false)   // NULL: the blob's node is gone
         }
@@ -87,7 +87,7 @@ struct BlobsTable {
     /// Records blob `b` of node `nodeId` (nil: no node), created `now`.
     func insert(_ b: BlobRecord, nodeId: String?, now: Int64) throws {
         try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
-                   [b.id, nodeId, b.area, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
+                   [b.id, CompactColumns.key(nodeId), b.area, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
         try CountersTable(db: db).countBlob(id: b.id)
     }
 
@@ -103,7 +103,7 @@ struct BlobsTable {
 
     /// Gives blob `id` to node `nodeId` (its bytes move between the counters if the node's pinning says so).
     func setNode(id: String, _ nodeId: String) throws {
-        try recounting(id) { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [nodeId, id]) }
+        try recounting(id) { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [CompactColumns.key(nodeId), id]) }
     }
 
     /// Records that blob `id` is in the cache now (its bytes move from staged to cached or pinned).
@@ -141,7 +141,7 @@ struct BlobsTable {
 
     /// Deletes the blobs of node `nodeId`.
     func delete(ofNode nodeId: String) throws {
-        try db.run("DELETE FROM blobs WHERE node_id = ?", [nodeId])
+        try db.run("DELETE FROM blobs WHERE node_id = ?", [CompactColumns.key(nodeId)])
     }
 }
 

@@ -27,6 +27,26 @@ enum CompactColumns {
         }
     }
 
+    // MARK: - Digests
+
+    /// A SHA-256 as stored (schema 9's `nodes.sha256`): 64 lowercase hex digits as their 32
+    /// bytes (a BLOB), anything else as TEXT, nil as NULL.
+    static func digest(_ hex: String?) -> SQLValue {
+        guard let hex else { return .null }
+        if let bytes = hexBytes(hex, count: 32) { return .blob(bytes) }
+        return .text(hex)
+    }
+
+    /// The SHA-256 a stored digest holds (BLOB: 32 bytes back to hex; TEXT as it is; NULL: nil).
+    static func digest(_ v: SQLValue, column: String) throws -> String? {
+        switch v {
+        case .null: return nil
+        case .text(let s): return s
+        case .blob(let b) where b.count == 32: return lowerHex(b[...])
+        default: throw damaged(column)
+        }
+    }
+
     // MARK: - Content records
 
     /// The first byte of a compact content record (its format).

@@ -71,16 +71,8 @@ struct CountersTable {
         UNION ALL SELECT 'outbox_held', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state")) = 'outbox_held')
         """
 
-    /// The table, filled from the tables as they are, and the triggers that keep it right: one
-    /// small `UPDATE` per changed row (a node deleted, pinned or unpinned, a blob moved between
-    /// areas or nodes or dropped, an outbox entry moved between states or done, a sync message
-    /// kept or cleared). Run by the migration, in its transaction.
-    static let schemaSQL = """
-        CREATE TABLE counters(
-          name TEXT PRIMARY KEY,
-          value INTEGER NOT NULL DEFAULT 0
-        ) WITHOUT ROWID;
-        INSERT INTO counters(name, value) \(recountSQL);
+    /// The triggers on `nodes` (migration 7 creates them; migration 9 again, on the compact table).
+    static let nodesTriggersSQL = """
 
         CREATE TRIGGER counters_nodes_delete AFTER DELETE ON nodes BEGIN
           UPDATE counters SET value = value - 1 WHERE name = 'nodes';
@@ -91,6 +83,19 @@ struct CountersTable {
         CREATE TRIGGER counters_nodes_pinned AFTER UPDATE OF pinned ON nodes WHEN (OLD.pinned = 1) IS NOT (NEW.pinned = 1) BEGIN
           \(movePinned("NEW", "(NEW.pinned = 1) - (OLD.pinned = 1)"))
         END;
+        """
+
+    /// The table, filled from the tables as they are, and the triggers that keep it right: one
+    /// small `UPDATE` per changed row (a node deleted, pinned or unpinned, a blob moved between
+    /// areas or nodes or dropped, an outbox entry moved between states or done, a sync message
+    /// kept or cleared). Run by the migration, in its transaction.
+    static let schemaSQL = """
+        CREATE TABLE counters(
+          name TEXT PRIMARY KEY,
+          value INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        INSERT INTO counters(name, value) \(recountSQL);
+        \(nodesTriggersSQL)
 
         CREATE TRIGGER counters_blobs_delete AFTER DELETE ON blobs BEGIN
           UPDATE counters SET value = value - OLD.sealed_size WHERE name = \(blobBucket("OLD"));

@@ -12,7 +12,7 @@ struct OutboxTable {
 
     /// The entry of a row selecting `columns`; throws `SQLError.Kind.decoding` on a damaged row.
     static func entry(_ r: SQLRow) throws -> OutboxEntry {
-        OutboxEntry(seq: try r.decode(Int64.self, "seq"), op: try r.decode(OutboxOp.self, "op"), nodeId: try r.decode(String.self, "node_id"),
+        OutboxEntry(seq: try r.decode(Int64.self, "seq"), op: try r.decode(OutboxOp.self, "op"), nodeId: try NodesTable.nodeId(r["node_id"], column: "node_id"),
                     payload: decodePayload(try r.decode(String.self, "payload")), baseVersion: try r.decode(Int64?.self, "base_version"),
                     requestId: try r.decode(String.self, "request_id"), state: try r.decode(OutboxState.self, "state"),
                     attempts: try r.decode(Int.self, "attempts"), lastError: try r.decode(String?.self, "last_error"),
@@ -33,7 +33,7 @@ struct OutboxTable {
     /// Every entry (of `nodeId`, when given), oldest first.
     func entries(nodeId: String? = nil) throws -> [OutboxEntry] {
         if let nodeId {
-            return try db.query("SELECT \(Self.columns) FROM outbox WHERE node_id = ? ORDER BY seq", [nodeId]).map(Self.entry)
+            return try db.query("SELECT \(Self.columns) FROM outbox WHERE node_id = ? ORDER BY seq", [CompactColumns.key(nodeId)]).map(Self.entry)
         }
         return try db.query("SELECT \(Self.columns) FROM outbox ORDER BY seq").map(Self.entry)
     }
@@ -60,14 +60,14 @@ struct OutboxTable {
     /// `paused` or `cancelled` when an entry of `nodeId` is held so.
     func hold(nodeId: String) throws -> OutboxState? {
         try db.queryOne("SELECT state FROM outbox WHERE node_id = ? AND state IN (?, ?) LIMIT 1",
-                        [nodeId, OutboxState.paused, OutboxState.cancelled])?
+                        [CompactColumns.key(nodeId), OutboxState.paused, OutboxState.cancelled])?
             .decode(OutboxState.self, "state")
     }
 
     /// The state of each entry of the children of folder `folderId`, by child id.
     func statesOfChildren(of folderId: String) throws -> [(nodeId: String, state: String)] {
         try db.query("SELECT o.node_id AS node_id, o.state AS state FROM outbox o JOIN nodes n ON n.id = o.node_id WHERE n.parent_id = ?",
-                     [folderId]).map { (try $0.decode(String.self, "node_id"), try $0.decode(String.self, "state")) }
+                     [CompactColumns.key(folderId)]).map { (try NodesTable.nodeId($0["node_id"], column: "node_id"), try $0.decode(String.self, "state")) }
     }
 
     /// The sequence number of the last entry ever inserted (0 for none).
@@ -80,7 +80,7 @@ struct OutboxTable {
     /// Appends a pending entry created `now`.
     func append(_ op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String, now: Int64) throws {
         try db.run("INSERT INTO outbox(op, node_id, payload, base_version, request_id, created_at) VALUES (?,?,?,?,?,?)",
-                   [op, nodeId, try Self.encodePayload(payload), baseVersion, requestId, now])
+                   [op, CompactColumns.key(nodeId), try Self.encodePayload(payload), baseVersion, requestId, now])
         try CountersTable(db: db).countInsertedEntry(state: .pending)
     }
 
@@ -89,7 +89,7 @@ struct OutboxTable {
         try db.run("""
             INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
             VALUES (?,?,?,?,?,?,?,?,?,?,?)
-            """, [e.seq, e.op, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
+            """, [e.seq, e.op, CompactColumns.key(e.nodeId), try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
                   e.attempts, e.lastError, e.sentAt, now])
         try CountersTable(db: db).countInsertedEntry(state: e.state)
     }
@@ -99,7 +99,7 @@ struct OutboxTable {
         try db.run("""
             UPDATE outbox SET op = ?, node_id = ?, payload = ?, base_version = ?, request_id = ?, state = ?, attempts = ?,
               last_error = ?, sent_at = ? WHERE seq = ?
-            """, [e.op, e.nodeId, try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
+            """, [e.op, CompactColumns.key(e.nodeId), try Self.encodePayload(e.payload), e.baseVersion, e.requestId, e.state,
                   e.attempts, e.lastError, e.sentAt, e.seq])
     }
 
@@ -140,14 +140,14 @@ struct OutboxTable {
     /// Holds the entries of `nodeId` still to replay as `state`; returns how many.
     func hold(nodeId: String, as state: OutboxState) throws -> Int {
         try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN (?, ?, ?, ?)",
-                   [state, nodeId, OutboxState.pending, OutboxState.failed, OutboxState.paused, OutboxState.cancelled])
+                   [state, CompactColumns.key(nodeId), OutboxState.pending, OutboxState.failed, OutboxState.paused, OutboxState.cancelled])
     }
 
     /// Puts the paused or cancelled entries (of `nodeId`, or all) back to pending; returns how many.
     func release(nodeId: String?) throws -> Int {
         let held: [any SQLBindable] = [OutboxState.paused, OutboxState.cancelled]
         if let nodeId {
-            return try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN (?, ?)", [OutboxState.pending, nodeId] + held)
+            return try db.run("UPDATE outbox SET state = ? WHERE node_id = ? AND state IN (?, ?)", [OutboxState.pending, CompactColumns.key(nodeId)] + held)
         }
         return try db.run("UPDATE outbox SET state = ? WHERE state IN (?, ?)", [OutboxState.pending] + held)
     }

@@ -38,20 +38,20 @@ struct RevisionsTable {
         try db.query("""
             SELECT \(Self.columns) FROM revisions
             WHERE node_id = ? AND remote_revision_id IS NOT NULL ORDER BY modified_at DESC, rowid
-            """, [nodeId]).map(Self.row)
+            """, [CompactColumns.key(nodeId)]).map(Self.row)
     }
 
     /// The versions of `nodeId` kept here only, newest first.
     func localRevisions(nodeId: String) throws -> [Row] {
         try db.query("SELECT \(Self.columns) FROM revisions WHERE node_id = ? AND remote_revision_id IS NULL ORDER BY modified_at DESC",
-                     [nodeId]).map(Self.row)
+                     [CompactColumns.key(nodeId)]).map(Self.row)
     }
 
     /// The revision of `nodeId` called `revision`: the server's of that id, or one kept here with that local id.
     func revision(nodeId: String, _ revision: String) throws -> Row? {
         try db.queryOne("""
             SELECT \(Self.columns) FROM revisions WHERE node_id = ? AND (remote_revision_id = ? OR (remote_revision_id IS NULL AND id = ?))
-            """, [nodeId, revision, revision]).map(Self.row)
+            """, [CompactColumns.key(nodeId), revision, revision]).map(Self.row)
     }
 
     /// Every blob a revision keeps.
@@ -66,18 +66,18 @@ struct RevisionsTable {
         try db.run("""
             INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device, content, is_head)
             VALUES (?,?,?,?,?,?,?,?,?,?)
-            """, [id, nodeId, r.id, r.size, r.sha256, r.time, blobId, r.device, contentJSON, r.isHead])
+            """, [id, CompactColumns.key(nodeId), r.id, r.size, r.sha256, r.time, blobId, r.device, contentJSON, r.isHead])
     }
 
     /// Records an older version of `nodeId` kept here in `blobId` (device `local`).
     func insertLocal(id: String, nodeId: String, size: Int64, sha256: String?, modifiedAt: Int64, blobId: String) throws {
         try db.run("INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device) VALUES (?,?,?,?,?,?,?,?)",
-                   [id, nodeId, nil as String?, size, sha256, modifiedAt, blobId, "local"])
+                   [id, CompactColumns.key(nodeId), nil as String?, size, sha256, modifiedAt, blobId, "local"])
     }
 
     /// Records that server revision `revision` of `nodeId` has its content here in `blobId`.
     func setBlob(nodeId: String, revision: String, _ blobId: String) throws {
-        try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [blobId, nodeId, revision])
+        try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [blobId, CompactColumns.key(nodeId), revision])
     }
 
     /// Points every revision kept in blob `old` at `new` (a re-sealing).
@@ -87,12 +87,12 @@ struct RevisionsTable {
 
     /// Deletes the server revisions of `nodeId`.
     func deleteServer(nodeId: String) throws {
-        try db.run("DELETE FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL", [nodeId])
+        try db.run("DELETE FROM revisions WHERE node_id = ? AND remote_revision_id IS NOT NULL", [CompactColumns.key(nodeId)])
     }
 
     /// Deletes every revision of `nodeId`.
     func delete(nodeId: String) throws {
-        try db.run("DELETE FROM revisions WHERE node_id = ?", [nodeId])
+        try db.run("DELETE FROM revisions WHERE node_id = ?", [CompactColumns.key(nodeId)])
     }
 }
 

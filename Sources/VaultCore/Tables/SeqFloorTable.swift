@@ -12,11 +12,11 @@ struct SeqFloorTable {
         let r = try db.queryOne("""
             SELECT max(coalesce(n.r, 0), coalesce(l.r, 0), coalesce(b.r, 0), coalesce(f.r, 0)) AS record_seq,
                    max(coalesce(n.c, 0), coalesce(l.c, 0), coalesce(b.c, 0), coalesce(f.c, 0)) AS content_seq
-            FROM (SELECT 1) LEFT JOIN (SELECT max(record_seq) r, max(content_seq) c FROM nodes WHERE remote_id = ?1) n
+            FROM (SELECT 1) LEFT JOIN (SELECT max(record_seq) r, max(content_seq) c FROM nodes WHERE \(NodesTable.hasRemoteId("?3"))) n
               LEFT JOIN (SELECT record_seq r, content_seq c FROM nodes WHERE id = ?2) l
               LEFT JOIN (SELECT record_seq r, content_seq c FROM remote_base WHERE remote_id = ?3) b
               LEFT JOIN (SELECT record_seq r, content_seq c FROM seq_floor WHERE remote_id = ?1) f
-            """, [remoteId, nodeId, CompactColumns.key(remoteId)])
+            """, [remoteId, CompactColumns.key(nodeId), CompactColumns.key(remoteId)])
         return RemoteSeqs(record: try r?.decode(Int64.self, "record_seq") ?? 0, content: try r?.decode(Int64.self, "content_seq") ?? 0)
     }
 

@@ -6,7 +6,7 @@ struct TombstonesTable {
     let db: SQLDatabase
 
     static func tombstone(_ r: SQLRow) throws -> Tombstone {
-        Tombstone(nodeId: try r.decode(String.self, "node_id"), remoteId: try r.decode(String?.self, "remote_id"),
+        Tombstone(nodeId: try NodesTable.nodeId(r["node_id"], column: "node_id"), remoteId: try r.decode(String?.self, "remote_id"),
                   isFolder: try r.decode(NodeType.self, "type") == .folder, version: try r.decode(Int64.self, "version"))
     }
 
@@ -17,29 +17,29 @@ struct TombstonesTable {
 
     /// The tombstone of node `nodeId`, if any.
     func tombstone(nodeId: String) throws -> Tombstone? {
-        try db.queryOne("SELECT node_id, remote_id, type, version FROM outbox_tombstones WHERE node_id = ?", [nodeId]).map(Self.tombstone)
+        try db.queryOne("SELECT node_id, remote_id, type, version FROM outbox_tombstones WHERE node_id = ?", [CompactColumns.key(nodeId)]).map(Self.tombstone)
     }
 
     /// Writes `t` (replacing the node's older tombstone).
     func put(_ t: Tombstone) throws {
         try db.run("INSERT OR REPLACE INTO outbox_tombstones(node_id, remote_id, type, version) VALUES (?, ?, ?, ?)",
-                   [t.nodeId, t.remoteId, t.isFolder ? "folder" : "file", t.version])
+                   [CompactColumns.key(t.nodeId), t.remoteId, t.isFolder ? "folder" : "file", t.version])
     }
 
     /// Records the server id and version of the removed node `nodeId`.
     func setRemote(nodeId: String, remoteId: String, version: Int64) throws {
-        try db.run("UPDATE outbox_tombstones SET remote_id = ?, version = ? WHERE node_id = ?", [remoteId, version, nodeId])
+        try db.run("UPDATE outbox_tombstones SET remote_id = ?, version = ? WHERE node_id = ?", [remoteId, version, CompactColumns.key(nodeId)])
     }
 
     func delete(nodeId: String) throws {
-        try db.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [nodeId])
+        try db.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [CompactColumns.key(nodeId)])
     }
 
     /// Deletes the tombstones no entry needs: none of their own, and none whose payload names them.
     func deleteSpent() throws {
         try db.run("""
             DELETE FROM outbox_tombstones WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.node_id = outbox_tombstones.node_id)
-              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, outbox_tombstones.node_id) > 0)
+              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, \(NodesTable.idText("outbox_tombstones.node_id"))) > 0)
             """)
     }
 }

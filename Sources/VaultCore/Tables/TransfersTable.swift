@@ -21,7 +21,7 @@ struct TransfersTable {
     func unfinishedDownload(nodeId: String, total: Int64) throws -> TransferRow? {
         try db.queryOne("""
             SELECT \(Self.columns()) FROM transfers WHERE node_id = ? AND direction = ? AND state != ? AND bytes_total = ?
-            """, [nodeId, TransferDirection.download, TransferState.done, total]).map(TransferRow.init(row:))
+            """, [CompactColumns.key(nodeId), TransferDirection.download, TransferState.done, total]).map(TransferRow.init(row:))
     }
 
     /// The transfers of files that still exist, newest first; with `unfinishedOnly`, not `done`.
@@ -47,9 +47,9 @@ struct TransfersTable {
         try db.query("""
             SELECT t.id AS id, t.node_id AS node_id, t.bytes_total = n.size AS complete
             FROM transfers t JOIN nodes n ON n.id = t.node_id JOIN blobs b ON b.id = n.local_path
-            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND lower(b.sha256) = lower(n.sha256)
-            """, [TransferDirection.download, TransferState.done, ContentState.local])
-            .map { (try $0.decode(Int64.self, "id"), try $0.decode(String.self, "node_id"), try $0.decode(Bool.self, "complete")) }
+            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND lower(b.sha256) = \(NodesTable.sha256Text("n.sha256"))
+            """, [TransferDirection.download, TransferState.done, NodesTable.Codes.code(ContentState.local)])
+            .map { (try $0.decode(Int64.self, "id"), try NodesTable.nodeId($0["node_id"], column: "node_id"), try $0.decode(Bool.self, "complete")) }
     }
 
     /// The partial blobs (in `tmp/`) of downloads not finished.
@@ -62,7 +62,7 @@ struct TransfersTable {
     /// How many uploads of `nodeId` are marked running.
     func runningUploads(nodeId: String) throws -> Int {
         try db.scalar(Int.self, "SELECT count(*) FROM transfers WHERE node_id = ? AND direction = ? AND state = ?",
-                      [nodeId, TransferDirection.upload, TransferState.running]) ?? 0
+                      [CompactColumns.key(nodeId), TransferDirection.upload, TransferState.running]) ?? 0
     }
 
     /// Inserts a new row (`bytes_done` 0, created and updated `now`) and returns its id.
@@ -71,7 +71,7 @@ struct TransfersTable {
         try db.run("""
             INSERT INTO transfers(node_id, direction, state, blob_id, bytes_total, bytes_done, request_id, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
-            """, [nodeId, direction, state, blobId, total, requestId, now, now])
+            """, [CompactColumns.key(nodeId), direction, state, blobId, total, requestId, now, now])
         return db.lastInsertRowID
     }
 
@@ -99,7 +99,7 @@ struct TransfersTable {
     func requeueHeld(nodeId: String?) throws {
         let held: [any SQLBindable] = [TransferState.paused, TransferState.cancelled]
         if let nodeId {
-            try db.run("UPDATE transfers SET state = ? WHERE node_id = ? AND state IN (?, ?)", [TransferState.queued, nodeId] + held)
+            try db.run("UPDATE transfers SET state = ? WHERE node_id = ? AND state IN (?, ?)", [TransferState.queued, CompactColumns.key(nodeId)] + held)
         } else {
             try db.run("UPDATE transfers SET state = ? WHERE state IN (?, ?)", [TransferState.queued] + held)
         }
@@ -111,12 +111,12 @@ struct TransfersTable {
 
     /// Deletes every transfer of `nodeId`.
     func delete(nodeId: String) throws {
-        try db.run("DELETE FROM transfers WHERE node_id = ?", [nodeId])
+        try db.run("DELETE FROM transfers WHERE node_id = ?", [CompactColumns.key(nodeId)])
     }
 
     /// Deletes the downloads of `nodeId`.
     func deleteDownloads(nodeId: String) throws {
-        try db.run("DELETE FROM transfers WHERE node_id = ? AND direction = ?", [nodeId, TransferDirection.download])
+        try db.run("DELETE FROM transfers WHERE node_id = ? AND direction = ?", [CompactColumns.key(nodeId), TransferDirection.download])
     }
 
     /// Deletes the upload of the outbox entry with `requestId`.
