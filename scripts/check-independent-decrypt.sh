@@ -111,7 +111,7 @@ check_vault() { # LABEL INIT-ARGS...
   refuse "$label: sqlcipher without a key cannot read metadata.db" \
     sqlcipher -batch "$home/metadata.db" "SELECT count(*) FROM sqlite_master;"
   local count
-  count=$(printf "PRAGMA key = \"x'%s'\";\nSELECT count(*) FROM nodes WHERE type = 'file';\n" "$key" \
+  count=$(printf "PRAGMA key = \"x'%s'\";\nSELECT count(*) FROM nodes WHERE folder = 0;\n" "$key" \
           | sqlcipher -batch -init /dev/null "$home/metadata.db" 2>/dev/null || true)
   if [ "$count" = "${#DEST[@]}" ]; then ok "$label: sqlcipher with PRAGMA key = \"x'<database key>'\" reads nodes ($count files)"
   else bad "$label: sqlcipher with the documented key: got '$count'"; fi
@@ -131,7 +131,11 @@ check_vault() { # LABEL INIT-ARGS...
   tamper "$label" "$home" "$pw" "keyEpoch in a blob header changed" bump_epoch 6 cat "$big"
   tamper "$label" "$home" "$pw" "keyslot KDF parameter changed (sha256 line refreshed)" edit_keyslot 3 ls /
   tamper "$label" "$home" "$pw" "keyslot createdAt changed (sha256 line refreshed)" edit_keyslot_date 6 ls /
-  tamper "$label" "$home" "$pw" "flipped byte in metadata.db page 2 (the nodes table)" flip_db any ls /
+  # The nodes table's root page (schema 9 made a new table: its page is not page 2 any more).
+  NODES_PAGE=$(printf "PRAGMA key = \"x'%s'\";\nSELECT rootpage FROM sqlite_master WHERE name = 'nodes';\n" "$key" \
+               | sqlcipher -batch -init /dev/null "$home/metadata.db" 2>/dev/null || true)
+  [ -n "$NODES_PAGE" ] || { bad "$label: no root page of the nodes table"; NODES_PAGE=2; }
+  tamper "$label" "$home" "$pw" "flipped byte in metadata.db page $NODES_PAGE (the nodes table's root)" flip_db any ls /
 
   # Permissions: a group-writable keyslot file makes vault refuse (exit 9, insecure).
   local copy="$WORK/$label/loose"; rm -rf "$copy"; cp -a "$home" "$copy"; chmod g+w "$copy/keyslots"
@@ -172,7 +176,7 @@ if lines[1].startswith(b"sha256:"): lines[1] = b"sha256:" + hashlib.sha256(body)
 open(p, "wb").write(b"\n".join(lines))
 EOF
 }
-flip_db() { flip_at "$1/metadata.db" $((1 * 1024 + 100)); }
+flip_db() { flip_at "$1/metadata.db" $(((NODES_PAGE - 1) * 1024 + 100)); }
 
 tamper() { # LABEL HOME PW WHAT FUNCTION EXPECTED-VAULT-EXIT VAULT-ARGS...
   local label=$1 home=$2 pw=$3 what=$4 fn=$5 want=$6 copy="$WORK/$label/tampered"; shift 6
