@@ -28,7 +28,7 @@ public final class PostgresConnection: SQLConnection {
         guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
             throw PostgresError(kind: .invalidURL, message: "\(redactedURL) does not start with postgresql://")
         }
-        let conn = PQconnectdb(url)
+        let conn = Self.connect(url)
         handle = conn
         guard let conn, PQstatus(conn) == CONNECTION_OK else {
             let message = conn.map { Self.trimmed(PQerrorMessage($0)) } ?? "out of memory"
@@ -40,6 +40,49 @@ public final class PostgresConnection: SQLConnection {
     }
 
     deinit { close() }
+
+    /// The bounds every connection gets unless its URL sets them: a connect gives up after
+    /// `connect_timeout` seconds (a host that drops packets would otherwise hang it for the
+    /// kernel's SYN retries, minutes), and an established connection whose peer vanished fails
+    /// within about `tcp_user_timeout` (unacknowledged data) or the keepalive probes (an idle
+    /// wait for a result): 15 + 3 × 5 seconds.
+    public static let defaultBounds: [(key: String, value: String)] = [
+        ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "15"),
+        ("keepalives_interval", "5"), ("keepalives_count", "3"), ("tcp_user_timeout", "15000"),
+    ]
+
+    /// PQconnectdbParams with `defaultBounds` first and `url` expanded last, so the URL's own
+    /// parameters override the defaults.
+    private static func connect(_ url: String) -> OpaquePointer? {
+        let pairs = defaultBounds + [("dbname", url)]
+        let keys = pairs.map { strdup($0.key) }, values = pairs.map { strdup($0.value) }
+        defer { keys.forEach { free($0) }; values.forEach { free($0) } }
+        let k = keys.map { UnsafePointer($0) } + [nil], v = values.map { UnsafePointer($0) } + [nil]
+        return PQconnectdbParams(k, v, 1)
+    }
+
+    /// Whether the connection is usable for a new transaction, found without a round trip: the
+    /// socket has not been closed by the server (a restart's "terminating connection" is read
+    /// here) and no transaction is left open.
+    public var isHealthy: Bool {
+        guard let conn = handle, PQstatus(conn) == CONNECTION_OK else { return false }
+        // An idle connection receives only what the server sends unasked (a notification, the
+        // FATAL of a shutdown, then end of file); PQconsumeInput stops after the data it read,
+        // so it is called while the socket has more: the end of file is what marks it bad.
+        var pfd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+        for _ in 0..<4 {
+            guard poll(&pfd, 1, 0) > 0 else { break }
+            guard PQconsumeInput(conn) == 1, PQstatus(conn) == CONNECTION_OK else { return false }
+        }
+        return PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE
+    }
+
+    /// Connects again (same parameters, same bounds), when the connection is not `isHealthy`
+    /// and no transaction of this object is open.
+    public func reconnectIfUnhealthy() {
+        guard transactionDepth == 0, let conn = handle, !isHealthy else { return }
+        PQreset(conn)
+    }
 
     /// Closes the connection now (also done on deinit).
     public func close() {
@@ -198,10 +241,29 @@ public final class PostgresConnection: SQLConnection {
     }
 
     private func onceInTransaction<R>(_ isolation: Isolation, _ body: () throws -> R) throws -> R {
-        reviveIfBroken()
+        try begin(isolation)
         transactionDepth += 1
         defer { transactionDepth -= 1 }
-        return try inTransaction(begin: "BEGIN ISOLATION LEVEL \(isolation.rawValue)", body)
+        do {
+            let r = try body()
+            try execute("COMMIT")
+            return r
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// BEGIN, sent once more on a fresh connection when it finds the old one gone (PostgreSQL
+    /// closed it while idle, and the end of file had not arrived when it was last looked at):
+    /// nothing of the transaction ran, so nothing is lost or done twice.
+    private func begin(_ isolation: Isolation) throws {
+        let sql = "BEGIN ISOLATION LEVEL \(isolation.rawValue)"
+        do {
+            try execute(sql)
+        } catch let e as PostgresError where e.kind == .connectionLost {
+            try execute(sql)   // `connected` connects again first: no transaction is open
+        }
     }
 
     // MARK: Schema version

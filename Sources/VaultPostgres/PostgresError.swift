@@ -9,6 +9,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable, Equatable
         case invalidURL
         /// Nothing listens at the address (server down, wrong host or port).
         case connectionRefused
+        /// Nothing answered within `connect_timeout` (a host that is down or unreachable, or a
+        /// firewall dropping the packets).
+        case unreachable
         /// The server refused the user or password (or pg_hba.conf has no entry for it).
         case authenticationFailed
         /// The database named in the URL does not exist.
@@ -27,6 +30,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable, Equatable
     static func connectKind(_ message: String) -> Kind {
         let m = message.lowercased()
         if m.contains("invalid uri") || m.contains("invalid connection option") || m.contains("missing \"=\"") { return .invalidURL }
+        if m.contains("timeout expired") { return .unreachable }
         if m.contains("connection refused") || m.contains("no such file or directory") { return .connectionRefused }
         if m.contains("password authentication failed") || m.contains("no pg_hba.conf entry")
             || m.contains("authentication failed") || m.contains("no password supplied") { return .authenticationFailed }
@@ -38,6 +42,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable, Equatable
         switch kind {
         case .invalidURL: return "not a PostgreSQL URL libpq understands: \(message)"
         case .connectionRefused: return "PostgreSQL refused the connection (is it running on that host and port?): \(message)"
+        case .unreachable: return "PostgreSQL did not answer in time (is the host up and reachable, or does a firewall drop the packets?): \(message)"
         case .authenticationFailed: return "PostgreSQL refused the user or password: \(message)"
         case .noSuchDatabase: return "PostgreSQL has no such database: \(message)"
         case .connectionLost: return "the connection to PostgreSQL was lost: \(message)"

@@ -80,6 +80,44 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(try setup.scalar(Int.self, "SELECT sum(v)::bigint FROM c"), 2)
     }
 
+    /// A host that drops packets (neither refuses nor answers) fails the connect after its
+    /// `connect_timeout` with a typed error, instead of hanging for the kernel's SYN retries.
+    /// The URL's own bound overrides the default one (`defaultBounds`, 5 s).
+    func testAHostThatDropsPacketsIsUnreachableAfterTheConnectTimeout() throws {
+        let silent = try SilentPort()
+        XCTAssertThrowsError(try PostgresConnection(url: "postgresql://vault:x@127.0.0.1:\(silent.port)/postgres?connect_timeout=2")) {
+            XCTAssertEqual(($0 as? PostgresError)?.kind, .unreachable, "\($0)")
+            XCTAssertTrue("\($0)".contains("did not answer in time"), "\($0)")
+        }
+        XCTAssertTrue(PostgresConnection.defaultBounds.contains { $0 == ("connect_timeout", "5") })
+        XCTAssertTrue(PostgresConnection.defaultBounds.contains { $0.key == "tcp_user_timeout" })
+    }
+
+    /// The pool makes connections as they are needed, up to its capacity, and reuses them; a
+    /// connection PostgreSQL closed (here: terminated by the test, as a restart does) is made
+    /// again at checkout, so the next transaction on it just works.
+    func testThePoolReusesAndRevivesItsConnections() throws {
+        let pool = try PostgresPool(url: url, capacity: 2)
+        XCTAssertEqual(pool.counts.open, 1, "the first connection is made at once (a bad URL fails there)")
+        let backend = "SELECT pg_backend_pid()"
+        let (outer, inner) = try pool.withConnection { c in
+            (try c.scalar(Int.self, backend), try pool.withConnection { d in try d.scalar(Int.self, backend) })
+        }
+        XCTAssertNotEqual(outer, inner, "two checkouts at once hold two connections")
+        XCTAssertEqual(pool.counts.open, 2)
+        XCTAssertEqual(pool.counts.idle, 2)
+        XCTAssertTrue([outer, inner].contains(try pool.withConnection { c in try c.scalar(Int.self, backend) }), "an idle connection is reused")
+        let admin = try PostgresConnection(url: url)
+        let others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        _ = try admin.query("SELECT pg_terminate_backend(pid) \(others)")
+        try waitUntil("the pool's connections to be terminated") { try admin.scalar(Int.self, "SELECT count(*) \(others)") == 0 }
+        for _ in 0..<3 {
+            let pid = try pool.withConnection { c in try c.transaction { try c.scalar(Int.self, backend) } }
+            XCTAssertNotEqual(pid, outer); XCTAssertNotEqual(pid, inner)
+        }
+        XCTAssertEqual(pool.counts.open, 2, "revived in place, not added")
+    }
+
     func testConnectionRefusedAndAuthenticationFailedAreTyped() throws {
         let port = try freeLoopbackPort()
         XCTAssertThrowsError(try PostgresConnection(url: "postgresql://vault:x@127.0.0.1:\(port)/postgres?connect_timeout=5")) {

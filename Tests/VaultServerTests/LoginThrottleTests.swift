@@ -68,9 +68,9 @@ final class LoginThrottleTests: XCTestCase {
             XCTAssertTrue(try memory.failures(user: user, ip: ip) == stored.failures(user: user, ip: ip), "step \(step)")
         }
         clock.now += 1e7
-        let swept = try store.write { db in try db.pruneLogins(now: clock.now, decay: p.decay, knownFor: p.knownFor) }
+        let swept = try store.write(.logins) { db in try db.pruneLogins(now: clock.now, decay: p.decay, knownFor: p.knownFor) }
         XCTAssertGreaterThan(swept, 0)
-        XCTAssertEqual(try store.write { db in try db.pruneLogins(now: clock.now, decay: p.decay, knownFor: p.knownFor) }, 0, "nothing left")
+        XCTAssertEqual(try store.write(.logins) { db in try db.pruneLogins(now: clock.now, decay: p.decay, knownFor: p.knownFor) }, 0, "nothing left")
     }
 
     // MARK: - The policy, with a hand-moved clock

@@ -1,4 +1,6 @@
 import Foundation
+import VaultPostgres
+@testable import VaultServer
 import VaultTestSupport
 import XCTest
 
@@ -72,6 +74,48 @@ final class PostgresMetadataTests: XCTestCase {
         XCTAssertEqual(seen.withLock { $0 }, Array(1...total), "the follower saw a gap, a repeat or a reorder")
         let all = try reader.send("GET", "/v1/changes?cursor=0&limit=1000").json["changes"] as? [[String: Any]] ?? []
         XCTAssertEqual(all.compactMap { $0["cursor"] as? Int }, Array(1...total))
+    }
+
+    /// Writes of different owners do not wait for each other, on one server or across two: while
+    /// a transaction holds alice's write locks (those a write of hers takes on any server), bob's
+    /// writes through both servers commit, and alice's own write waits for it, then commits.
+    func testAnOwnersOpenWriteHoldsBackOnlyThatOwner() throws {
+        let (a, b) = try twoServers()
+        let alice = try APIUser(a, "alice")
+        let bobs = [try APIUser(a, "bob"), try APIUser(b, "bob")]
+        let holder = try PostgresConnection(url: url)
+        let aliceId = try XCTUnwrap(holder.scalar(String.self, "SELECT id FROM users WHERE name = ?", ["alice"]))
+        try holder.execute("BEGIN")
+        for (sql, key) in MetadataStore.lockStatements(.owner(aliceId)) { try holder.run(sql, [key]) }
+        let aliceStatus = Locked<Int?>(nil)
+        let writer = Thread {
+            let r = try? alice.json("POST", "/v1/files", ["name": "after-the-lock", "parentId": "root", "type": "folder"])
+            aliceStatus.withLock { $0 = r?.status ?? -1 }
+        }
+        writer.start()
+        try waitUntil("alice's write to wait for her lock") {
+            try holder.scalar(Int.self, """
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """) == 1
+        }
+        for (i, bob) in bobs.enumerated() {
+            let r = try bob.json("POST", "/v1/files", ["name": "bob-\(i)", "parentId": "root", "type": "folder"])
+            XCTAssertEqual(r.status, 201, r.text)
+        }
+        XCTAssertNil(aliceStatus.withLock { $0 }, "alice's write went ahead while her lock was held")
+        try holder.execute("COMMIT")
+        try waitUntil("alice's write to commit") { aliceStatus.withLock { $0 } != nil }
+        XCTAssertEqual(aliceStatus.withLock { $0 }, 201)
+    }
+
+    /// A database host that drops packets: `migrate` (as every command that opens the store)
+    /// gives up after the connect timeout with what to check, instead of hanging.
+    func testADatabaseHostThatDropsPacketsFailsWithinTheConnectTimeout() throws {
+        let silent = try SilentPort()
+        let r = try ServerProcess.runCapturing(["migrate", "--metadata", "postgresql://vault:x@127.0.0.1:\(silent.port)/db?connect_timeout=2"])
+        XCTAssertEqual(r.code, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("did not answer in time"), r.stderr)
     }
 
     /// Failed logins counted on one server hold back the attempts on the other (the counts are

@@ -154,9 +154,9 @@ final class UserManagementTests: XCTestCase {
         let now = Date()
         let file = FileResource(id: "f", name: "n", parentId: "root", type: .file, mimeType: "application/octet-stream",
                                 size: 0, version: 1, sha256: nil, createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil)
-        XCTAssertThrowsError(try store.write { db in try db.insertFile(owner: id, file) }) { error in
+        XCTAssertThrowsError(try store.write(.owner(id)) { db in try db.insertFile(owner: id, file) }) { error in
             XCTAssertEqual(APIError.unexpected(error).status, 401)
         }
-        XCTAssertThrowsError(try store.write { db in try db.saveEnvelope(owner: id, KeyEnvelope(envelope: "e", version: 1)) })
+        XCTAssertThrowsError(try store.write(.owner(id)) { db in try db.saveEnvelope(owner: id, KeyEnvelope(envelope: "e", version: 1)) })
     }
 }

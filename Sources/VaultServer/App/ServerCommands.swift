@@ -58,6 +58,8 @@ struct Serve: ParsableCommand {
     var content: String?
     @Option(help: "the content sweep leaves objects younger than this alone, in seconds (default 3600; S3 only)", valueName: "seconds")
     var contentSweepGrace: Count?
+    @Option(help: "connections to PostgreSQL this instance holds at most, 1–256 (default 8; one more listens for changes)")
+    var metadataConnections: Count?
     @Option(help: "the IPv4 address and port to listen on (default 127.0.0.1:8443)", valueName: "host:port")
     var listen: String?
     @Option(help: "this instance's name in the request log and /healthz, and of its temp folder DATA/tmp/NAME; give each instance sharing a data folder its own (default: the host name)", valueName: "name")
@@ -115,6 +117,7 @@ struct Serve: ParsableCommand {
         c.metadata = metadata
         c.content = try ContentOption.validate(content)
         if let v = try bounded(contentSweepGrace, "content-sweep-grace", max: tenYears) { c.contentSweepGrace = v }
+        if let v = try bounded(metadataConnections, "metadata-connections") { c.metadataConnections = min(max(v, 1), 256) }
         if let listen {
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw ValidationError("--listen must be HOST:PORT")

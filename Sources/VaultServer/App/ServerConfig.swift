@@ -7,6 +7,9 @@ public struct ServerConfig: Sendable {
     public var metadata: String?
     /// Where the metadata lives (`--metadata`, else `DATA/meta.db`).
     var metadataLocation: MetadataLocation { MetadataLocation(argument: metadata, dataDir: dataDir) }
+    /// `--metadata-connections`: the pool of connections this process holds to PostgreSQL at most
+    /// (requests of different owners run on different ones at once; one more listens for changes).
+    public var metadataConnections: Int = 8
     /// `--instance`: this process's name in logs and `/healthz`, and its temp folder (default the
     /// short host name: stable across restarts, so a restart empties what a crash left).
     public var instanceId: String = ServerConfig.defaultInstanceId

@@ -73,7 +73,7 @@ enum StoreMove {
         let encoder = JSONEncoder()
         var manifest = Manifest(format: format, engine: "", cursorHighWater: 0, rows: [:])
         var revisions: [String] = [], uploads: [String] = []
-        try store.write { db in
+        try store.write(.store) { db in
             manifest.engine = db.dialect.name
             for table in PortableTable.all {
                 let rows = try db.portableRows(table)
@@ -113,7 +113,7 @@ enum StoreMove {
         let store = try MetadataStore(location)
         let text = try String(contentsOfFile: bundle + "/metadata.jsonl", encoding: .utf8)
         let decoder = JSONDecoder()
-        try store.write { db in
+        try store.write(.store) { db in
             guard try db.hasNoUsers() else {
                 throw StoreMoveError("\(location) already has users: import only into an empty store")
             }

@@ -8,7 +8,7 @@ extension VaultService {
     /// Deletes expired sessions (rows, then their content).
     func sweepExpiredUploads() {
         let now = Date()
-        let sessions = (try? store.write { db -> [UploadSession] in
+        let sessions = (try? store.write(.store) { db -> [UploadSession] in
             let expired = try db.expiredUploads(before: now)
             for s in expired { try db.deleteUploadSession(s.id) }
             return expired
@@ -21,7 +21,7 @@ extension VaultService {
     /// leaves them for the next sweep).
     func sweepLoginThrottle() {
         let p = config.loginThrottle
-        _ = try? store.write { db in try db.pruneLogins(now: Date().timeIntervalSince1970, decay: p.decay, knownFor: p.knownFor) }
+        _ = try? store.write(.logins) { db in try db.pruneLogins(now: Date().timeIntervalSince1970, decay: p.decay, knownFor: p.knownFor) }
     }
 
     /// Drops the event streams of users removed, or whose tokens were revoked, since they opened

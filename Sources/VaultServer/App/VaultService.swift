@@ -35,7 +35,7 @@ final class VaultService: @unchecked Sendable {
         // the writer would have counted as stalled.
         chunkClaims = ChunkClaims(stallAfter: stall, graceWait: stall <= 2 ? stall + 0.25 : 2)
         content = try ContentLocation.open(config.content, dataDir: config.dataDir, instance: config.instanceId)
-        store = try MetadataStore(config.metadataLocation)
+        store = try MetadataStore(config.metadataLocation, connections: config.metadataConnections)
         users = UserDirectory(store: store)
         logins = LoginThrottle(policy: config.loginThrottle, ledger: StoredLoginLedger(store: store))
         signer = try TokenSigner.loadOrCreate(path: config.jwtSecretFile ?? config.dataDir + "/jwt.secret")

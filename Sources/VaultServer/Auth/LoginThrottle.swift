@@ -188,7 +188,7 @@ struct StoredLoginLedger: LoginLedger {
     let store: MetadataStore
 
     func update<R>(user: String, ip: String, now: Double, _ body: (inout LoginEntries) throws -> R) throws -> R {
-        try store.write { db in
+        try store.write(.logins) { db in
             var e = LoginEntries(user: try db.loginCounter(.user, user), ip: try db.loginCounter(.ip, ip),
                                  knownIPs: try db.knownLoginIPs(user: user))
             let before = e

@@ -25,7 +25,7 @@ struct UserDirectory: Sendable {
         let hash = try Self.hash(password)
         let id = Sodium.randomID()
         let now = Date()
-        try store.write { db in
+        try store.write(.store) { db in
             if try db.userId(name: name) != nil {
                 throw APIError.conflict("user \(name) exists", code: .userExists)
             }
@@ -45,7 +45,7 @@ struct UserDirectory: Sendable {
     /// set because the old one, or a device holding a token, is no longer trusted).
     func setPassword(name: String, password: [UInt8]) throws {
         let hash = try Self.hash(password)
-        try store.write { db in
+        try store.write(.store) { db in
             let id = try Self.requireUser(db, name)
             try db.setPasswordHash(id: id, hash)
             try db.bumpTokenGeneration(id: id)
@@ -54,13 +54,13 @@ struct UserDirectory: Sendable {
 
     /// Ends every token `name` holds now; logging in again gives a new one.
     func revokeTokens(name: String) throws {
-        try store.write { db in try db.bumpTokenGeneration(id: try Self.requireUser(db, name)) }
+        try store.write(.store) { db in try db.bumpTokenGeneration(id: try Self.requireUser(db, name)) }
     }
 
     /// Deletes `name` and all its rows in one transaction (its tokens stop with it); returns its
     /// id and the content and part files left to delete.
     func remove(name: String) throws -> (id: String, files: RemovedUserFiles) {
-        try store.write { db in
+        try store.write(.store) { db in
             let id = try Self.requireUser(db, name)
             return (id, try db.deleteUser(id: id))
         }

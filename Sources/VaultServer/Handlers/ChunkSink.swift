@@ -71,7 +71,7 @@ final class ChunkSink: BodySink {
         keepWritten()
         release()
         if written > 0 {
-            _ = try? service.store.write { db in
+            _ = try? service.store.write(.owner(owner)) { db in
                 try db.addUploadBytesReceived(uploadId, written)
             }
         }
@@ -82,7 +82,7 @@ final class ChunkSink: BodySink {
         guard let (ticket, file) = writer, written > 0 else { return }
         _ = service.chunkClaims.whileOwned(ticket) {
             guard (try? file.keep(prefix: skip + written)) != nil else { return }
-            service.keepPartial(uploadId: uploadId, index: index, upTo: skip + written)
+            service.keepPartial(owner: owner, uploadId: uploadId, index: index, upTo: skip + written)
         }
     }
 

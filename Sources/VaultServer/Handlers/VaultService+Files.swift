@@ -86,7 +86,7 @@ extension VaultService {
                 mimeType: req.mimeType ?? (type == .folder ? Self.folderMime : "application/octet-stream"),
                 size: 0, version: 1, sha256: type == .folder ? nil : Self.emptySHA256,
                 createdAt: now, modifiedAt: now, trashed: false, headRevisionId: nil, meta: req.meta)
-            let cursor = try store.write { db -> Int64 in
+            let cursor = try store.write(.owner(ctx.userId)) { db -> Int64 in
                 if req.id != nil { try db.checkIdFree(owner: ctx.userId, id: file.id) }
                 _ = try db.requireParentFolder(owner: ctx.userId, id: file.parentId!)
                 try db.checkNameFree(owner: ctx.userId, parentId: file.parentId!, name: file.name)
@@ -114,7 +114,7 @@ extension VaultService {
             if let m = req.mimeType { try Self.validateMediaType(m) }
             let id = ctx.request.param("id")
             let decidedAt = try Self.decidedAt(ctx.request)
-            let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
+            let (file, cursor) = try store.write(.owner(ctx.userId)) { db -> (FileResource, Int64?) in
                 var f = try db.requireFile(owner: ctx.userId, id: id)
                 try requireMatchingVersion(f, ctx.request)
                 guard id != "root" || (req.name == nil && req.parentId == nil && req.trashed == nil) else {
@@ -159,7 +159,7 @@ extension VaultService {
     func deleteFile(_ ctx: RequestContext) throws -> RequestPlan {
         let id = ctx.request.param("id")
         let decidedAt = try Self.decidedAt(ctx.request)
-        let (file, cursor) = try store.write { db -> (FileResource, Int64?) in
+        let (file, cursor) = try store.write(.owner(ctx.userId)) { db -> (FileResource, Int64?) in
             var f = try db.requireFile(owner: ctx.userId, id: id)
             try requireMatchingVersion(f, ctx.request)
             guard id != "root" else { throw APIError.badRequest("the root folder cannot be deleted", code: .rootImmutable) }

@@ -45,7 +45,7 @@ extension VaultService {
             let create = noneMatch == "*"
             let ifMatch: Int64? = ctx.request.header("if-match") != nil ? try requireIfMatch(ctx.request) : nil
             guard create || ifMatch != nil else { throw APIError.preconditionRequired }
-            let (saved, created) = try store.write { db -> (KeyEnvelope, Bool) in
+            let (saved, created) = try store.write(.owner(ctx.userId)) { db -> (KeyEnvelope, Bool) in
                 let current = try db.envelope(owner: ctx.userId)
                 if let current, create || current.version != ifMatch {
                     var e = APIError(status: 412, code: .envelopeChanged,

@@ -60,7 +60,7 @@ extension VaultService {
         var pruned: [String] = []
         try self.content.prepare(content.source, revisionId: content.revisionId)
         let written: (FileResource, Int64)
-        do { written = try store.write { db -> (FileResource, Int64) in
+        do { written = try store.write(.owner(owner)) { db -> (FileResource, Int64) in
             try validate(db, owner: owner, target: target)
             if checkQuota { try requireQuota(db, owner: owner, adding: content.size) }
             let now = Date()

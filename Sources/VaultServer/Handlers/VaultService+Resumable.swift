@@ -31,7 +31,7 @@ extension VaultService {
             if let id = req.id { try Self.validateClientId(id) }
             let target: UploadTarget = req.fileId.map { .existing(fileId: $0, baseVersion: req.baseVersion) }
                 ?? .new(name: req.name ?? "", parentId: req.parentId ?? "root", id: req.id, meta: req.meta)
-            let (session, isNew) = try store.write { db -> (UploadSession, Bool) in
+            let (session, isNew) = try store.write(.owner(ctx.userId)) { db -> (UploadSession, Bool) in
                 if let existing = try db.uploadSession(owner: ctx.userId, requestId: req.requestId) {
                     guard existing.isExpired else { return (existing, false) }
                     // An expired session is gone for good: the same requestId starts afresh.
@@ -99,7 +99,7 @@ extension VaultService {
 
     func abortUpload(_ ctx: RequestContext) throws -> RequestPlan {
         let id = ctx.request.param("id")
-        let session = try store.write { db in
+        let session = try store.write(.owner(ctx.userId)) { db in
             let s = try liveSession(db, owner: ctx.userId, id: id)
             try db.deleteUploadSession(id)
             return s
@@ -189,8 +189,8 @@ extension VaultService {
 
     /// Keeps the fsynced prefix of a chunk whose body was cut off after `upTo` of its bytes, so
     /// the client resends only the rest (the kept length never shrinks).
-    func keepPartial(uploadId: String, index: Int, upTo: Int64) {
-        _ = try? store.write { db in
+    func keepPartial(owner: String, uploadId: String, index: Int, upTo: Int64) {
+        _ = try? store.write(.owner(owner)) { db in
             guard try !db.uploadChunkRecorded(uploadId, index: index), try db.uploadIsActive(uploadId) else { return }
             guard upTo > (try db.uploadPartial(uploadId, index: index)) else { return }
             try db.setUploadPartial(uploadId, index: index, bytes: upTo)
@@ -201,7 +201,7 @@ extension VaultService {
     /// servers start one at once, the first recorded wins; the sweep aborts the other.
     func withStoreUpload(_ s: UploadSession) throws -> UploadSession {
         guard content.needsStoreUpload, s.storeUploadId == nil, let started = try content.beginUpload(s) else { return s }
-        let recorded = try store.write { db in try db.setUploadStoreId(s.id, started) }
+        let recorded = try store.write(.owner(s.owner)) { db in try db.setUploadStoreId(s.id, started) }
         guard let recorded else { throw APIError.notFound("the upload session was aborted or expired") }
         var out = s
         out.storeUploadId = recorded
@@ -214,7 +214,7 @@ extension VaultService {
         Self.answer {
             let progress = uploadProgress(uploadId)
             progress.lock.lock(); defer { progress.lock.unlock() }
-            let (session, chunks) = try store.write { db -> (UploadSession, [Int]) in
+            let (session, chunks) = try store.write(.owner(owner)) { db -> (UploadSession, [Int]) in
                 guard let s = try db.uploadSession(owner: owner, id: uploadId) else {
                     throw APIError.notFound("the upload session was aborted or expired")
                 }
@@ -256,7 +256,7 @@ extension VaultService {
     /// session lock held.
     func finalizeUpload(_ s: UploadSession, progress: UploadProgress) throws -> FileResource {
         let discard = { [self] in
-            try? store.write { db in try db.deleteUploadSession(s.id) }
+            try? store.write(.owner(s.owner)) { db in try db.deleteUploadSession(s.id) }
             content.removeUpload(id: s.id, session: s)
         }
         // The running hash is used up here: a retry starts from a fresh one.

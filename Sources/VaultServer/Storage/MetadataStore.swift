@@ -2,17 +2,24 @@ import Foundation
 import VaultPostgres
 import VaultSQL
 
-/// The server's metadata database (users, files, revisions, changes, upload sessions): one
-/// connection, reached only under a lock, to the embedded SQLite file (unkeyed SQLCipher) or to a
-/// PostgreSQL server that any number of `vault-server` processes share. The operations
-/// (`SQLConnection+*.swift`) are the same on both; this type decides what a read and a write
-/// transaction are on each engine.
+/// The server's metadata database (users, files, revisions, changes, upload sessions): the
+/// embedded SQLite file (unkeyed SQLCipher), one connection reached only under a lock, or a
+/// PostgreSQL database that any number of `vault-server` processes share, through a pool of
+/// `connections` per process. The operations (`SQLConnection+*.swift`) are the same on both; this
+/// type decides what a read and a write transaction are on each engine.
 final class MetadataStore: @unchecked Sendable {
-    // SAFETY: `db` is only used inside `withDB`, under `lock`.
-    private let db: any SQLConnection
-    private let lock = NSLock()
+    private enum Engine {
+        // SAFETY: the SQLite connection is only used inside `withDB`/`write`, under `lock`.
+        case sqlite(SQLDatabase, NSLock)
+        case postgresql(PostgresPool)
+    }
+    private let engine: Engine
     /// Where the metadata lives (its `description` masks a PostgreSQL password).
     let location: MetadataLocation
+
+    /// The connections one process holds to PostgreSQL at most unless told (`serve
+    /// --metadata-connections`; one more listens for changes).
+    static let defaultConnections = ServerConfig().metadataConnections
 
     /// Opens (creating and migrating) the SQLite database at `path`.
     convenience init(path: String) throws {
@@ -20,8 +27,8 @@ final class MetadataStore: @unchecked Sendable {
     }
 
     /// Opens the store at `location`, bringing its schema to the newest version first (a store
-    /// written by a newer server is refused).
-    init(_ location: MetadataLocation) throws {
+    /// written by a newer server is refused). On PostgreSQL up to `connections` are made, as needed.
+    init(_ location: MetadataLocation, connections: Int = MetadataStore.defaultConnections) throws {
         self.location = location
         switch location {
         case .sqlite(let path):
@@ -29,50 +36,109 @@ final class MetadataStore: @unchecked Sendable {
             try db.execute("PRAGMA journal_mode = WAL")
             try db.execute("PRAGMA synchronous = FULL")
             try Self.migrator.migrate(db)
-            self.db = db
+            engine = .sqlite(db, NSLock())
         case .postgresql(let url):
-            let db = try PostgresConnection(url: url)
-            try Self.migratePostgres(db)
-            self.db = db
+            let pool = try PostgresPool(url: url, capacity: connections)
+            try pool.withConnection { try Self.migratePostgres($0) }
+            engine = .postgresql(pool)
         }
     }
 
-    /// Runs `body` with the connection, serialised with every other use. On PostgreSQL it runs in
-    /// one REPEATABLE READ transaction, so its reads see one snapshot even while other servers
-    /// commit (a change page and the cursor after it must agree), run again on a serialization
-    /// failure, and once more when it met a connection the database had dropped (a restart).
+    /// The engine's spelling of what differs between them.
+    var dialect: SQLDialect {
+        switch engine {
+        case .sqlite(let db, _): return db.dialect
+        case .postgresql: return .postgresql
+        }
+    }
+
+    /// Runs `body` with a connection: on SQLite the one connection, serialised with every other
+    /// use. On PostgreSQL a connection of the pool, in one REPEATABLE READ transaction, so its
+    /// reads see one snapshot even while other servers commit (a change page and the cursor after
+    /// it must agree), run again on a serialization failure, and once more when it met a
+    /// connection the database had dropped (a restart).
     func withDB<R>(_ body: (any SQLConnection) throws -> R) throws -> R {
-        lock.lock(); defer { lock.unlock() }
-        guard let pg = db as? PostgresConnection else { return try body(db) }
-        do {
-            return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
-        } catch let e as PostgresError where e.kind == .connectionLost {
-            return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+        switch engine {
+        case .sqlite(let db, let lock):
+            lock.lock(); defer { lock.unlock() }
+            return try body(db)
+        case .postgresql(let pool):
+            return try pool.withConnection { pg in
+                do {
+                    return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+                } catch let e as PostgresError where e.kind == .connectionLost {
+                    return try pg.transaction(isolation: .repeatableRead) { try body(pg) }
+                }
+            }
         }
     }
 
-    /// Runs `body` in one write transaction, serialised with every other write: SQLite's
-    /// IMMEDIATE transaction; on PostgreSQL a READ COMMITTED transaction that first takes the
-    /// store's write lock (`pg_advisory_xact_lock`), which orders the writes of every server on
-    /// the database the way SQLite's single writer orders one server's, so each check the
-    /// operations make before writing (names, If-Match versions, quotas, `subtree_changed`) reads
-    /// what is committed. A name clash the check did not see is still a 409 (`nameConflict`).
-    func write<R>(_ body: (any SQLConnection) throws -> R) throws -> R {
-        lock.lock(); defer { lock.unlock() }
+    /// What a write transaction may touch, and so which writes it must be ordered with.
+    enum WriteScope: Sendable, Equatable {
+        /// Rows of one owner (files, revisions, its change feed, upload sessions, key envelope).
+        case owner(String)
+        /// The login throttle's counts (keyed by user name and client IP, not by owner).
+        case logins
+        /// Anything: users themselves (add, remove, passwords), sweeps across owners, export and
+        /// import. Ordered with every other write.
+        case store
+    }
+
+    /// Runs `body` in one write transaction. SQLite: an IMMEDIATE transaction, serialised with
+    /// every other use. PostgreSQL: a READ COMMITTED transaction that first takes the locks of its
+    /// `scope` (`lockStatements`), which order it with every write, on any server, that could
+    /// change what it reads: each check the operations make before writing (names, If-Match
+    /// versions, quotas, `subtree_changed`) reads what is committed, and the owner's change
+    /// sequence is bumped in commit order. Writes of different owners do not wait for each other.
+    /// A name clash the check did not see is still a 409 (`nameConflict`).
+    func write<R>(_ scope: WriteScope, _ body: (any SQLConnection) throws -> R) throws -> R {
         do {
-            return try db.transaction {
-                if db.dialect == .postgresql { try db.run("SELECT pg_advisory_xact_lock(?)", [Self.writeLockKey]) }
-                return try body(db)
+            switch engine {
+            case .sqlite(let db, let lock):
+                lock.lock(); defer { lock.unlock() }
+                return try db.transaction { try body(db) }
+            case .postgresql(let pool):
+                return try pool.withConnection { pg in
+                    try pg.transaction {
+                        for (sql, key) in Self.lockStatements(scope) { try pg.run(sql, [key]) }
+                        return try body(pg)
+                    }
+                }
             }
         } catch let e as SQLError where Self.isNameClash(e) {
             throw APIError.conflict("a file with that name already exists in this folder", code: .nameConflict)
         }
     }
 
+    /// The advisory locks (transaction-scoped) a write of `scope` takes, in this order: the
+    /// store's lock (`writeLockKey`), exclusive for `.store` and shared otherwise, then for an
+    /// owner its own key (`ownerLockKey`) and for the throttle `loginsLockKey`, exclusive. Every
+    /// write takes the store's lock first and at most one more, so no two writes wait in a cycle.
+    static func lockStatements(_ scope: WriteScope) -> [(String, Int64)] {
+        switch scope {
+        case .store: return [("SELECT pg_advisory_xact_lock(?)", writeLockKey)]
+        case .owner(let owner):
+            return [("SELECT pg_advisory_xact_lock_shared(?)", writeLockKey), ("SELECT pg_advisory_xact_lock(?)", ownerLockKey(owner))]
+        case .logins:
+            return [("SELECT pg_advisory_xact_lock_shared(?)", writeLockKey), ("SELECT pg_advisory_xact_lock(?)", loginsLockKey)]
+        }
+    }
+
     /// The advisory lock key of the store's writes (any constant all servers agree on).
     static let writeLockKey: Int64 = 0x7661_756c_7400   // "vault\0"
+    /// The advisory lock key of the login throttle's writes.
+    static let loginsLockKey: Int64 = 0x7661_756c_746c   // "vaultl"
     /// The advisory lock key of schema migrations (two servers starting at once migrate once).
     static let migrationLockKey: Int64 = 0x7661_756c_746d   // "vaultm"
+
+    /// The advisory lock key of `owner`'s writes: "vo" in the top 16 bits, then 48 bits of the
+    /// FNV-1a hash of its id (two owners that share a key only wait for each other; the
+    /// constants above lie outside this range).
+    static func ownerLockKey(_ owner: String) -> Int64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in owner.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return Int64(bitPattern: (0x766f << 48) | (h & 0x0000_ffff_ffff_ffff))
+    }
 
     /// The schema version the store is at (after the migrations `init` ran).
     var schemaVersion: Int {
@@ -82,7 +148,7 @@ final class MetadataStore: @unchecked Sendable {
     /// The schema version the store is at, and the one this server writes (they differ when
     /// another server migrated the shared database further, or nobody migrated it yet).
     func schemaVersions() throws -> (found: Int, wanted: Int) {
-        let wanted = db.dialect == .postgresql ? Self.postgresMigrator.latestVersion : Self.migrator.latestVersion
+        let wanted = dialect == .postgresql ? Self.postgresMigrator.latestVersion : Self.migrator.latestVersion
         return (try schemaVersion, wanted)
     }
 
