@@ -244,14 +244,7 @@ public final class PostgresConnection: SQLConnection {
         try begin(isolation)
         transactionDepth += 1
         defer { transactionDepth -= 1 }
-        do {
-            let r = try body()
-            try execute("COMMIT")
-            return r
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        return try committing(body)
     }
 
     /// BEGIN, sent once more on a fresh connection when it finds the old one gone (PostgreSQL

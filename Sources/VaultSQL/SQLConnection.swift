@@ -30,6 +30,12 @@ extension SQLConnection {
     /// transaction shape of every engine's `transaction`.
     public func inTransaction<R>(begin: String, _ body: () throws -> R) throws -> R {
         try execute(begin)
+        return try committing(body)
+    }
+
+    /// `body` in the transaction just begun: `COMMIT` if it returns, `ROLLBACK` (its own failure
+    /// ignored) and the error rethrown if it throws (for an engine whose BEGIN is its own step).
+    public func committing<R>(_ body: () throws -> R) throws -> R {
         do {
             let r = try body()
             try execute("COMMIT")
