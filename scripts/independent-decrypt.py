@@ -14,8 +14,9 @@ password it:
      keyslot file's HMAC line; with a rotation pending, also unwraps the new master key,
   4. opens metadata.db with the `sqlcipher` command-line tool and the raw key x'<database key>'
      (and, with --check-db-pages, also decrypts every SQLCipher page itself and compares),
-  5. reads the nodes (schema 7 and 8: TEXT ids; 9: compact keys) and the sync's bases (`remote_base`)
-     of schema 7 (JSON) or 8 and 9 (compact records), then
+  5. reads the nodes (schema 7 and 8: TEXT ids; 9 and 10: compact keys) and the sync's bases
+     (`remote_base`) of schema 7 (JSON), 8 and 9 (compact records) or 10 (compact records, fields
+     a base shares with its node read from the node), then
      walks the `nodes` table from the root, prints every path, and decrypts every local blob
      (header checks, data-key unwrap under the key of the header's epoch, every segment tag, the
      last-segment flag, size and SHA-256) into the output folder.
@@ -290,11 +291,14 @@ NODE_QUERY = {
         " CASE folder WHEN 1 THEN 'folder' ELSE 'file' END, size, content_state,"
         " CASE WHEN local_path IS NULL THEN '-' ELSE local_path END, typeof(sha256), hex(sha256) FROM nodes;"),
 }
+NODE_QUERY[10] = NODE_QUERY[9]
 CONTENT_STATES = {"0": "NOT_DOWNLOADED", "1": "DOWNLOADING", "2": "LOCAL", "3": "STALE"}
 BLOB_QUERY = "SELECT 'B', id, area, size, sealed_size, sha256, key_epoch FROM blobs;"
 # remote_base, the sync's bases: schema 7 keeps ids as TEXT and the content record as JSON; schema 8
 # keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
-SCHEMA_MAX = 9
+# Schema 10: a base with from_node = 1 takes its parent, name and (a file's) mime, mtime, size and
+# SHA-256 from the node of the same id (a pulled node: remote_id = X''); the record holds the rest.
+SCHEMA_MAX = 10
 BASE_QUERY = {
     7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
         " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
@@ -302,6 +306,14 @@ BASE_QUERY = {
         " folder, version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
 }
 BASE_QUERY[9] = BASE_QUERY[8]
+BASE_QUERY[10] = (
+    "SELECT 'R', typeof(b.remote_id), hex(b.remote_id), typeof(p), hex(p), hex(nm), b.folder, b.version,"
+    " CASE WHEN b.content IS NULL THEN '-' ELSE hex(b.content) END, typeof(mi), hex(mi), mt, sz, typeof(sh), hex(sh), b.from_node, has_node"
+    " FROM (SELECT b.*, CASE b.from_node WHEN 1 THEN n.parent_id ELSE b.parent_id END AS p,"
+    "  CASE b.from_node WHEN 1 THEN n.name ELSE b.name END AS nm, CASE b.from_node WHEN 1 THEN n.mime_type ELSE b.mime END AS mi,"
+    "  CASE b.from_node WHEN 1 THEN n.modified_at ELSE b.mtime END AS mt, CASE b.from_node WHEN 1 THEN n.size ELSE b.size END AS sz,"
+    "  CASE b.from_node WHEN 1 THEN n.sha256 ELSE b.sha256 END AS sh, n.id IS NOT NULL AS has_node"
+    "  FROM remote_base b LEFT JOIN nodes n ON b.from_node = 1 AND n.id = b.remote_id AND n.remote_id = X'') b;")
 
 
 def stored_sha256(kind, hexed, schema):
@@ -343,8 +355,10 @@ def stored_id(kind, hexed, table="remote_base"):
     raise Failure(f"{table}: a key stored as {kind}")
 
 
-def compact_content(raw):
-    """A schema-8 compact content record (SECURITY.md "Metadata database") -> dict, as JSON has it."""
+def compact_content(raw, columns=None):
+    """A compact content record (SECURITY.md "Metadata database") -> dict, as JSON has it: format 1
+    (schemas 8, 9) holds every field; format 2 (schema 10) all but mime, mtime, size and SHA-256,
+    which `columns` gives."""
     at = 0
 
     def byte():
@@ -391,16 +405,21 @@ def compact_content(raw):
             return None
         raise Failure(f"remote_base: unknown string tag {tag} in a compact content record")
 
-    if byte() != 1:
+    fmt = byte()
+    if fmt != (1 if columns is None else 2):
         raise Failure("remote_base: a compact content record of an unknown format")
     rec = {"blob": string(), "device": string()}
     name = string(optional=True)
     if name is not None:
         rec["deviceName"] = name
-    rec["mime"] = string()
-    rec["mtime"], rec["sealedSize"], rec["seq"] = integer(), integer(), integer()
-    rec["sha256"] = string()
-    rec["size"], rec["v"] = integer(), integer()
+    if fmt == 1:
+        rec["mime"] = string()
+        rec["mtime"], rec["sealedSize"], rec["seq"] = integer(), integer(), integer()
+        rec["sha256"] = string()
+        rec["size"], rec["v"] = integer(), integer()
+    else:
+        rec["sealedSize"], rec["seq"], rec["v"] = integer(), integer(), integer()
+        rec.update(columns)
     if at != len(raw):
         raise Failure("remote_base: bytes after a compact content record")
     return rec
@@ -418,6 +437,21 @@ def parse_base(f, schema):
             "folder": f[6] == "1", "version": int(f[7]), "content": content}
 
 
+def parse_base10(f):
+    """A schema-10 base row (BASE_QUERY[10]): the node's fields already taken for from_node = 1."""
+    if f[15] == "1" and f[16] != "1":
+        raise Failure("remote_base: a base takes its fields from a node that is not there")
+    content = None
+    if f[8] != "-":
+        if f[9] != "text" or f[11] == "" or f[12] == "" or f[13] == "null":
+            raise Failure("remote_base: a content record without its mime, mtime, size or SHA-256")
+        columns = {"mime": bytes.fromhex(f[10]).decode("utf-8"), "mtime": int(f[11]), "size": int(f[12]),
+                   "sha256": stored_sha256(f[13], f[14], 10)}
+        content = compact_content(bytes.fromhex(f[8]), columns)
+    return {"id": stored_id(f[1], f[2]), "parent": stored_id(f[3], f[4]), "name": bytes.fromhex(f[5]).decode("utf-8"),
+            "folder": f[6] == "1", "version": int(f[7]), "content": content}
+
+
 def parse_rows(lines, schema):
     nodes, blobs, bases = [], {}, []
     for line in lines:
@@ -426,8 +460,10 @@ def parse_rows(lines, schema):
             nodes.append(parse_node(f, schema))
         elif f[0] == "B" and len(f) == 7:
             blobs[f[1]] = {"area": f[2], "size": int(f[3]), "sealed": int(f[4]), "sha256": f[5], "epoch": int(f[6])}
-        elif f[0] == "R" and len(f) == 9:
+        elif f[0] == "R" and len(f) == 9 and schema < 10:
             bases.append(parse_base(f, schema))
+        elif f[0] == "R" and len(f) == 17 and schema >= 10:
+            bases.append(parse_base10(f))
         elif line.strip():
             raise Failure(f"unexpected sqlcipher output: {line[:80]!r}")
     return nodes, blobs, bases
@@ -437,7 +473,7 @@ def check_schema(version):
     if version > SCHEMA_MAX:
         raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
     if version < 7:
-        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7, 8 and 9)")
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 10)")
     return version
 
 
@@ -575,9 +611,9 @@ def decrypt_blob(path, blob_id_hex, vault_id, wrap_key, out_path, expected_size,
             if total != body - TAG * count:
                 raise Failure(f"blob {blob_id_hex}: plaintext size mismatch")
             if total != expected_size:
-                raise Failure(f"blob {blob_id_hex}: decrypted {total} bytes, nodes.size says {expected_size}")
+                raise Failure(f"blob {blob_id_hex}: decrypted {total} bytes, the metadata says {expected_size}")
             if expected_sha256 and not hmac.compare_digest(sha.hexdigest(), expected_sha256.lower()):
-                raise Failure(f"blob {blob_id_hex}: SHA-256 of the plaintext differs from nodes.sha256")
+                raise Failure(f"blob {blob_id_hex}: SHA-256 of the plaintext differs from the metadata's")
             if tmp:
                 os.replace(tmp, out_path)
         finally:
@@ -740,9 +776,12 @@ def main():
                               if os.path.exists(os.path.join(vault_dir, ar, bid + ".blob"))), None)
             if blob_path is None:
                 raise Failure(f"{path}: blob {bid} is missing from {'/'.join(areas)}")
+            # A STALE file's local blob is the older version (the node already says the newer one's
+            # size and SHA-256): its own blobs row says what it holds.
+            want_size, want_sha = (rec["size"], rec["sha256"]) if n["state"] == "STALE" and rec else (n["size"], n["sha256"])
             try:
                 size, digest, blob_epoch, segs = decrypt_blob(blob_path, bid, vault_id, wrap_key,
-                                                              (a.out + path) if a.out else None, n["size"], n["sha256"],
+                                                              (a.out + path) if a.out else None, want_size, want_sha,
                                                               journal_header=journal.get(bid))
             except Failure as e:
                 raise Failure(f"{path}: {e}")

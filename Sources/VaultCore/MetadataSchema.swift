@@ -184,6 +184,17 @@ enum MetadataSchema {
             try db.execute(NodesTable.dropSchema8SQL)
             TestHooks.crashPoint("migration-9-swapped")
         },
+        // 10: bases that do not repeat their node (issue 21, SECURITY.md "Metadata database"): a
+        // pulled node's base takes its parent, name, mime, mtime, size and SHA-256 from the node
+        // while the node holds them alike (triggers on `nodes` copy them into the base first
+        // when the node changes one or goes); the parent index only of the bases that hold
+        // theirs. One transaction, like migrations 8 and 9: a kill leaves schema 9 or 10.
+        SQLMigrator.Migration("bases from their nodes", sql: RemoteBaseTable.schema10SQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try RemoteBaseTable.copySchema9Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(RemoteBaseTable.swap10SQL)
+            TestHooks.crashPoint("migration-10-swapped")
+        },
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

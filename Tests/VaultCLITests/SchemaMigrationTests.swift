@@ -3,7 +3,7 @@ import VaultTestSupport
 import XCTest
 
 /// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
-/// schema8) to schema 9 (issue 21's compact bases, then compact nodes), through the `vault`
+/// schema8) to schema 10 (issue 21's compact bases, compact nodes, bases from their nodes), through the `vault`
 /// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
 /// point of a migration leaves the schema before it (the next open migrates) and never a mix;
 /// old backup bundles still import.
@@ -82,9 +82,12 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "9", label, file: file, line: line)
-        XCTAssertEqual(try sql("SELECT count(*), count(content), sum(typeof(remote_id) = 'blob') FROM remote_base", home: home), "7|4|7",
-                       label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "10", label, file: file, line: line)
+        // The fixtures' bases are of nodes made there (another id): each keeps its own fields.
+        XCTAssertEqual(try sql("SELECT count(*), count(content), sum(typeof(remote_id) = 'blob'), sum(from_node = 0 AND name IS NOT NULL) FROM remote_base",
+                               home: home), "7|4|7|7", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name IN ('remote_base_v10', 'nodes_keep_base_update', 'nodes_keep_base_delete')",
+                               home: home), "2", label, file: file, line: line)
         // The compact nodes: server ids of the 7 pushed nodes as 16-byte keys, states as integers,
         // the 5 files' SHA-256s as 32 bytes, and no copy of the old table left.
         XCTAssertEqual(try sql("""
@@ -128,6 +131,26 @@ final class SchemaMigrationTests: XCTestCase {
             XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
             try assertSchemaEight(label)
             try assertUpgraded("the open after \(label)", greeting: fixture == Self.fixture8 ? "hello schema eight\n" : "hello schema seven\n")
+        }
+    }
+
+    /// Schema 9 exactly: its version, its bases table (no `from_node`), no half-made copy.
+    func assertSchemaNine(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "9", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT group_concat(name) FROM sqlite_master WHERE instr(sql, 'from_node') > 0 OR name = 'remote_base_v10'"), "",
+                       label, file: file, line: line)
+    }
+
+    /// `kill -9` inside migration 10 (after the first base copied, after the copy, after the swap)
+    /// leaves schema 9 (migration 9 of the schema-8 fixture committed before it); the next open upgrades.
+    func testAKillAtAnyPointOfMigrationTenLeavesSchemaNine() throws {
+        for point in ["migration-10-row#1", "migration-10-copied", "migration-10-swapped"] {
+            try copyFixtureVault(to: h.home, from: Self.fixture8)
+            let label = "schema8 killed at \(point)"
+            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
+            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
+            try assertSchemaNine(label)
+            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
         }
     }
 

@@ -5,14 +5,15 @@ import VaultPrimitives
 @testable import VaultCore
 
 /// The client's schema on the shared migrator: the same `user_version` record as before (one per
-/// migration, nine of them), resumed from any version, and a newer database refused as before;
-/// migration 8 (compact bases) keeps every base of a schema-7 database exactly, and migration 9
-/// (compact nodes) every node and every reference to one of a schema-8 database.
+/// migration, ten of them), resumed from any version, and a newer database refused as before;
+/// migration 8 (compact bases) keeps every base of a schema-7 database exactly, migration 9
+/// (compact nodes) every node and every reference to one of a schema-8 database, and migration 10
+/// (bases from their nodes) every base of a schema-9 one, kept whole when its node changes.
 final class MetadataSchemaTests: XCTestCase {
-    func testMigratesAFreshDatabaseToNineOnceAndResumesAnOlderOne() throws {
+    func testMigratesAFreshDatabaseToTenOnceAndResumesAnOlderOne() throws {
         let db = try SQLDatabase(path: ":memory:")
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 9)
+        XCTAssertEqual(try db.userVersion, 10)
         XCTAssertTrue(try MetadataSchema.isCurrent(db))
         try MetadataSchema.migrate(db)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'quarantine'"), 1)
@@ -22,19 +23,19 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try older.userVersion, 3)
         XCTAssertFalse(try MetadataSchema.isCurrent(older))
         try MetadataSchema.migrate(older)
-        XCTAssertEqual(try older.userVersion, 9)
+        XCTAssertEqual(try older.userVersion, 10)
         let schema = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)"
         XCTAssertEqual(try older.scalar(String.self, schema), try db.scalar(String.self, schema))
     }
 
     func testANewerDatabaseIsRefusedWithTheUpgradeHint() throws {
         let db = try SQLDatabase(path: ":memory:")
-        try db.setUserVersion(10)
+        try db.setUserVersion(11)
         XCTAssertFalse(try MetadataSchema.isCurrent(db))
         XCTAssertThrowsError(try MetadataSchema.migrate(db)) {
             let e = $0 as? VaultError
             XCTAssertEqual(e?.kind, .integrity)
-            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 10)")
+            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 11)")
             XCTAssertEqual(e?.hint, "upgrade vault")
         }
     }
@@ -70,6 +71,8 @@ final class MetadataSchemaTests: XCTestCase {
         }
         try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(8))).migrate(db)
         XCTAssertEqual(try db.userVersion, 8)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE typeof(remote_id) = 'blob'"), 299)
+        try MetadataSchema.migrate(db)   // read through today's table type (no node: every base whole)
         let table = RemoteBaseTable(db: db)
         for b in bases {
             XCTAssertEqual(try table.base(remoteId: b.remoteId), b)
@@ -77,7 +80,7 @@ final class MetadataSchemaTests: XCTestCase {
         }
         XCTAssertEqual(Set(try table.children(of: "root").map(\.remoteId)), Set(bases.prefix(20).map(\.remoteId)))
         XCTAssertEqual(try table.children(of: bases[1].remoteId).count, 20)
-        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE typeof(remote_id) = 'blob'"), 299)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 0"), 300)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'remote_base%'"), 2)
     }
 
@@ -122,7 +125,7 @@ final class MetadataSchemaTests: XCTestCase {
         let counters = CountersTable(db: db)
         let (countedBefore, recountBefore) = (try counters.values(), try counters.recount())
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 9)
+        XCTAssertEqual(try db.userVersion, 10)
         XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
         XCTAssertEqual(try counters.recount(), recountBefore, "the recount joins the keys as it joined the ids")
         let table = NodesTable(db: db)
@@ -144,7 +147,108 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE remote_id = X''"), nodes.filter { $0.remoteId == $0.id }.count)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE typeof(id) = 'blob' AND length(id) = 16"),
                        nodes.filter { $0.id.count == 32 }.count)
-        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'nodes%'"), 3, "the table and its two indexes")
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'nodes%' AND type != 'trigger'"), 3, "the table and its two indexes")
+        XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
+    }
+
+    /// Bases as schema 9 wrote them, beside nodes: pulled nodes that hold the same fields (their
+    /// bases then take them from the node), nodes that differ in one field, nodes made here (their
+    /// server id another), bases without a node. After migration 10 every base reads back equal,
+    /// children by parent too; a base keeps its fields when its node is renamed, moved, edited,
+    /// detached or removed, and a change of another column (pinned, last access) leaves it taking them.
+    func testMigrationTenKeepsEveryBaseAndTheTriggersKeepThemWhole() throws {
+        let db = try SQLDatabase(path: ":memory:")
+        try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(9))).migrate(db)
+        var rng = SplitMix64(seed: 0x10)
+        func hex(_ n: Int) -> String { (0..<n).map { _ in String(format: "%02x", Int(rng.next() & 0xFF)) }.joined() }
+        let nodes = NodesTable(db: db)
+        try nodes.insertRoot(now: 0)
+        var bases: [RemoteBase] = [], made: [Node] = []
+        for i in 0..<240 {
+            let folder = i % 8 == 0
+            let parent = i < 16 ? Node.rootId : bases[(i / 16) * 8].remoteId
+            let id = hex(16)
+            var content: ContentRecord?
+            if !folder {
+                content = ContentRecord(blob: hex(16), device: hex(16), deviceName: i % 2 == 0 ? nil : "Laptop \(i)", mime: "text/plain",
+                                        mtime: 1_700_000_000 + Int64(i), sealedSize: Int64(i) * 100 + 60, seq: Int64(i % 5),
+                                        sha256: i == 9 ? hex(32).uppercased() : hex(32), size: Int64(i) * 10)
+            }
+            let b = RemoteBase(remoteId: id, parentId: parent, name: "b \(i) ✓", isFolder: folder, version: Int64(i),
+                               recordSeq: Int64(i), contentSeq: Int64(i) * 2, content: content)
+            bases.append(b)
+            // The node: alike (most), one field apart, made here (another id), or none (i % 23 == 5).
+            guard i % 23 != 5 else { continue }
+            var n = Node(id: id, remoteId: id, parentId: parent, name: b.name, type: folder ? .folder : .file,
+                         size: UInt64(content?.size ?? 0), version: b.version, modifiedAt: content?.mtime ?? 0, mimeType: content?.mime,
+                         contentState: .notDownloaded, localPath: nil, pinned: false, lastAccessed: nil, pendingOp: nil,
+                         localVersion: 0, sha256: content?.sha256)
+            switch i % 11 {
+            case 3: n.name += " (renamed here)"
+            case 4 where !folder: n.modifiedAt += 1
+            case 6 where !folder: n.sha256 = hex(32)
+            case 7 where !folder: n.id = hex(16)
+            default: break
+            }
+            try nodes.insert(n)
+            made.append(n)
+        }
+        let pulled = made.filter { n in
+            guard let b = bases.first(where: { $0.remoteId == n.id }) else { return false }
+            return n.remoteId == n.id && n.parentId == b.parentId && n.name == b.name
+                && (b.content.map { $0.mime == n.mimeType && $0.mtime == n.modifiedAt && $0.size == Int64(n.size) && $0.sha256 == n.sha256 } ?? true)
+        }
+        let alike = pulled.count
+        for b in bases {
+            try db.run("INSERT INTO remote_base(\(RemoteBaseTable.schema8Columns)) VALUES (?,?,?,?,?,?,?,?)", RemoteBaseTable.schema8Bindings(b))
+        }
+        try MetadataSchema.migrate(db)
+        XCTAssertEqual(try db.userVersion, 10)
+        XCTAssertGreaterThan(alike, 150)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1 AND (name IS NOT NULL OR parent_id IS NOT NULL)"), 0)
+        let table = RemoteBaseTable(db: db)
+        func assertAllRead(_ label: String) throws {
+            for b in bases { XCTAssertEqual(try table.base(remoteId: b.remoteId), b, label) }
+            for parent in [Node.rootId] + bases.filter(\.isFolder).map(\.remoteId) {
+                XCTAssertEqual(Set(try table.children(of: parent).map(\.remoteId)),
+                               Set(bases.filter { $0.parentId == parent }.map(\.remoteId)), "\(label): children of \(parent)")
+            }
+        }
+        try assertAllRead("after the migration")
+
+        // Columns no base takes from its node: nothing copied.
+        try nodes.setPinned(id: pulled[1].id, true)
+        try nodes.setLastAccessed(id: pulled[1].id, 42)
+        try nodes.setContentState(id: pulled[1].id, .local)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
+        // Every kind of change of a field a base takes: the base keeps what it was.
+        let folderId = bases[8].remoteId
+        let files = pulled.filter { $0.type == .file }
+        try nodes.move(id: files[0].id, to: folderId, name: "moved", modifiedAt: 5)
+        try nodes.setModifiedAt(id: files[1].id, 1)
+        var edited = files[2]; edited.size = 1; edited.sha256 = hex(32)
+        try nodes.setNewLocalContent(edited)
+        try nodes.detach(id: files[3].id)
+        var replaced = files[4]; replaced.name = "replaced"
+        try nodes.replace(replaced)
+        try db.run("UPDATE nodes SET mime_type = 'x/y' WHERE id = ?", [CompactColumns.key(files[5].id)])
+        try nodes.delete(id: files[6].id)
+        let folderNode = pulled.first { $0.type == .folder && $0.id != folderId && $0.id != bases[0].remoteId }!
+        try nodes.move(id: folderNode.id, to: Node.rootId, name: "folder moved", modifiedAt: 5)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike - 8)
+        try assertAllRead("after the nodes changed")
+
+        // New bases: of a node alike, taking from it; of a node apart, or of none, whole.
+        var fresh = bases[20]; fresh.version += 1
+        try table.delete(remoteId: fresh.remoteId)
+        try table.insert(fresh)
+        var apart = bases[21]; apart.name = "not the node's"
+        try table.delete(remoteId: apart.remoteId)
+        try table.insert(apart)
+        bases[20] = fresh; bases[21] = apart
+        XCTAssertEqual(try db.scalar(Bool.self, "SELECT from_node FROM remote_base WHERE remote_id = ?", [CompactColumns.key(apart.remoteId)]), false)
+        try assertAllRead("after new bases")
         XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
     }
 

@@ -82,6 +82,36 @@ enum CompactColumns {
         return c
     }
 
+    /// The first byte of a schema-10 base's record (`blobRecord`).
+    static let blobRecordFormat: UInt8 = 2
+
+    /// The part of `c` schema 10's `remote_base.content` holds (its mime, mtime, size and
+    /// SHA-256 are columns beside it, so a base can take them from its node): format byte `2`,
+    /// then blob, device, device name, sealed size, seq, v, encoded as in `record`.
+    static func blobRecord(_ c: ContentRecord) -> [UInt8] {
+        var out: [UInt8] = [blobRecordFormat]
+        out.reserveCapacity(48)
+        putString(c.blob, &out); putString(c.device, &out)
+        if let n = c.deviceName { putString(n, &out) } else { out.append(Tag.absent.rawValue) }
+        putInt(c.sealedSize, &out); putInt(c.seq, &out); putInt(Int64(c.v), &out)
+        return out
+    }
+
+    /// The content record a `blobRecord` and its columns hold; throws `SQLError.Kind.decoding`
+    /// naming `column` when the record is damaged.
+    static func content(blobRecord bytes: [UInt8], mime: String, mtime: Int64, size: Int64, sha256: String,
+                        column: String) throws -> ContentRecord {
+        var r = Reader(bytes: bytes)
+        guard r.byte() == blobRecordFormat, let blob = r.string(), let device = r.string(), let name = r.optionalString(),
+              let sealedSize = r.int(), let seq = r.int(), let v = r.int(), r.atEnd, let version = Int(exactly: v) else {
+            throw damaged(column)
+        }
+        var c = ContentRecord(blob: blob, device: device, deviceName: name, mime: mime, mtime: mtime,
+                              sealedSize: sealedSize, seq: seq, sha256: sha256, size: size)
+        c.v = version
+        return c
+    }
+
     // MARK: - Encoding
 
     private enum Tag: UInt8 { case text = 0, hex16 = 1, hex32 = 2, uuid = 3, absent = 4 }
