@@ -264,5 +264,14 @@ final class MetadataSchemaTests: XCTestCase {
                 XCTAssertEqual(($0 as? SQLError)?.kind, .decoding)
             }
         }
+        // Format 2 (schema 10's bases): the same, its mime, mtime, size and SHA-256 given beside it.
+        let part = CompactColumns.blobRecord(c)
+        func open(_ b: [UInt8]) throws -> ContentRecord {
+            try CompactColumns.content(blobRecord: b, mime: c.mime, mtime: c.mtime, size: c.size, sha256: c.sha256, column: "content")
+        }
+        XCTAssertEqual(try open(part), c)
+        for bad in [Array(part.dropLast()), part + [0], [1] + part.dropFirst(), bytes, [UInt8]()] {
+            XCTAssertThrowsError(try open(bad)) { XCTAssertEqual(($0 as? SQLError)?.kind, .decoding) }
+        }
     }
 }

@@ -60,7 +60,7 @@ enum CompactColumns {
         var out: [UInt8] = [recordFormat]
         out.reserveCapacity(112)
         putString(c.blob, &out); putString(c.device, &out)
-        if let n = c.deviceName { putString(n, &out) } else { out.append(Tag.absent.rawValue) }
+        putOptionalString(c.deviceName, &out)
         putString(c.mime, &out)
         putInt(c.mtime, &out); putInt(c.sealedSize, &out); putInt(c.seq, &out)
         putString(c.sha256, &out)
@@ -92,7 +92,7 @@ enum CompactColumns {
         var out: [UInt8] = [blobRecordFormat]
         out.reserveCapacity(48)
         putString(c.blob, &out); putString(c.device, &out)
-        if let n = c.deviceName { putString(n, &out) } else { out.append(Tag.absent.rawValue) }
+        putOptionalString(c.deviceName, &out)
         putInt(c.sealedSize, &out); putInt(c.seq, &out); putInt(Int64(c.v), &out)
         return out
     }
@@ -123,6 +123,11 @@ enum CompactColumns {
         out.append(Tag.text.rawValue)
         putVarint(UInt64(s.utf8.count), &out)
         out += s.utf8
+    }
+
+    /// A string, or the `absent` tag for nil (read by `Reader.optionalString`).
+    private static func putOptionalString(_ s: String?, _ out: inout [UInt8]) {
+        if let s { putString(s, &out) } else { out.append(Tag.absent.rawValue) }
     }
 
     private static func putInt(_ v: Int64, _ out: inout [UInt8]) {
