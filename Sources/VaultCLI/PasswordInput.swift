@@ -146,7 +146,7 @@ enum PasswordInput {
         // TCSAFLUSH also discards what was typed and not read (the rest of a too-long line).
         defer { tcsetattr(fd, TCSAFLUSH, &old); _ = write(fd, "\n", 1) }
         var buf = [UInt8](repeating: 0, count: maxLineBytes + 1)
-        defer { for i in buf.indices { buf[i] = 0 } }
+        defer { buf.wipe() }
         var n = 0
         while true {
             var c: UInt8 = 0

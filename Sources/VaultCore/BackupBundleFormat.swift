@@ -110,7 +110,7 @@ struct BundleTrailer {
     /// Fills `nonce` and `wrappedKey`: the bundle key sealed under `kek`, bound to every other field.
     mutating func wrap(bundleKey: SecureBytes, kek: SecureBytes) throws {
         nonce = SecureRandom.bytes(12)
-        wrappedKey = try bundleKey.withUnsafeBytes { try AESGCMKey(kek).seal(nonce: nonce, plaintext: Array($0), aad: authenticatedPrefix) }
+        wrappedKey = try AESGCMKey(kek).seal(nonce: nonce, secret: bundleKey, aad: authenticatedPrefix)
     }
 
     /// The bundle key, or `.wrongPassword` when the secret is wrong or the block was altered.

@@ -324,9 +324,10 @@ public final class BlobHandle {
 
     public var plaintextSize: UInt64 { reader.plaintextSize }
 
-    /// Plaintext [offset, offset+count), authenticated.
-    public func read(offset: UInt64, count: Int) throws -> [UInt8] {
-        do { return try reader.read(offset: offset, count: count) } catch { throw BlobStore.mapCrypto(error, blob: id) }
+    /// Plaintext from `offset` into `buffer` (as much as fits, clamped to the end), authenticated;
+    /// returns the bytes put there. A failed read leaves `buffer` zeroed where it had filled it.
+    public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        do { return try reader.read(offset: offset, into: buffer) } catch { throw BlobStore.mapCrypto(error, blob: id) }
     }
 
     /// Streams plaintext from `offset`, segment by segment; nothing of a failing segment is released.

@@ -130,17 +130,17 @@ public final class SparseContent {
         TestHooks.crashPoint("sparse-after-segments")
     }
 
-    /// Authenticated plaintext `[offset, offset + count)` (clamped to the content); every segment
-    /// it touches must be present (`missingRuns` empty). Throws `.integrity` for a segment that
-    /// does not open.
-    public func read(offset: UInt64, count: Int) throws -> [UInt8] {
+    /// Authenticated plaintext from `offset` into `buffer` (as much as fits, clamped to the
+    /// content; returns how many bytes); every segment it touches must be present (`missingRuns`
+    /// empty). Throws `.integrity` for a segment that does not open, leaving `buffer` zeroed.
+    public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if reader == nil {
             do {
                 reader = try SealedBlobReader(fileDescriptor: fd, fileSize: sealedSize, wrapKeyForEpoch: epochs.blobWrapKey(epoch:),
                                               expectedVaultId: epochs.current.vaultId, expectedBlobId: Hex.decode(record.blob) ?? [])
             } catch { throw BlobStore.mapCrypto(error, blob: record.blob) }
         }
-        do { return try reader!.read(offset: offset, count: count) } catch { throw BlobStore.mapCrypto(error, blob: record.blob) }
+        do { return try reader!.read(offset: offset, into: buffer) } catch { throw BlobStore.mapCrypto(error, blob: record.blob) }
     }
 
     /// Authenticates again each present segment of `run` as it is in the partial and marks those

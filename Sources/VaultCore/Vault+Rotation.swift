@@ -107,10 +107,8 @@ extension Vault {
     func runRotation(_ pending: KeyslotFile.PendingRotation, newMaster: SecureBytes) throws -> RotationStats {
         var pending = pending
         let nonce = SecureRandom.bytes(12)
-        let wrapped = try newMaster.withUnsafeBytes { nm in
-            try AESGCMKey(try Self.rotationKey(masterKey, vaultId: keys.vaultId))
-                .seal(nonce: nonce, plaintext: Array(nm), aad: Self.rotationAAD(vaultId: vaultId, epoch: pending.epoch))
-        }
+        let wrapped = try AESGCMKey(try Self.rotationKey(masterKey, vaultId: keys.vaultId))
+            .seal(nonce: nonce, secret: newMaster, aad: Self.rotationAAD(vaultId: vaultId, epoch: pending.epoch))
         pending.nonce = Hex.encode(nonce)
         pending.wrappedNewMaster = Hex.encode(wrapped)
         var file = keyslots

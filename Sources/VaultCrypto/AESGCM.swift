@@ -45,6 +45,12 @@ public final class AESGCMKey: @unchecked Sendable {
         try self.init(key, backend: Backend.preferred)
     }
 
+    /// An engine of the caller's (tests: one that fails part-way).
+    init(engine: any AESGCMEngine) {
+        backend = Backend.preferred
+        self.engine = engine
+    }
+
     /// Forces a backend (tests compare both against the vectors).
     init(_ key: SecureBytes, backend: Backend) throws {
         guard key.count == Self.keySize else {
@@ -93,6 +99,18 @@ public final class AESGCMKey: @unchecked Sendable {
         return output
     }
 
+    /// Seals key material straight from its locked memory, so no unwiped copy of it is made
+    /// (`seal(nonce:plaintext:aad:)` of `Array(key)` would leave one on the heap).
+    public func seal(nonce: [UInt8], secret: SecureBytes, aad: [UInt8]) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: secret.count + Self.tagSize)
+        _ = try secret.withUnsafeBytes { pt in
+            try aad.withUnsafeBytes { ad in
+                try output.withUnsafeMutableBytes { out in try seal(nonce: nonce, plaintext: pt, aad: ad, into: out) }
+            }
+        }
+        return output
+    }
+
     /// The plaintext comes back as `SecureBytes` because it is often key material (wrapped keys).
     public func open(nonce: [UInt8], ciphertextAndTag: [UInt8], aad: [UInt8]) throws -> SecureBytes {
         guard ciphertextAndTag.count >= Self.tagSize else { throw Self.tooShort(ciphertextAndTag.count) }
@@ -136,7 +154,15 @@ public final class AESGCMKey: @unchecked Sendable {
         let tag = ciphertextAndTag.baseAddress! + plaintextCount
         // An empty output buffer may have no base address; any non-nil pointer will do for 0 bytes.
         let destination = output.baseAddress ?? UnsafeMutableRawPointer(mutating: tag)
-        let authentic = try engine.open(nonce: nonce.baseAddress!, ciphertext: ciphertext, tag: tag, aad: aad, output: destination)
+        // Whatever the engine wrote before it failed (an error after the decryption step, or a tag
+        // that does not match) is unverified plaintext: it is zeroed on every way out but success.
+        let authentic: Bool
+        do {
+            authentic = try engine.open(nonce: nonce.baseAddress!, ciphertext: ciphertext, tag: tag, aad: aad, output: destination)
+        } catch {
+            if plaintextCount > 0 { destination.initializeMemory(as: UInt8.self, repeating: 0, count: plaintextCount) }
+            throw error
+        }
         guard authentic else {
             if plaintextCount > 0 { destination.initializeMemory(as: UInt8.self, repeating: 0, count: plaintextCount) }
             throw CryptoError.authenticationFailed("AES-GCM tag does not match (wrong key or modified data)")
@@ -160,6 +186,7 @@ public final class AESGCMKey: @unchecked Sendable {
 /// holds plaintext.count + 16 (seal) or ciphertext.count (open) bytes.
 protocol AESGCMEngine: AnyObject, Sendable {
     func seal(nonce: UnsafeRawPointer, plaintext: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer, output: UnsafeMutableRawPointer) throws
-    /// False when the tag does not verify (the caller wipes `output`).
+    /// False when the tag does not verify. On false or a throw `output` may hold unverified
+    /// plaintext: the caller wipes it.
     func open(nonce: UnsafeRawPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawPointer, aad: UnsafeRawBufferPointer, output: UnsafeMutableRawPointer) throws -> Bool
 }

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import VaultPrimitives
 
 /// AES-SIV (RFC 5297, S2V with AES-CMAC then AES-CTR) through OpenSSL 3's provider ciphers
 /// `AES-128-SIV`, `AES-192-SIV` and `AES-256-SIV` (keys of 32, 48 or 64 bytes: MAC key ‖ CTR key).
@@ -67,7 +68,7 @@ public enum AESSIV {
         }
         ERR_clear_error()
         guard verified else {
-            for i in out.indices { out[i] = 0 }
+            out.wipe()
             throw CryptoError.authenticationFailed("AES-SIV")
         }
         return out

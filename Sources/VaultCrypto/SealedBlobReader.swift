@@ -117,12 +117,31 @@ public final class SealedBlobReader {
         let end = start + Swift.min(UInt64(count), plaintextSize - start)
         let resultCount = Int(end - start)
         return try [UInt8](unsafeUninitializedCapacity: resultCount) { result, initialized in
-            initialized = 0
-            try forEachSlice(from: start, to: end) { slice in
-                (UnsafeMutableRawPointer(result.baseAddress!) + initialized).copyMemory(from: slice.baseAddress!, byteCount: slice.count)
-                initialized += slice.count
-            }
+            initialized = try read(from: start, to: end, into: UnsafeMutableRawBufferPointer(result))
         }
+    }
+
+    /// As `read(offset:count:)`, into `buffer` (at most `buffer.count` bytes): returns how many
+    /// bytes it holds. When a segment fails, what earlier segments put in `buffer` is zeroed
+    /// before the error is thrown, so a failed read leaves no plaintext behind.
+    public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard buffer.count > 0 else { return 0 }
+        let start = Swift.min(offset, plaintextSize)
+        return try read(from: start, to: start + Swift.min(UInt64(buffer.count), plaintextSize - start), into: buffer)
+    }
+
+    private func read(from start: UInt64, to end: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var filled = 0
+        do {
+            try forEachSlice(from: start, to: end) { slice in
+                (buffer.baseAddress! + filled).copyMemory(from: slice.baseAddress!, byteCount: slice.count)
+                filled += slice.count
+            }
+        } catch {
+            if filled > 0 { buffer.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: filled) }
+            throw error
+        }
+        return filled
     }
 
     /// Streams `[offset, offset + length)` (nil: to the end), clamped to the end, in pieces of at

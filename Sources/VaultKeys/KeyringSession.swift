@@ -124,12 +124,13 @@ public struct KeyringSession {
         if let hardware = r.hardware { return try storeText(TPMWrappedSession.wrap(r, hardware, vaultId: vaultId, copyId: copyId), label: "TPM-wrapped, ") }
         var text = Array("v1:\(r.epoch):\(r.unlockedAt):\(r.lastUsedAt):\(r.idleTimeout):\(r.absoluteTimeout):".utf8.map { CChar(bitPattern: $0) })
         let prefix = text.count
+        // Room for the hex and the terminating NUL first: no later growth copies (and frees
+        // unwiped) a buffer that already holds the key's hex.
+        text += [CChar](repeating: 0, count: r.masterKey.count * 2 + 1)
         r.masterKey.withUnsafeBytes { mk in
-            text += [CChar](repeating: 0, count: mk.count * 2)
-            text.withUnsafeMutableBytes { Hex.encode(mk, into: UnsafeMutableRawBufferPointer(rebasing: $0[prefix...])) }
+            text.withUnsafeMutableBytes { Hex.encode(mk, into: UnsafeMutableRawBufferPointer(rebasing: $0[prefix..<(prefix + mk.count * 2)])) }
         }
-        text.append(0)
-        defer { for i in text.indices { text[i] = 0 } }
+        defer { text.wipe() }
         var err: UnsafeMutablePointer<CChar>?
         let rc = CSecretShims_store(vaultId, copyId, "vault \(vaultId.prefix(8)) session key (copy \(copyId.prefix(8)))", text, &err)
         if rc != 0 { throw fail("store", err) }

@@ -150,9 +150,7 @@ public struct KeyslotFile: Sendable {
     /// Wraps `oldMaster` (of `oldEpoch`) under `newKeys`' history key.
     package static func historyEntry(oldMaster: SecureBytes, oldEpoch: UInt32, newKeys: KeyHierarchy, vaultId: String) throws -> HistoryEntry {
         let nonce = SecureRandom.bytes(12)
-        let wrapped = try oldMaster.withUnsafeBytes { mk in
-            try AESGCMKey(newKeys.historyKey).seal(nonce: nonce, plaintext: Array(mk), aad: historyAAD(vaultId: vaultId, epoch: oldEpoch))
-        }
+        let wrapped = try AESGCMKey(newKeys.historyKey).seal(nonce: nonce, secret: oldMaster, aad: historyAAD(vaultId: vaultId, epoch: oldEpoch))
         return HistoryEntry(epoch: oldEpoch, nonce: Hex.encode(nonce), wrappedKey: Hex.encode(wrapped))
     }
 
@@ -191,9 +189,7 @@ public struct KeyslotFile: Sendable {
         let nonce = SecureRandom.bytes(12)
         var slot = Slot(id: id, type: type, kdf: kdf, nonce: Hex.encode(nonce), wrappedKey: "",
                         createdAt: Int64(Date().timeIntervalSince1970), tpm2: tpm2, fido2: fido2)
-        let wrapped = try masterKey.withUnsafeBytes { mk in
-            try AESGCMKey(kek).seal(nonce: nonce, plaintext: Array(mk), aad: aad(vaultId: vaultId, slot: slot))
-        }
+        let wrapped = try AESGCMKey(kek).seal(nonce: nonce, secret: masterKey, aad: aad(vaultId: vaultId, slot: slot))
         slot.wrappedKey = Hex.encode(wrapped)
         return slot
     }

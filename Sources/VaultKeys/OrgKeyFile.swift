@@ -67,6 +67,6 @@ public enum OrgKeyFile {
     }
 
     private static func wipe(_ bytes: inout [UInt8]) {
-        for i in bytes.indices { bytes[i] = 0 }
+        bytes.wipe()
     }
 }

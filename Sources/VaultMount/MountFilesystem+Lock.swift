@@ -12,6 +12,7 @@ extension MountFilesystem {
     /// unlocked (or, for a file closed while locked, at the unlock: `commitPending`).
     func dropReaders() {
         for f in handles.openFiles { f.blob = nil }
+        replyBuffer = nil
         inodes.forEach { $0.servedBlob = nil; $0.remote?.cancel(); $0.remote = nil }
     }
 

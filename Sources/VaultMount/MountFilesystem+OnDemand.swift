@@ -40,9 +40,12 @@ extension MountFilesystem {
         let start = UInt64(max(0, offset))
         guard start < UInt64(max(0, remote.sparse.record.size)) else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }
         let ahead = start == f.nextOffset && start > 0 ? Self.prefetchSegments : 0
-        let bytes: [UInt8]
+        let buffer = replyBuffer(holding: size)
+        let bytes: Int
         do {
-            bytes = try remote.read(offset: start, count: size, ahead: ahead, in: v, policy: policy)
+            bytes = try buffer.withUnsafeMutableBytes {
+                try remote.read(offset: start, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<size]), ahead: ahead, in: v, policy: policy)
+            }
             // What arrived since the last read (this read's fetch, and the prefetch's meanwhile).
             let total = remote.fetchedBytes, fetched = total - f.inode.remoteReported
             if fetched > 0 {
@@ -53,8 +56,8 @@ extension MountFilesystem {
         } catch {
             throw onDemandFailure(error, doing: "reading \(f.inode.nodeId) at \(offset)")
         }
-        f.nextOffset = start + UInt64(bytes.count)
-        bytes.withUnsafeBytes(reply)
+        f.nextOffset = start + UInt64(bytes)
+        buffer.withUnsafeBytes { reply(UnsafeRawBufferPointer(rebasing: $0[..<bytes])) }
         if remote.isComplete { publish(f, remote, v) }
     }
 

@@ -56,9 +56,12 @@ extension MountFilesystem {
         let total = blob.plaintextSize
         guard UInt64(offset) < total else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }
         let count = Int(min(UInt64(size), total - UInt64(offset)))
+        let buffer = replyBuffer(holding: count)
         do {
-            let bytes = try blob.read(offset: UInt64(offset), count: count)
-            bytes.withUnsafeBytes(reply)
+            try buffer.withUnsafeMutableBytes { b in
+                let n = try blob.read(offset: UInt64(offset), into: UnsafeMutableRawBufferPointer(rebasing: b[..<count]))
+                reply(UnsafeRawBufferPointer(rebasing: b[..<n]))
+            }
         } catch {
             let e = FuseErrno(error, doing: "reading \(f.inode.nodeId) at \(offset)")
             log(e.reason ?? "a read failed")

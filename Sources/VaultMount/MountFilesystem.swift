@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultCrypto
 import VaultPrimitives
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +23,19 @@ final class MountFilesystem {
     /// Inodes closed while the vault was locked with changes not yet committed: their staged
     /// content stays in memory and is committed once the vault is unlocked (`commitPending`).
     var pending: [UInt64: InodeTable.Inode] = [:]
+
+    /// Where a read's plaintext is put before the reply copies it to the kernel: one buffer for
+    /// every read (the loop is one thread), in locked memory that is zeroed when freed (at a lock
+    /// and at unmount) and, on a failed read, at once (`SealedBlobReader.read(offset:into:)`).
+    var replyBuffer: SecureBytes?
+
+    /// `replyBuffer` of at least `count` bytes.
+    func replyBuffer(holding count: Int) -> SecureBytes {
+        if let b = replyBuffer, b.count >= count { return b }
+        let b = SecureBytes(count: max(count, 128 << 10))
+        replyBuffer = b
+        return b
+    }
 
     init(gate: VaultGate, readOnly: Bool, policy: EffectivePolicy, log: @escaping (String) -> Void) {
         self.gate = gate; self.readOnly = readOnly; self.policy = policy; self.log = log

@@ -132,9 +132,9 @@ final class StagedContent {
         try sealWindow()
         windowIndex = nil
         let version = index < versions.count ? versions[index] : 0
-        if version == 0 {
-            wipeWindow()
-        } else {
+        // The window still holds the previous segment's plaintext: wiped before anything can fail.
+        wipeWindow()
+        if version != 0 {
             var sealed = [UInt8](repeating: 0, count: Self.sealedSegmentSize)
             let got: Int
             do { got = try sealed.withUnsafeMutableBytes { try file.read(into: $0, at: Int64(index * Self.sealedSegmentSize)) } } catch {

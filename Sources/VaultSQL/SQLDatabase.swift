@@ -75,7 +75,7 @@ public final class SQLDatabase {
         var pragma = [UInt8](repeating: 0, count: key.count * 2 + 3)
         pragma[0] = UInt8(ascii: "x"); pragma[1] = UInt8(ascii: "'"); pragma[pragma.count - 1] = UInt8(ascii: "'")
         pragma.withUnsafeMutableBytes { Hex.encode(key, into: UnsafeMutableRawBufferPointer(rebasing: $0[2..<($0.count - 1)])) }
-        defer { for i in pragma.indices { pragma[i] = 0 } }
+        defer { pragma.wipe() }
         return pragma.withUnsafeBytes(body)
     }
 

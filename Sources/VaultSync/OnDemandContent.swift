@@ -191,18 +191,20 @@ public final class OnDemandContent: @unchecked Sendable {
     /// Authenticated plaintext `[offset, offset + count)`, fetching what is missing first (see
     /// `ensure`), then the prefetch when `ahead` (see `prefetch`). Segments of the partial that
     /// no longer authenticate (damaged at rest) are forgotten and fetched once more; a second
-    /// failure is the integrity error. Never returns a byte that did not authenticate.
-    public func read(offset: UInt64, count: Int, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> [UInt8] {
+    /// failure is the integrity error. Never returns a byte that did not authenticate: the
+    /// plaintext goes into `buffer` (up to its size; returns how many bytes), zeroed on a failure.
+    public func read(offset: UInt64, into buffer: UnsafeMutableRawBufferPointer, ahead: Int = 0, in vault: Vault, policy: EffectivePolicy) throws -> Int {
+        let count = buffer.count
         try ensure(offset: offset, count: count, in: vault, policy: policy)
-        let bytes: [UInt8]
-        do { bytes = try locked { try sparse.read(offset: offset, count: count) } } catch let e as VaultError where e.kind == .integrity {
+        let bytes: Int
+        do { bytes = try locked { try sparse.read(offset: offset, into: buffer) } } catch let e as VaultError where e.kind == .integrity {
             let forgot = try locked { () throws -> Int in
                 guard let needed = sparse.segments(plaintextOffset: offset, count: count) else { return 0 }
                 return try sparse.forgetDamaged(in: needed)
             }
             guard forgot > 0 else { throw e }
             try ensure(offset: offset, count: count, in: vault, policy: policy)
-            bytes = try locked { try sparse.read(offset: offset, count: count) }
+            bytes = try locked { try sparse.read(offset: offset, into: buffer) }
         }
         prefetch(after: offset, count: count, ahead: ahead)
         return bytes

@@ -75,6 +75,26 @@ final class AESGCMTests: XCTestCase {
         }
     }
 
+    /// An engine that fails after writing output (as OpenSSL may, after EVP_DecryptUpdate) leaves
+    /// nothing of it: the unverified plaintext is zeroed before the error reaches the caller.
+    func testAnEngineThatThrowsPartWayLeavesTheOutputZeroed() throws {
+        final class FailingEngine: AESGCMEngine, @unchecked Sendable {
+            func seal(nonce: UnsafeRawPointer, plaintext: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer, output: UnsafeMutableRawPointer) throws {}
+            func open(nonce: UnsafeRawPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawPointer, aad: UnsafeRawBufferPointer, output: UnsafeMutableRawPointer) throws -> Bool {
+                output.initializeMemory(as: UInt8.self, repeating: 0x5A, count: ciphertext.count)
+                throw CryptoError.internalFailure("set tag failed")
+            }
+        }
+        let key = AESGCMKey(engine: FailingEngine())
+        let sealed = [UInt8](repeating: 1, count: 64 + AESGCMKey.tagSize), nonce = [UInt8](repeating: 0, count: 12)
+        var out = [UInt8](repeating: 0xEE, count: 80)
+        XCTAssertThrowsError(try sealed.withUnsafeBytes { ct in
+            try out.withUnsafeMutableBytes { o in try key.open(nonce: nonce, ciphertextAndTag: ct, aad: UnsafeRawBufferPointer(start: nil, count: 0), into: o) }
+        }) { XCTAssertFalse("\($0)".contains("authentication"), "the engine's own error comes through: \($0)") }
+        XCTAssertEqual(Array(out[..<64]), [UInt8](repeating: 0, count: 64))
+        XCTAssertEqual(Array(out[64...]), [UInt8](repeating: 0xEE, count: 16), "only the plaintext region is touched")
+    }
+
     func testParameterChecks() throws {
         XCTAssertThrowsError(try AESGCMKey(SecureBytes(count: 16)))
         let key = try AESGCMKey(SecureBytes.random(count: 32))

@@ -29,6 +29,25 @@ final class SealedBlobMemoryTests: XCTestCase {
             XCTAssertThrowsError(try r.stream { released += $0.count })
             XCTAssertEqual(released, 4096, "only segment 0 is released")
         }
+        // A read into the caller's buffer across the bad segment leaves nothing of segment 0 there.
+        try bad.withUnsafeBytes { m in
+            let r = try SealedBlobReader(memory: m, wrapKey: wrapKey, expectedVaultId: vaultId, expectedBlobId: blobId)
+            var buffer = [UInt8](repeating: 0xEE, count: 3 * 4096)
+            XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try r.read(offset: 100, into: $0) })
+            XCTAssertEqual(Array(buffer[..<(4096 - 100)]), [UInt8](repeating: 0, count: 4096 - 100),
+                           "the authenticated bytes of segment 0 are zeroed when a later segment fails")
+            XCTAssertEqual(Array(buffer[(4096 - 100)...]), [UInt8](repeating: 0xEE, count: 2 * 4096 + 100), "nothing of the bad segment")
+            XCTAssertEqual(try buffer.withUnsafeMutableBytes { try r.read(offset: 100, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<1000])) }, 1000)
+            XCTAssertEqual(Array(buffer[..<1000]), Array(plaintext[100..<1100]), "a read inside segment 0 still succeeds")
+        }
+        try sealed.withUnsafeBytes { m in
+            let r = try SealedBlobReader(memory: m, wrapKey: wrapKey, expectedVaultId: vaultId, expectedBlobId: blobId)
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            let n = try buffer.withUnsafeMutableBytes { try r.read(offset: UInt64(plaintext.count - 50), into: $0) }
+            XCTAssertEqual(n, 50, "clamped to the end")
+            XCTAssertEqual(Array(buffer[..<50]), Array(plaintext.suffix(50)))
+            XCTAssertEqual(try buffer.withUnsafeMutableBytes { try r.read(offset: UInt64(plaintext.count + 9), into: $0) }, 0)
+        }
         try Array(sealed.dropLast(16 + 100)).withUnsafeBytes { m in
             let r = try SealedBlobReader(memory: m, wrapKey: wrapKey, expectedVaultId: vaultId, expectedBlobId: blobId)
             XCTAssertThrowsError(try r.stream { _ in })    // truncated at a segment boundary

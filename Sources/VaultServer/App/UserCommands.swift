@@ -79,7 +79,7 @@ struct UserCommands {
             for i in newline..<password.count { password[i] = 0 }
             password.removeSubrange(newline...)
         }
-        defer { for i in password.indices { password[i] = 0 } }
+        defer { password.wipe() }
         return try body(password)
     }
 
