@@ -25,6 +25,9 @@ final class InodeTable {
         /// The content not on this device, fetched by segments on demand while the file is open
         /// (shared by its handles; dropped at the last close and when the vault locks).
         var remote: OnDemandContent?
+        /// Its node is gone from the vault while handles are open on it: its complete partial
+        /// stays the handles' content instead of becoming a cached blob.
+        var removedWhileOpen = false
         /// Sealed bytes of `remote` already logged and fitted to the content budget.
         var remoteReported: UInt64 = 0
 

@@ -65,7 +65,7 @@ extension MountFilesystem {
     /// (between requests; nothing to do, and no vault opened, when there is none).
     func publishCompleted() {
         var done: [UInt64: HandleTable.OpenFile] = [:]
-        for f in handles.openFiles where f.inode.remote?.isComplete == true { done[f.inode.ino] = f }
+        for f in handles.openFiles where f.inode.remote?.isComplete == true && !f.inode.removedWhileOpen { done[f.inode.ino] = f }
         guard !done.isEmpty, let v = try? gate.vault() else { return }
         for f in done.values { if let r = f.inode.remote { publish(f, r, v) } }
     }
@@ -87,6 +87,10 @@ extension MountFilesystem {
     private func publish(_ f: HandleTable.OpenFile, _ remote: OnDemandContent, _ v: Vault) {
         let open = Set(handles.openFiles.map { $0.inode.nodeId })
         do {
+            guard try v.node(id: f.inode.nodeId) != nil else {
+                f.inode.removedWhileOpen = true   // the complete partial stays the handles' content
+                return
+            }
             guard let n = try v.publishSparse(remote.sparse, nodeId: f.inode.nodeId, keeping: open) else {
                 log("\(f.inode.nodeId) changed while its content arrived: its partial was dropped")
                 f.inode.remote = nil

@@ -22,6 +22,10 @@ extension MountFilesystem {
             try emptied(i, n, v).truncate(0)
         } else if i.staged == nil && access != O_WRONLY {
             if isOnDemand(n) && !writable { try openRemote(i, n, v) } else { f.blob = try openBlob(n, v) }
+        } else if i.staged == nil && !isOnDemand(n) {
+            // Write-only: the content is loaded at the first write; the blob opened now keeps it
+            // loadable should the file be removed before then (unlink while open).
+            f.blob = try? v.openContent(n)
         }
         let keep = i.staged == nil && n.localPath != nil && n.localPath == i.servedBlob
         i.servedBlob = i.staged == nil ? n.localPath : nil
@@ -44,7 +48,14 @@ extension MountFilesystem {
             return
         }
         if f.blob == nil {
-            let n = try node(f.inode, v)
+            let n: Node
+            do { n = try node(f.inode, v) } catch {
+                // Removed while open: the handle reads on from the partial it opened.
+                guard error.code == ENOENT, f.inode.remote != nil else { throw error }
+                f.inode.removedWhileOpen = true
+                try readRemote(f, size: size, offset: offset, v, reply)
+                return
+            }
             if isOnDemand(n) {
                 if f.inode.remote == nil { try openRemote(f.inode, n, v) }
                 try readRemote(f, size: size, offset: offset, v, reply)

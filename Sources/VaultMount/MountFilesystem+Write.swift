@@ -11,7 +11,11 @@ extension MountFilesystem {
     /// The inode's staged content, loaded from its authenticated current content on first use.
     func stage(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> StagedContent {
         if let s = i.staged { return s }
-        let n = try node(i, v)
+        let n: Node
+        do { n = try node(i, v) } catch {
+            guard error.code == ENOENT, i.openCount > 0 else { throw error }
+            return try stageRemovedWhileOpen(i, v)
+        }
         let s = try StagedContent(folder: v.layout.tempDirectory, modified: n.modifiedAt)
         if n.size > 0 {
             guard n.size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(n.id) is larger than the mount can rewrite") }
@@ -32,6 +36,34 @@ extension MountFilesystem {
         }
         s.dirty = false
         s.modified = n.modifiedAt
+        i.staged = s
+        return s
+    }
+
+    /// The staged content of a file removed while handles are open on it (an unlink, a rename
+    /// over it, a pull): loaded from the blob a handle opened before the removal, which stays
+    /// readable, as on any filesystem. ENOENT only when no handle holds one (the file was not
+    /// here when it was opened, or the vault locked since).
+    private func stageRemovedWhileOpen(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> StagedContent {
+        if let s = i.staged { return s }
+        guard let blob = handles.openFiles.first(where: { $0.inode === i && $0.blob != nil })?.blob, let seen = i.seen else {
+            throw FuseErrno(ENOENT, "\(i.nodeId) was removed before its content was read through this handle")
+        }
+        guard blob.plaintextSize <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(i.nodeId) is larger than the mount can rewrite") }
+        let s = try StagedContent(folder: v.layout.tempDirectory, modified: i.modifiedOverride ?? seen.modified)
+        do {
+            var at = 0
+            try blob.stream { piece in
+                try s.write(piece, at: at)
+                at += piece.count
+            }
+        } catch {
+            s.release()
+            let e = FuseErrno(error, doing: "loading \(i.nodeId), removed while open, to change it")
+            log(e.reason ?? "loading failed")
+            throw e
+        }
+        s.dirty = false
         i.staged = s
         return s
     }
@@ -141,7 +173,7 @@ extension MountFilesystem {
         let n: Node
         do { n = try node(i, v) } catch {
             guard error.code == ENOENT, i.openCount > 0 else { throw error }
-            return try setattrRemovedWhileOpen(i, toSet: toSet, size: size, mtime: mtime)
+            return try setattrRemovedWhileOpen(i, v, toSet: toSet, size: size, mtime: mtime)
         }
         if toSet & (1 << 3) != 0 {   // FUSE_SET_ATTR_SIZE
             if readOnly { throw FuseErrno(EROFS) }
@@ -168,15 +200,22 @@ extension MountFilesystem {
 
     /// ftruncate and futimens on a file removed while open: they change what the open handles
     /// see (its staged content), and nothing of the vault, where the file is gone.
-    private func setattrRemovedWhileOpen(_ i: InodeTable.Inode, toSet: Int32, size: UInt64, mtime: Int64) throws(FuseErrno) -> InodeAttributes {
+    private func setattrRemovedWhileOpen(_ i: InodeTable.Inode, _ v: Vault, toSet: Int32, size: UInt64, mtime: Int64) throws(FuseErrno) -> InodeAttributes {
         if toSet & (1 << 3) != 0 {
-            guard let s = i.staged else { throw FuseErrno(ENOENT, "\(i.nodeId) was removed before it was written through this handle") }
             guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
+            let s = size == 0 && i.staged == nil ? try removedEmptied(i, v) : try stageRemovedWhileOpen(i, v)
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
         }
         setTime(i, toSet: toSet, mtime: mtime)
         guard let a = attributesRemovedWhileOpen(i) else { throw FuseErrno(ENOENT) }
         return a
+    }
+
+    /// An empty staging for a file removed while open (`ftruncate(fd, 0)`): needs no content.
+    private func removedEmptied(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> StagedContent {
+        let s = try StagedContent(folder: v.layout.tempDirectory, modified: i.modifiedOverride ?? i.seen?.modified ?? 0)
+        i.staged = s
+        return s
     }
 
     /// The modification time setattr asks for, kept on the inode; also what its staged content

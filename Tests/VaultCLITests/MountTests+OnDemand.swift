@@ -82,6 +82,35 @@ extension MountTests {
         XCTAssertEqual(try h.node("/big.bin")["contentState"] as? String, "NOT_DOWNLOADED", "a partial is not the content")
     }
 
+    /// A not-downloaded file removed while open (here through the mount) reads on to its end
+    /// through the handle, from its partial, and does not come back once every segment is here.
+    func testANotDownloadedFileRemovedWhileOpenReadsOnThroughTheHandle() throws {
+        let server = try ServerHarness(root: h.root)
+        h.useFastRetry()
+        let data = try remoteFile(server, "gone.bin", size: 1 << 20)
+        try mount()
+        let r = try py("""
+            import hashlib, os, sys
+            m = sys.argv[1]
+            fd = os.open(m + '/gone.bin', os.O_RDONLY)
+            first = os.read(fd, 4096)
+            os.unlink(m + '/gone.bin')
+            rest = b''
+            while True:
+                b = os.read(fd, 1 << 16)
+                if not b: break
+                rest += b
+            os.close(fd)
+            assert not os.path.exists(m + '/gone.bin')
+            sys.stdout.write(hashlib.sha256(first + rest).hexdigest())
+            """)
+        XCTAssertEqual(r, try sha256Hex(data), "the whole content, through the handle, after the removal")
+        XCTAssertFalse(try h.ok(["ls", "/"] + h.pw).out.contains("gone.bin"), "removed, and not brought back by the completed partial")
+        unmountNow()
+        let doctor = try h.run(["doctor"] + h.pw)
+        XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
+    }
+
     func testASequentialReadCompletesTheFileIntoTheCache() throws {
         var server: ServerHarness? = try ServerHarness(root: h.root)
         h.useFastRetry()

@@ -506,6 +506,15 @@ final class MountTests: XCTestCase {
             os.close(fd); assert not os.path.exists(m + '/scratch')
             open(m + '/kept', 'w').write('kept'); g = open(m + '/kept'); os.unlink(m + '/kept')
             assert os.fstat(g.fileno()).st_size == 4 and g.read() == 'kept'; g.close()
+            # removed before the first write through the handle (write-only and read-write, no
+            # O_TRUNC): the content it had at the open is what the handle changes
+            open(m + '/wo', 'w').write('write only'); fd = os.open(m + '/wo', os.O_WRONLY)
+            os.unlink(m + '/wo'); os.pwrite(fd, b'W', 0); assert os.fstat(fd).st_size == 10; os.close(fd)
+            open(m + '/rw', 'w').write('read write'); fd = os.open(m + '/rw', os.O_RDWR)
+            os.rename(m + '/kept2', m + '/rw') if os.path.exists(m + '/kept2') else os.unlink(m + '/rw')
+            os.ftruncate(fd, 4); assert os.pread(fd, 100, 0) == b'read', os.pread(fd, 100, 0)
+            os.pwrite(fd, b'!', 4); assert os.pread(fd, 100, 0) == b'read!'; os.close(fd)
+            assert not os.path.exists(m + '/wo') and not os.path.exists(m + '/rw')
             # names the vault refuses
             fails(errno.ENAMETOOLONG, os.mkdir, m + '/' + 'n' * 256)
             """)
