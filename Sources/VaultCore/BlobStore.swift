@@ -79,36 +79,13 @@ public final class BlobStore {
     /// (`BlobStore.syncAll()`) before publishing any metadata that points at it.
     public func write(area: BlobArea, durable: Bool = true,
                       _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
-        let idBytes = SecureRandom.bytes(16)
-        let id = Hex.encode(idBytes)
-        let tmp = layout.tempDirectory + "/" + id + ".partial"
-        let fd = Glibc.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: tmp) }
-        var published = false, closed = false
-        defer { if !published { unlink(tmp) } }
-        let sink = BufferedSink(fd: fd, path: tmp, hashing: true)
-        do {
-            let writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
-                                              wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
-            let hasher = ParallelHasher()
-            var sealed = 0
-            try produce { piece in
-                // Two independent reads of the same piece: hash on one core, seal + write on the other.
-                try inParallel({ hasher.update(piece) }, { try writer.write(piece) })
-                sealed += piece.count
-                if sealed >= 4 << 20 { TestHooks.crashPoint("seal-midway") }
-            }
-            let size = try writer.finish()
-            try sink.flush()
-            closed = true   // publish closes fd in every case
-            try publish(fd: fd, tmp: tmp, id: id, area: area, durable: durable)
-            published = true
-            return BlobRecord(id: id, area: area, size: size, sealedSize: sink.total,
-                              sha256: Hex.encode(hasher.finalize()), keyEpoch: keys.epoch, sealedSHA256: sink.sealedSHA256)
-        } catch {
-            if !closed { close(fd) }
-            throw Self.mapCrypto(error, blob: id)
+        let stream = try beginStream()
+        defer { stream.abandon() }   // unless published
+        try produce { piece in
+            try stream.append(piece)
+            if stream.size >= 4 << 20 { TestHooks.crashPoint("seal-midway") }
         }
+        return try publish(stream, area: area, durable: durable)
     }
 
     /// Writes a blob that may take several runs (a download): the sealed bytes go to

@@ -46,6 +46,33 @@ extension Vault {
         return try publishFile(blob, in: parent, named: n.name, replacing: n, keepPrevious: keepPrevious)
     }
 
+    /// A new content blob sealed a piece at a time across calls (the mount's sequential writes),
+    /// for `replaceContent(of:streamed:)`. It needs no key of the vault after this.
+    /// It has no name in the vault's folder until it is published, so no command can remove it,
+    /// and a killed process leaves nothing of it.
+    public func beginContent() throws -> BlobStream { try blobs.beginStream(unnamed: true) }
+
+    /// As `replaceContent(of:size:keepPrevious:_:)`, with the content already sealed into
+    /// `stream` (which is spent). A stream begun before a key rotation is `.conflict`: read it
+    /// back (`reopen`) and store it through the other form.
+    @discardableResult
+    public func replaceContent(of nodeId: String, streamed stream: BlobStream, keepPrevious: Bool = true) throws -> Node {
+        guard let n = try node(id: nodeId), let parentId = n.parentId, let parent = try node(id: parentId) else {
+            throw VaultError(.notFound, "the file was removed from the vault")
+        }
+        guard !n.isFolder else { throw VaultError(.usage, "\(try path(of: n)) is a folder") }
+        let blob = try blobs.publish(stream, area: .staging)
+        return try publishFile(blob, in: parent, named: n.name, replacing: n, keepPrevious: keepPrevious)
+    }
+
+    /// What `stream` holds so far, as an authenticated reader (the stream takes no more).
+    public func reopen(_ stream: BlobStream) throws -> BlobHandle { try blobs.reopen(stream) }
+
+    /// Throws `.noSpace` unless `plaintextBytes` more, sealed, fit on the vault's disk with the reserve.
+    public func requireFreeSpace(forSealing plaintextBytes: UInt64, doing what: String) throws {
+        try blobs.checkFreeSpace(for: BlobStore.sealedSize(plaintextSize: plaintextBytes), doing: what)
+    }
+
     /// Sets the modification time of file `nodeId` (`touch -d`, `cp -p`, `rsync -a` through the
     /// mount). While new content awaits upload the time travels with it (in its content record);
     /// a synced file's time travels as a `move` to where the file is, whose replay seals a new

@@ -44,6 +44,7 @@ extension MountFilesystem {
         let v = try gate.vault()
         let f = try handles.file(fh)
         if let s = f.inode.staged {
+            if s.stream != nil { try spill(s, v) }
             try s.read(at: Int(offset), size: size, reply)
             return
         }

@@ -83,9 +83,26 @@ extension MountFilesystem {
         let f = try handles.file(fh)
         guard f.writable else { throw FuseErrno(EBADF) }
         let s = try stage(f.inode, v)
-        try s.write(data, at: f.append ? s.count : Int(offset))
+        let at = f.append ? s.count : Int(offset)
+        if s.stream != nil && at != s.count { try spill(s, v) }
+        if s.isPristine && at == 0 && !data.isEmpty, let stream = try? v.beginContent() { s.startStream(stream) }
+        if s.stream != nil {
+            // Nothing is staged to fall back on: a full disk is ENOSPC before the stream takes a byte.
+            do { try v.requireFreeSpace(forSealing: UInt64(data.count), doing: "write \(f.inode.nodeId)") } catch {
+                throw FuseErrno(error, doing: "writing \(f.inode.nodeId)")
+            }
+        }
+        try s.write(data, at: at)
         f.inode.modifiedOverride = nil
         return data.count
+    }
+
+    /// Staged content that streams goes into the staging before anything but an append.
+    func spill(_ s: StagedContent, _ v: Vault) throws(FuseErrno) {
+        guard let stream = s.stream else { return }
+        let blob: BlobHandle
+        do { blob = try v.reopen(stream) } catch { throw FuseErrno(error, doing: "reading back the content written so far") }
+        try s.spill(from: blob)
     }
 
     /// Commits the inode's staged content when it changed: a new sealed version, durable when
@@ -94,8 +111,19 @@ extension MountFilesystem {
         guard let s = i.staged, s.dirty else { return }
         let v = try gate.vault(write: true)
         do {
-            _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count), keepPrevious: !i.freshlyCreated) { emit in
-                try s.forEachSegment(emit)
+            if let stream = s.stream {
+                do {
+                    try v.replaceContent(of: i.nodeId, streamed: stream, keepPrevious: !i.freshlyCreated)
+                    _ = s.takeStream()
+                    s.release(); i.staged = nil   // the content is the vault's now: the next change loads it
+                } catch let e as VaultError where e.kind == .conflict {
+                    try spill(s, v)               // sealed before a key rotation: sealed again below
+                }
+            }
+            if s.stream == nil, i.staged === s {
+                _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count), keepPrevious: !i.freshlyCreated) { emit in
+                    try s.forEachSegment(emit)
+                }
             }
             s.dirty = false
             i.servedBlob = nil
@@ -180,6 +208,7 @@ extension MountFilesystem {
             guard !n.isFolder else { throw FuseErrno(EISDIR) }
             guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
             let s = size == 0 ? try emptied(i, n, v) : try stage(i, v)
+            if s.stream != nil && size != 0 && UInt64(s.count) != size { try spill(s, v) }
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
             if i.openCount == 0 {   // truncate(2) on a closed file: commit now
                 defer { dropStaged(i) }
@@ -204,6 +233,7 @@ extension MountFilesystem {
         if toSet & (1 << 3) != 0 {
             guard size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG) }
             let s = size == 0 && i.staged == nil ? try removedEmptied(i, v) : try stageRemovedWhileOpen(i, v)
+            if s.stream != nil && size != 0 && UInt64(s.count) != size { try spill(s, v) }
             if UInt64(s.count) != size { try s.truncate(Int(size)) }
         }
         setTime(i, toSet: toSet, mtime: mtime)

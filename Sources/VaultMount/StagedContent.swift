@@ -1,5 +1,6 @@
 import CLinuxShims
 import Foundation
+import VaultCore
 import VaultCrypto
 import VaultPrimitives
 #if canImport(Glibc)
@@ -34,6 +35,15 @@ final class StagedContent {
     var dirty = false
     /// Modification time as of the last change (seconds since the epoch).
     var modified: Int64
+    /// While every write so far appended at the end of empty content, the bytes go straight
+    /// into a sealed blob of the vault (`Vault.beginContent`), with nothing staged: the commit
+    /// then publishes it as it is, instead of reading the staging back and sealing it again.
+    /// Anything else (a write elsewhere, a read, a truncation) first spills it into the staging
+    /// (`spill`). It holds the blob's own data key, never the vault's.
+    private(set) var stream: BlobStream?
+
+    /// Nothing was ever written here (a stream may start).
+    var isPristine: Bool { stream == nil && count == 0 && versions.isEmpty && windowIndex == nil }
 
     /// A new, empty staging file in `folder` (the vault's `tmp`).
     init(folder: String, modified: Int64) throws(FuseErrno) {
@@ -55,10 +65,54 @@ final class StagedContent {
         } catch { throw FuseErrno(error.errno.rawValue, "no staging file in the vault's tmp folder: \(error.errno)") }
     }
 
-    /// Writes `data` at `offset` (a gap reads as zeros). Throws EFBIG past `limit`.
+    /// Makes `stream` where the writes go while they append (`isPristine` content only).
+    func startStream(_ stream: BlobStream) {
+        precondition(isPristine, "a stream starts on empty content")
+        self.stream = stream
+    }
+
+    /// The stream, for its commit (`Vault.replaceContent(of:streamed:)`), which spends it: the
+    /// content is then the vault's, and this staging is empty.
+    func takeStream() -> BlobStream? {
+        defer { stream = nil; count = 0 }
+        return stream
+    }
+
+    /// Moves what the stream holds (read back from its blob, each segment authenticated) into
+    /// the staging, so that any write, read or cut may follow; the stream is dropped.
+    func spill(from blob: BlobHandle) throws(FuseErrno) {
+        guard let st = stream else { return }
+        stream = nil
+        let (kept, wasDirty, time) = (count, dirty, modified)
+        count = 0
+        do {
+            var at = 0
+            try blob.stream { piece in
+                try write(piece, at: at)
+                at += piece.count
+            }
+            guard at == kept else { throw FuseErrno(EIO, "the streamed content read back \(at) of \(kept) bytes") }
+        } catch let e as FuseErrno {
+            st.abandon(); throw e
+        } catch {
+            st.abandon(); throw FuseErrno(EIO, "reading the streamed content back failed: \(error)")
+        }
+        st.abandon()
+        dirty = wasDirty; modified = time
+    }
+
+    /// Writes `data` at `offset` (a gap reads as zeros). Throws EFBIG past `limit`. While the
+    /// content streams, `offset` must be its end (the caller spills first otherwise).
     func write(_ data: UnsafeRawBufferPointer, at offset: Int) throws(FuseErrno) {
         let end = offset + data.count
         guard end <= Self.limit else { throw FuseErrno(EFBIG, "a file written through the mount is limited to \(Self.limit >> 30) GiB") }
+        if let st = stream {
+            guard offset == count else { throw FuseErrno(EIO, "a write at \(offset) of content streamed to \(count)") }
+            do { try st.append(data) } catch { throw FuseErrno(error, doing: "sealing written content") }
+            count = end
+            touch()
+            return
+        }
         var at = offset
         while at < end {
             let index = at / Self.segmentSize, within = at % Self.segmentSize
@@ -77,6 +131,13 @@ final class StagedContent {
     /// Sets the size: a cut wipes what it drops, a growth reads as zeros.
     func truncate(_ size: Int) throws(FuseErrno) {
         guard size <= Self.limit else { throw FuseErrno(EFBIG) }
+        if let st = stream {
+            guard size == 0 else { throw FuseErrno(EIO, "a cut of streamed content") }
+            st.abandon(); stream = nil   // emptied: nothing of it is needed
+            count = 0
+            touch()
+            return
+        }
         if size < count {
             let kept = (size + Self.segmentSize - 1) / Self.segmentSize
             if let w = windowIndex, w >= kept { windowIndex = nil; windowDirty = false; wipeWindow() }
@@ -96,6 +157,7 @@ final class StagedContent {
 
     /// Calls `body` with the bytes at `offset` (at most `size`, fewer at the end).
     func read(at offset: Int, size: Int, _ body: (UnsafeRawBufferPointer) -> Void) throws(FuseErrno) {
+        guard stream == nil else { throw FuseErrno(EIO, "a read of streamed content") }
         let start = min(offset, count), end = min(count, start + size)
         let out = SecureBytes(count: end - start)
         var at = start
@@ -113,6 +175,7 @@ final class StagedContent {
 
     /// Calls `body` with the whole content in order, a segment at a time.
     func forEachSegment(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard stream == nil else { throw FuseErrno(EIO, "a staged read of streamed content") }
         var at = 0
         while at < count {
             let n = min(Self.segmentSize, count - at)
@@ -183,6 +246,7 @@ final class StagedContent {
 
     /// Drops the content: the window is wiped and the file emptied (it goes when this is freed).
     func release() {
+        stream?.abandon(); stream = nil
         wipeWindow()
         windowIndex = nil; windowDirty = false
         versions = []; count = 0

@@ -228,6 +228,9 @@ final class MountTests: XCTestCase {
         // Only the unsynced write is lost: the file it created is there, empty.
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: mnt + "/midwrite.txt")[.size] as? NSNumber, 0)
         unmountNow()
+        // The write streamed into a blob with no name: the kill left nothing of it behind.
+        let tmp = try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)
+        XCTAssertEqual(tmp.filter { $0.hasSuffix(".partial") }, [], "no partial blob left by the killed mount")
         let doctor = try h.run(["doctor"] + h.pw)
         XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
     }
@@ -429,14 +432,22 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(try py("""
             import os, sys
             m = sys.argv[1]
-            keep = bytes(range(256)) * 40000                 # 10 MB: staged and stored, it fits beside the 8 MiB reserve
+            keep = bytes(range(256)) * 40000                 # 10 MB: streamed and stored, it fits beside the 8 MiB reserve
             with open(m + '/keep.bin', 'wb') as f: f.write(keep)
-            try:
-                with open(m + '/big.bin', 'wb') as f: f.write(b'x' * 20000000)
+            try:                                             # streamed: ENOSPC before the stream takes a byte
+                with open(m + '/big.bin', 'wb') as f: f.write(b'x' * 30000000)
+                print('stored')
+            except OSError as e: print(e.errno, end=' ')
+            try:                                             # staged (not written from its start)
+                fd = os.open(m + '/scattered.bin', os.O_WRONLY | os.O_CREAT, 0o600)
+                try:
+                    os.pwrite(fd, b'y', 5)
+                    for i in range(30): os.pwrite(fd, b'x' * 1000000, 1000000 * i)
+                finally: os.close(fd)
                 print('stored')
             except OSError as e: print(e.errno, end=' ')
             print(open(m + '/keep.bin', 'rb').read() == keep)
-            """), "28 True")   // ENOSPC
+            """), "28 28 True")   // ENOSPC
         unmountNow()
         let doctor = try h.run(["doctor"] + h.pw)
         XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
@@ -519,6 +530,60 @@ final class MountTests: XCTestCase {
             fails(errno.ENAMETOOLONG, os.mkdir, m + '/' + 'n' * 256)
             """)
         XCTAssertEqual(try h.ok(["cat", "/doc.odt"] + h.pw).out, "v2")
+    }
+
+    /// A file written from its start straight to its end streams into its sealed blob (nothing
+    /// staged, no second pass at the close); every other pattern first moves what was streamed
+    /// into the staging and goes on from there, with the same bytes in the end.
+    func testSequentialWritesStreamAndEveryOtherPatternGoesOnFromWhatWasWritten() throws {
+        try mount()
+        try py("""
+            import hashlib, os, sys
+            m = sys.argv[1]
+            block = bytes(range(256)) * 4096                      # 1 MiB
+            def check(name, want):
+                got = open(m + '/' + name, 'rb').read()
+                assert got == want, (name, len(got), len(want))
+            # straight through (cp, a download, a build output)
+            with open(m + '/straight', 'wb') as f:
+                for _ in range(3): f.write(block)
+            check('straight', block * 3)
+            # a write back into what was streamed (a header fixed up at the end, as tar and zip do)
+            fd = os.open(m + '/fixup', os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, block); os.write(fd, block); os.pwrite(fd, b'HEADER', 100); os.write(fd, b'tail')
+            os.close(fd)
+            check('fixup', block[:100] + b'HEADER' + block[106:] + block + b'tail')
+            # a read of what was just written, through the same descriptor
+            fd = os.open(m + '/readback', os.O_RDWR | os.O_CREAT, 0o600)
+            os.write(fd, block[:200000]); assert os.pread(fd, 10, 150000) == block[150000:150010]
+            os.write(fd, b'more'); os.close(fd)
+            check('readback', block[:200000] + b'more')
+            # cut short, and emptied, while streaming
+            fd = os.open(m + '/cut', os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, block); os.ftruncate(fd, 70000); os.pwrite(fd, b'!', 70000); os.close(fd)
+            check('cut', block[:70000] + b'!')
+            fd = os.open(m + '/emptied', os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, block); os.ftruncate(fd, 0); os.lseek(fd, 0, 0); os.write(fd, b'again'); os.close(fd)
+            check('emptied', b'again')
+            # fsync in the middle, then more (a log, a database journal)
+            fd = os.open(m + '/synced', os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, block); os.fsync(fd); os.write(fd, block[:5]); os.fsync(fd); os.write(fd, b'end'); os.close(fd)
+            check('synced', block + block[:5] + b'end')
+            with open(m + '/log', 'ab') as f:
+                for i in range(20): f.write(b'line %d\\n' % i); f.flush(); os.fsync(f.fileno())
+            check('log', b''.join(b'line %d\\n' % i for i in range(20)))
+            # replaced in place (O_TRUNC): a new version, the old one kept as a revision
+            with open(m + '/straight', 'wb') as f: f.write(block[:1000])
+            check('straight', block[:1000])
+            # an empty file stays empty
+            open(m + '/empty', 'wb').close(); check('empty', b'')
+            """)
+        XCTAssertEqual(try h.ok(["cat", "/fixup"] + h.pw).stdout.count, 2 * 1_048_576 + 4)
+        unmountNow()
+        let doctor = try h.run(["doctor", "--verify"] + h.pw)
+        XCTAssertEqual(doctor.status, 0, doctor.stderr + doctor.out)
+        let tmp = try FileManager.default.contentsOfDirectory(atPath: h.home.appendingPathComponent("tmp").path)
+        XCTAssertEqual(tmp, [], "nothing left in tmp/")
     }
 
     func testThePolicyCanForbidMounting() throws {
