@@ -28,7 +28,7 @@ public final class BlobStream {
     public private(set) var size: UInt64 = 0
     private var finished = false
 
-    init(id: String, idBytes: [UInt8], in folder: String, keys: KeyHierarchy, unnamed: Bool) throws {
+    init(id: String, idBytes: [UInt8], in folder: String, keys: KeyHierarchy, unnamed: Bool, sealedDigest: Bool) throws {
         self.id = id
         self.unnamed = unnamed
         keyEpoch = keys.epoch
@@ -41,7 +41,7 @@ public final class BlobStream {
             fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         }
-        sink = BufferedSink(fd: fd, path: path, hashing: true)
+        sink = BufferedSink(fd: fd, path: path, hashing: sealedDigest)
         do {
             writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
                                           wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
@@ -95,9 +95,13 @@ public final class BlobStream {
 extension BlobStore {
     /// A new blob to seal a piece at a time (`BlobStream.append`), then `publish`; `unnamed`:
     /// with no name until it is published (throws where the filesystem has no `O_TMPFILE`).
-    public func beginStream(unnamed: Bool = false) throws -> BlobStream {
+    /// `sealedDigest` false: the SHA-256 of its sealed bytes is not computed as they are written
+    /// (one hash fewer on the writer's core) and is left to the upload (`uploadSHA256`), which
+    /// computes it from the file once.
+    public func beginStream(unnamed: Bool = false, sealedDigest: Bool = true) throws -> BlobStream {
         let idBytes = SecureRandom.bytes(16)
-        return try BlobStream(id: Hex.encode(idBytes), idBytes: idBytes, in: layout.tempDirectory, keys: keys, unnamed: unnamed)
+        return try BlobStream(id: Hex.encode(idBytes), idBytes: idBytes, in: layout.tempDirectory, keys: keys,
+                              unnamed: unnamed, sealedDigest: sealedDigest)
     }
 
     /// Finishes `stream` and moves it into `area` (durable: fsynced, then renamed, then the

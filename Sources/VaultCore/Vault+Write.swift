@@ -50,7 +50,8 @@ extension Vault {
     /// for `replaceContent(of:streamed:)`. It needs no key of the vault after this.
     /// It has no name in the vault's folder until it is published, so no command can remove it,
     /// and a killed process leaves nothing of it.
-    public func beginContent() throws -> BlobStream { try blobs.beginStream(unnamed: true) }
+    /// The digest of its sealed bytes is left to the upload (one hash fewer while it is written).
+    public func beginContent() throws -> BlobStream { try blobs.beginStream(unnamed: true, sealedDigest: false) }
 
     /// As `replaceContent(of:size:keepPrevious:_:)`, with the content already sealed into
     /// `stream` (which is spent). A stream begun before a key rotation is `.conflict`: read it

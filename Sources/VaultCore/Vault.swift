@@ -36,9 +36,11 @@ public final class Vault {
     /// The vault id (hex).
     public var vaultId: String { keyslots.body.vaultId }
 
-    public static var lockTimeout: TimeInterval {
+    /// Seconds to wait for another command's hold on the vault (`VAULT_LOCK_TIMEOUT`, default
+    /// 5), read once per process: the mount asks for it at every request, and a read of the
+    /// environment builds a dictionary of all of it.
+    public static let lockTimeout: TimeInterval =
         ProcessInfo.processInfo.environment["VAULT_LOCK_TIMEOUT"].flatMap(TimeInterval.init) ?? 5
-    }
 
     /// True when `layout` holds a vault.
     public static func exists(_ layout: VaultLayout) -> Bool { layout.holdsVault }
