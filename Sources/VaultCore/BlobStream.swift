@@ -53,13 +53,25 @@ public final class BlobStream {
 
     deinit { abandon() }
 
-    /// Seals `piece` after what came before: hashed on a second core while it is sealed and
-    /// written on this one. After a failure the stream takes nothing more (abandon it).
+    /// Seals `piece` after what came before: a large piece is hashed on a second core while it
+    /// is sealed and written on this one; a small one (under `parallelPiece`) on this core, where
+    /// handing it over would cost more than hashing it. After a failure the stream takes nothing
+    /// more (abandon it).
     public func append(_ piece: UnsafeRawBufferPointer) throws {
         guard fd >= 0, !finished else { throw VaultError(.internalError, "blob stream \(id) is closed") }
-        do { try inParallel({ hasher.update(piece) }, { try writer.write(piece) }) } catch { throw BlobStore.mapCrypto(error, blob: id) }
+        do {
+            if piece.count >= Self.parallelPiece {
+                try inParallel({ hasher.update(piece) }, { try writer.write(piece) })
+            } else {
+                hasher.update(piece)
+                try writer.write(piece)
+            }
+        } catch { throw BlobStore.mapCrypto(error, blob: id) }
         size += UInt64(piece.count)
     }
+
+    /// The smallest piece hashed on another core (a thread hand-over costs tens of microseconds).
+    static let parallelPiece = 128 << 10
 
     /// Seals the final segment and writes out what is buffered: the partial is then a whole
     /// blob of the bytes appended (readable, not yet published). Idempotent.
