@@ -16,26 +16,25 @@ extension MountFilesystem {
             guard error.code == ENOENT, i.openCount > 0 else { throw error }
             return try stageRemovedWhileOpen(i, v)
         }
-        let s = try StagedContent(folder: v.layout.tempDirectory, modified: n.modifiedAt)
-        if n.size > 0 {
-            guard n.size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(n.id) is larger than the mount can rewrite") }
-            do {
-                var at = 0
-                var failure: FuseErrno?
-                try v.readContent(n) { piece in
-                    do throws(FuseErrno) { try s.write(piece, at: at) } catch { failure = error }
-                    at += piece.count
-                }
-                if let failure { throw failure }
-            } catch {
-                s.release()
-                let e = FuseErrno(error, doing: "loading \(n.id) to change it")
-                log(e.reason ?? "loading failed")
-                throw e
-            }
+        guard n.size <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(n.id) is larger than the mount can rewrite") }
+        return try loadStaging(i, modified: n.modifiedAt, v, doing: "loading \(n.id) to change it") { body in
+            if n.size > 0 { _ = try v.readContent(n, body) }
+        }
+    }
+
+    /// A new staging for `i`, filled from `source` (its authenticated content), made `i.staged`;
+    /// on a failure it is dropped and the reason logged.
+    private func loadStaging(_ i: InodeTable.Inode, modified: Int64, _ v: Vault, doing what: String,
+                             _ source: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws(FuseErrno) -> StagedContent {
+        let s = try StagedContent(folder: v.layout.tempDirectory, modified: modified)
+        do { try s.fill(from: source) } catch {
+            s.release()
+            let e = FuseErrno(error, doing: what)
+            log(e.reason ?? "loading failed")
+            throw e
         }
         s.dirty = false
-        s.modified = n.modifiedAt
+        s.modified = modified
         i.staged = s
         return s
     }
@@ -50,22 +49,8 @@ extension MountFilesystem {
             throw FuseErrno(ENOENT, "\(i.nodeId) was removed before its content was read through this handle")
         }
         guard blob.plaintextSize <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(i.nodeId) is larger than the mount can rewrite") }
-        let s = try StagedContent(folder: v.layout.tempDirectory, modified: i.modifiedOverride ?? seen.modified)
-        do {
-            var at = 0
-            try blob.stream { piece in
-                try s.write(piece, at: at)
-                at += piece.count
-            }
-        } catch {
-            s.release()
-            let e = FuseErrno(error, doing: "loading \(i.nodeId), removed while open, to change it")
-            log(e.reason ?? "loading failed")
-            throw e
-        }
-        s.dirty = false
-        i.staged = s
-        return s
+        return try loadStaging(i, modified: i.modifiedOverride ?? seen.modified, v,
+                               doing: "loading \(i.nodeId), removed while open, to change it") { try blob.stream($0) }
     }
 
     /// The inode's staged content for a truncation to zero: what it held is not loaded (so a

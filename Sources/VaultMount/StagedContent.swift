@@ -78,26 +78,29 @@ final class StagedContent {
         return stream
     }
 
+    /// Writes what `source` delivers, piece by piece, from offset 0 (loading content to change
+    /// it); returns the bytes written. A failure of the source comes through as it is.
+    @discardableResult
+    func fill(from source: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> Int {
+        var at = 0
+        try source { piece in
+            try write(piece, at: at)
+            at += piece.count
+        }
+        return at
+    }
+
     /// Moves what the stream holds (read back from its blob, each segment authenticated) into
     /// the staging, so that any write, read or cut may follow; the stream is dropped.
     func spill(from blob: BlobHandle) throws(FuseErrno) {
         guard let st = stream else { return }
+        defer { st.abandon() }
         stream = nil
         let (kept, wasDirty, time) = (count, dirty, modified)
         count = 0
-        do {
-            var at = 0
-            try blob.stream { piece in
-                try write(piece, at: at)
-                at += piece.count
-            }
-            guard at == kept else { throw FuseErrno(EIO, "the streamed content read back \(at) of \(kept) bytes") }
-        } catch let e as FuseErrno {
-            st.abandon(); throw e
-        } catch {
-            st.abandon(); throw FuseErrno(EIO, "reading the streamed content back failed: \(error)")
-        }
-        st.abandon()
+        let read: Int
+        do { read = try fill { try blob.stream($0) } } catch { throw FuseErrno(error, doing: "reading the streamed content back") }
+        guard read == kept else { throw FuseErrno(EIO, "the streamed content read back \(read) of \(kept) bytes") }
         dirty = wasDirty; modified = time
     }
 
