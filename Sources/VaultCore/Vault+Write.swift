@@ -54,8 +54,8 @@ extension Vault {
     public func beginContent() throws -> BlobStream { try blobs.beginStream(unnamed: true, sealedDigest: false) }
 
     /// As `replaceContent(of:size:keepPrevious:_:)`, with the content already sealed into
-    /// `stream` (which is spent). A stream begun before a key rotation is `.conflict`: read it
-    /// back (`reopen`) and store it through the other form.
+    /// `stream` (which is spent). A stream begun before a key rotation (`isCurrent` false) is
+    /// `.conflict`, changing nothing: read it back (`reopen`) and store it through the other form.
     @discardableResult
     public func replaceContent(of nodeId: String, streamed stream: BlobStream, keepPrevious: Bool = true) throws -> Node {
         guard let n = try node(id: nodeId), let parentId = n.parentId, let parent = try node(id: parentId) else {
@@ -65,6 +65,10 @@ extension Vault {
         let blob = try blobs.publish(stream, area: .staging)
         return try publishFile(blob, in: parent, named: n.name, replacing: n, keepPrevious: keepPrevious)
     }
+
+    /// True when `stream` was begun under the vault's current key epoch (no rotation since),
+    /// so `replaceContent(of:streamed:)` can publish it as it is.
+    public func isCurrent(_ stream: BlobStream) -> Bool { stream.keyEpoch == keys.epoch }
 
     /// What `stream` holds so far, as an authenticated reader (the stream takes no more).
     public func reopen(_ stream: BlobStream) throws -> BlobHandle { try blobs.reopen(stream) }

@@ -97,11 +97,11 @@ extension MountFilesystem {
         let v = try gate.vault(write: true)
         do {
             if let stream = s.stream {
-                do {
+                if v.isCurrent(stream) {
                     try v.replaceContent(of: i.nodeId, streamed: stream, keepPrevious: !i.freshlyCreated)
                     _ = s.takeStream()
                     s.release(); i.staged = nil   // the content is the vault's now: the next change loads it
-                } catch let e as VaultError where e.kind == .conflict {
+                } else {
                     try spill(s, v)               // sealed before a key rotation: sealed again below
                 }
             }

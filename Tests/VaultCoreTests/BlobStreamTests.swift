@@ -51,6 +51,27 @@ final class BlobStreamTests: VaultTestCase {
         XCTAssertEqual(tmpNames(), [])
     }
 
+    /// A stream begun before a key rotation is not published under the old epoch: it is read
+    /// back (segments of the old epoch, through the key history) and stored sealed anew.
+    func testAStreamBegunBeforeARotationIsReadBackAndSealedAgain() throws {
+        let root = try vault.resolve("/")
+        let file = try vault.createFile(in: root.id, named: "r.bin", size: 0) { _ in }
+        let content = bytes(150_000, seed: 5)
+        let stream = try vault.beginContent()
+        try content.withUnsafeBytes { try stream.append($0) }
+        _ = try vault.rotate(password: password)
+        XCTAssertFalse(vault.isCurrent(stream))
+        XCTAssertThrowsError(try vault.replaceContent(of: file.id, streamed: stream)) {
+            XCTAssertEqual(($0 as? VaultError)?.kind, .conflict)
+        }
+        let back = try vault.reopen(stream)
+        let n = try vault.replaceContent(of: file.id, size: back.plaintextSize, keepPrevious: false) { emit in try back.stream(emit) }
+        stream.abandon()
+        var read: [UInt8] = []
+        _ = try vault.readContent(n) { read += $0 }
+        XCTAssertEqual(read, content)
+    }
+
     /// The named form (what `vault put` seals through) removes its partial when dropped.
     func testANamedStreamDroppedUnpublishedRemovesItsPartial() throws {
         var stream: BlobStream? = try vault.blobs.beginStream()
