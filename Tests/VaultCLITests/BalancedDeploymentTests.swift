@@ -153,6 +153,38 @@ final class BalancedDeploymentTests: XCTestCase {
         XCTAssertTrue(logLines(other).contains { $0["route"] as? String == "/v1/upload/{id}/chunk" }, "another instance took chunks")
     }
 
+    /// `kill -9` of the instance serving a download, mid-file (a slow link holds the body open):
+    /// the same `vault get` goes on through another instance from the segments it already has
+    /// (a Range request past 0), and the file it writes has the right SHA-256.
+    func testKillNineOfTheInstanceServingADownloadResumesThroughAnother() throws {
+        try start()
+        let data = TestData.data(8 << 20, for: name)
+        try put(a, "/big.bin", data)
+        try a.ok(["sync"] + a.pw)
+        let b = try device()
+        try b.ok(["sync"] + b.pw)
+        try server.faults(#"{"contentPieceDelayMs": 25}"#)   // 64 KiB every 25 ms: about 3 s for the file
+        func serving(from zero: Bool) -> [Int] {
+            (0..<3).filter { i in
+                logLines(i).contains { ($0["msg"] as? String)?.hasPrefix("test fault: a slow content body started at " + (zero ? "0 " : "")) == true
+                    && (zero || ($0["msg"] as? String)?.hasPrefix("test fault: a slow content body started at 0 ") == false) }
+            }
+        }
+        let out = b.tmp.appendingPathComponent("big.out").path
+        let (get, pipe) = try b.background(["get", "/big.bin", out]) { !serving(from: true).isEmpty }
+        let err = TransferTests.Collected(pipe)
+        let holder = try XCTUnwrap(serving(from: true).first, "no instance began to serve the content: \(err.text)")
+        Thread.sleep(forTimeInterval: 0.8)   // a part of the file has arrived
+        XCTAssertTrue(get.isRunning, "the download finished before the kill")
+        server.kill9(instance: holder)
+        get.waitUntilExit()
+        XCTAssertEqual(get.terminationStatus, 0, err.wait())
+        XCTAssertEqual(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: out))), sha256Hex(data))
+        let resumedOn = serving(from: false).filter { $0 != holder }
+        print("kill -9 of instance \(holder) mid-download: resumed on instance(s) \(resumedOn)")
+        XCTAssertFalse(resumedOn.isEmpty, "another instance served the rest from where the first stopped, not from 0")
+    }
+
     /// PostgreSQL restarted while a sync is under way: requests fail for a moment (the instances
     /// answer 5xx, or the balancer does), the client retries, and both devices end with the same
     /// tree and contents.

@@ -29,9 +29,15 @@ extension CLIHarness {
     /// `vault sync` started in the background (standard error piped), returned once `ready` holds
     /// or it has exited (at most a minute).
     func backgroundSync(until ready: () -> Bool) throws -> (Process, Pipe) {
+        try background(["sync"], until: ready)
+    }
+
+    /// `vault ARGS` (with the password) started in the background (standard error piped),
+    /// returned once `ready` holds or it has exited (at most a minute).
+    func background(_ args: [String], until ready: () -> Bool) throws -> (Process, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.vaultBinary)
-        p.arguments = ["sync"] + pw
+        p.arguments = args + pw
         p.environment = env
         let err = Pipe()
         p.standardError = err

@@ -33,6 +33,10 @@ struct FaultSettings: Codable, Sendable, Equatable {
     /// Send content GET bodies chunked, without `Content-Length` (only the byte count can then
     /// reveal `extraContentBytes`).
     var contentWithoutLength: Bool?
+    /// A slow link for content downloads: each piece (at most 64 KiB) of a content GET body waits
+    /// this many milliseconds before it is handed over, and the body's start is logged, so a
+    /// test can find the instance that holds a download and kill it mid-file.
+    var contentPieceDelayMs: Int?
     /// Behave as a malicious server in one way (end-to-end tests: each lie must be caught).
     var lie: FaultLie?
     /// A test clock: bearer tokens are checked this many seconds ahead of the real clock, so a

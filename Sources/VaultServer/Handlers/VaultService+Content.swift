@@ -46,14 +46,15 @@ extension VaultService {
     /// them (`extraContentBytes`, `contentWithoutLength`); unchanged when they are off.
     private func faultedBody(_ rid: String?, size: Int64, offset: Int64, length: Int64) throws -> ResponseBody {
         let f = faults.current
-        let extra = Int64(max(f.extraContentBytes ?? 0, 0))
-        guard extra > 0 || f.contentWithoutLength == true else {
+        let extra = Int64(max(f.extraContentBytes ?? 0, 0)), pieceDelay = max(f.contentPieceDelayMs ?? 0, 0)
+        guard extra > 0 || f.contentWithoutLength == true || pieceDelay > 0 else {
             guard let rid, length > 0 else { return .bytes([]) }
             return try content.body(revision: rid, size: size, offset: offset, length: length)
         }
         let reader = try rid.map { try content.open(revision: $0, size: size) }
+        if pieceDelay > 0 { AccessLog.message("test fault: a slow content body started at \(offset) (\(length) bytes)") }
         return .stream(FaultedContentBody(file: reader, offset: offset, length: reader == nil ? 0 : length, extra: extra,
-                                          announced: f.contentWithoutLength != true))
+                                          announced: f.contentWithoutLength != true, pieceDelayMs: pieceDelay))
     }
 }
 
@@ -69,10 +70,11 @@ final class FaultedContentBody: StreamingBody, @unchecked Sendable {
     private var extraSent: Int64 = 0
     private let announced: Bool
     private let total: Int64
+    private let pieceDelayMs: Int
 
-    init(file: RevisionReader?, offset: Int64, length: Int64, extra: Int64, announced: Bool) {
+    init(file: RevisionReader?, offset: Int64, length: Int64, extra: Int64, announced: Bool, pieceDelayMs: Int = 0) {
         self.file = file; self.offset = offset; self.fileLeft = length; self.extra = extra
-        self.announced = announced; self.total = length.addingSaturating(extra)
+        self.announced = announced; self.total = length.addingSaturating(extra); self.pieceDelayMs = pieceDelayMs
     }
 
     var length: Int64? { announced ? total : nil }
@@ -80,7 +82,12 @@ final class FaultedContentBody: StreamingBody, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard buffer.count > 0 else { return 0 }
         if fileLeft > 0, let file {
-            let room = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(min(Int64(buffer.count), fileLeft))])
+            var piece = Int(min(Int64(buffer.count), fileLeft))
+            if pieceDelayMs > 0 {   // a slow link (test fault): a small piece at a time, each late
+                piece = min(piece, 64 << 10)
+                usleep(useconds_t(pieceDelayMs) * 1000)
+            }
+            let room = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<piece])
             guard let n = try? file.read(into: room, at: offset), n > 0 else { return nil }
             offset += Int64(n); fileLeft -= Int64(n)
             return n

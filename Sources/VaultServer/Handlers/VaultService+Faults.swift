@@ -38,6 +38,7 @@ extension VaultService {
         ("retryAfter429Count", \.retryAfter429Count64, 0...1_000_000),
         ("retryAfterSeconds", \.retryAfterSeconds64, 0...86_400),
         ("extraContentBytes", \.extraContentBytes64, 0...(1 << 40)),
+        ("contentPieceDelayMs", \.contentPieceDelayMs64, 0...10_000),
         ("clockAheadSeconds", \.clockAheadSeconds64, 0...31_536_000),
         ("errorSeed", \.errorSeed, 0...Int64.max),
     ] }
@@ -65,5 +66,6 @@ private extension FaultSettings {
     var retryAfter429Count64: Int64? { retryAfter429Count.map(Int64.init) }
     var retryAfterSeconds64: Int64? { retryAfterSeconds.map(Int64.init) }
     var extraContentBytes64: Int64? { extraContentBytes.map(Int64.init) }
+    var contentPieceDelayMs64: Int64? { contentPieceDelayMs.map(Int64.init) }
     var clockAheadSeconds64: Int64? { clockAheadSeconds.map(Int64.init) }
 }
