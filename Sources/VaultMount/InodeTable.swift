@@ -26,7 +26,8 @@ final class InodeTable {
         /// (shared by its handles; dropped at the last close and when the vault locks).
         var remote: OnDemandContent?
         /// Its node is gone from the vault while handles are open on it: its complete partial
-        /// stays the handles' content instead of becoming a cached blob.
+        /// stays the handles' content instead of becoming a cached blob, and the check after a
+        /// change keeps what the kernel was told of it (`seen`) until its last handle closes.
         var removedWhileOpen = false
         /// Sealed bytes of `remote` already logged and fitted to the content budget.
         var remoteReported: UInt64 = 0

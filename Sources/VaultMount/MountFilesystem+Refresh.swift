@@ -29,7 +29,9 @@ extension MountFilesystem {
         // file's pages stay cached past that: it is checked still).
         let cachedSince = Self.monotonic() - InodeAttributes.cacheSeconds - 1
         inodes.forEach { i in
-            if i.seen != nil && i.staged == nil && (i.toldAt >= cachedSince || i.openCount > 0) { byFolder[i.seen?.parentIno ?? 0, default: []].append(i) }
+            if i.seen != nil && i.staged == nil && !i.removedWhileOpen && (i.toldAt >= cachedSince || i.openCount > 0) {
+                byFolder[i.seen?.parentIno ?? 0, default: []].append(i)
+            }
         }
         var out = Invalidation()
         for (p, known) in byFolder {
@@ -50,7 +52,10 @@ extension MountFilesystem {
         guard let n = now else {
             if let e = i.entry { out.entries.append(e) }
             out.inodes.append(i.ino)
-            i.entry = nil; i.seen = nil; i.servedBlob = nil
+            i.entry = nil; i.servedBlob = nil
+            // Open handles go on with the file as it was: its last told attributes stay what
+            // they see (fstat) and what a first write through them loads against.
+            if i.openCount > 0 { i.removedWhileOpen = true } else { i.seen = nil }
             return
         }
         let fresh = seen(n)

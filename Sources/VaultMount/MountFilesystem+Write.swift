@@ -144,6 +144,7 @@ extension MountFilesystem {
         guard i.openCount == 0 else { return }
         i.staged?.release(); i.staged = nil
         i.remote?.cancel(); i.remote = nil
+        if i.removedWhileOpen { i.removedWhileOpen = false; i.seen = nil }   // the last handle of a removed file
         pending[i.ino] = nil
     }
 

@@ -119,11 +119,13 @@ final class MountFilesystem {
     }
 
     /// The attributes of a file removed (here, by a rename over it, or by a pull) while a handle
-    /// is still open on it, as on any filesystem: the last told, with its staged size and time, no
-    /// link left, and not cached. Nil when no handle is open on it.
+    /// is still open on it, as on any filesystem: the last told, with the size of what the handles
+    /// hold (the staged content, else the blob one of them opened) and the staged time, no link
+    /// left, and not cached. Nil when no handle is open on it.
     func attributesRemovedWhileOpen(_ i: InodeTable.Inode) -> InodeAttributes? {
         guard i.openCount > 0, let seen = i.seen else { return nil }
         var a = InodeAttributes(ino: i.ino, isFolder: false, size: seen.size, modified: i.modifiedOverride ?? seen.modified)
+        if let blob = handles.openFiles.first(where: { $0.inode === i && $0.blob != nil })?.blob { a.size = blob.plaintextSize }
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         a.links = 0
         a.timeout = 0
