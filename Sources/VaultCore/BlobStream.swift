@@ -126,19 +126,20 @@ extension BlobStore {
         try stream.finish()
         let record = stream.record(area: area)
         if stream.unnamed {
-            try publishUnnamed(fd: stream.takeDescriptor(), id: stream.id, area: area, durable: durable)
+            try publishUnnamed(fd: stream.takeDescriptor(), at: stream.path, id: stream.id, area: area, durable: durable)
         } else {
             try publish(fd: stream.takeDescriptor(), tmp: stream.path, id: stream.id, area: area, durable: durable)
         }
         return record
     }
 
-    /// As `publish(fd:tmp:id:area:durable:)` for a file with no name: fsync, link it into
-    /// `area` under its name, fsync the folder. Closes `fd` in every case.
-    private func publishUnnamed(fd: Int32, id: String, area: BlobArea, durable: Bool) throws {
+    /// As `publish(fd:tmp:id:area:durable:)` for a file with no name (`procPath`, its
+    /// `/proc/self/fd` path): fsync, link it into `area` under its name, fsync the folder.
+    /// Closes `fd` in every case.
+    private func publishUnnamed(fd: Int32, at procPath: String, id: String, area: BlobArea, durable: Bool) throws {
         defer { close(fd) }
         if durable && fsync(fd) != 0 { throw POSIX.mapWriteError(errno, path: path(id: id, area: area)) }
-        if linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path(id: id, area: area), AT_SYMLINK_FOLLOW) != 0 {
+        if linkat(AT_FDCWD, procPath, AT_FDCWD, path(id: id, area: area), AT_SYMLINK_FOLLOW) != 0 {
             throw VaultError(.io, "cannot publish blob \(id): \(POSIX.errnoMessage())")
         }
         if durable { try POSIX.fsyncDirectory(directory(area)) }

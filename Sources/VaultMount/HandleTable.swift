@@ -64,4 +64,9 @@ final class HandleTable {
     func removeFolder(_ fh: UInt64) { folders[fh] = nil }
 
     var openFiles: [OpenFile] { Array(files.values) }
+
+    /// A blob one of the open handles of `inode` holds (the content as of their open).
+    func blob(of inode: InodeTable.Inode) -> BlobHandle? {
+        files.values.first { $0.inode === inode && $0.blob != nil }?.blob
+    }
 }

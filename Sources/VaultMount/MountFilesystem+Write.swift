@@ -45,7 +45,7 @@ extension MountFilesystem {
     /// here when it was opened, or the vault locked since).
     private func stageRemovedWhileOpen(_ i: InodeTable.Inode, _ v: Vault) throws(FuseErrno) -> StagedContent {
         if let s = i.staged { return s }
-        guard let blob = handles.openFiles.first(where: { $0.inode === i && $0.blob != nil })?.blob, let seen = i.seen else {
+        guard let blob = handles.blob(of: i), let seen = i.seen else {
             throw FuseErrno(ENOENT, "\(i.nodeId) was removed before its content was read through this handle")
         }
         guard blob.plaintextSize <= UInt64(StagedContent.limit) else { throw FuseErrno(EFBIG, "\(i.nodeId) is larger than the mount can rewrite") }
@@ -96,16 +96,11 @@ extension MountFilesystem {
         guard let s = i.staged, s.dirty else { return }
         let v = try gate.vault(write: true)
         do {
-            if let stream = s.stream {
-                if v.isCurrent(stream) {
-                    try v.replaceContent(of: i.nodeId, streamed: stream, keepPrevious: !i.freshlyCreated)
-                    _ = s.takeStream()
-                    s.release(); i.staged = nil   // the content is the vault's now: the next change loads it
-                } else {
-                    try spill(s, v)               // sealed before a key rotation: sealed again below
-                }
-            }
-            if s.stream == nil, i.staged === s {
+            if let stream = s.stream, v.isCurrent(stream) {
+                try v.replaceContent(of: i.nodeId, streamed: stream, keepPrevious: !i.freshlyCreated)
+                s.release(); i.staged = nil   // the content is the vault's now: the next change loads it
+            } else {
+                try spill(s, v)               // a stream sealed before a key rotation: sealed again here
                 _ = try v.replaceContent(of: i.nodeId, size: UInt64(s.count), keepPrevious: !i.freshlyCreated) { emit in
                     try s.forEachSegment(emit)
                 }

@@ -125,7 +125,7 @@ final class MountFilesystem {
     func attributesRemovedWhileOpen(_ i: InodeTable.Inode) -> InodeAttributes? {
         guard i.openCount > 0, let seen = i.seen else { return nil }
         var a = InodeAttributes(ino: i.ino, isFolder: false, size: seen.size, modified: i.modifiedOverride ?? seen.modified)
-        if let blob = handles.openFiles.first(where: { $0.inode === i && $0.blob != nil })?.blob { a.size = blob.plaintextSize }
+        if let blob = handles.blob(of: i) { a.size = blob.plaintextSize }
         if let s = i.staged { a.size = UInt64(s.count); a.modified = i.modifiedOverride ?? s.modified }
         a.links = 0
         a.timeout = 0

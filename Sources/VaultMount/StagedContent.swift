@@ -71,13 +71,6 @@ final class StagedContent {
         self.stream = stream
     }
 
-    /// The stream, for its commit (`Vault.replaceContent(of:streamed:)`), which spends it: the
-    /// content is then the vault's, and this staging is empty.
-    func takeStream() -> BlobStream? {
-        defer { stream = nil; count = 0 }
-        return stream
-    }
-
     /// Writes what `source` delivers, piece by piece, from offset 0 (loading content to change
     /// it); returns the bytes written. A failure of the source comes through as it is.
     @discardableResult
