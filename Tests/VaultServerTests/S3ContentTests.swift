@@ -203,6 +203,58 @@ final class S3ContentTests: XCTestCase {
         XCTAssertEqual(try u.send("GET", "/v1/files/\(fid)/content").body, bytes)
     }
 
+    /// `export` of a store whose content is in a bucket reads each revision's object into the
+    /// bundle (an unfinished upload, a multipart upload in the bucket, is left out and said so);
+    /// `import` of it into the data folder, and from there into another bucket, keeps every
+    /// account, token and byte.
+    func testExportAndImportMoveAStoreBetweenABucketAndTheFolder() throws {
+        let (s, store) = try s3Server(["--max-chunk", "65536"])
+        let u = try APIUser(s, "alice")
+        let one = randomBytes(300_000), two = Array("two".utf8)
+        let f1 = try u.upload("one.bin", one), f2 = try u.upload("two.txt", two)
+        let open = randomBytes(100_000)
+        let session = try XCTUnwrap(try u.startSession(name: "open.bin", bytes: open).json["uploadId"] as? String)
+        XCTAssertEqual(try u.putChunk(session, open, 0, 65536).status, 308)
+        s.stop()
+
+        /// `vault-server export` of `from` into a new bundle, `import` of it into `to` (stopped,
+        /// no users, its own signing key removed so the bundle's is the one), `to` started.
+        func move(_ from: ServerProcess, _ to: ServerProcess) throws -> (export: String, import: String) {
+            let bundle = NSTemporaryDirectory() + "vault-bundle-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: bundle) }
+            let e = try ServerProcess.runCapturing(["export", "--data", from.dataDir + "/d", "--out", bundle] + from.metadataArgs)
+            XCTAssertEqual(e.code, 0, e.stderr)
+            XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: bundle + "/content")),
+                           [f1["headRevisionId"] as! String, f2["headRevisionId"] as! String], "each revision's bytes")
+            to.stop()
+            try FileManager.default.removeItem(atPath: to.dataDir + "/d/jwt.secret")
+            let i = try ServerProcess.runCapturing(["import", "--data", to.dataDir + "/d", "--from", bundle] + to.metadataArgs)
+            XCTAssertEqual(i.code, 0, i.stderr)
+            try to.start()
+            return (e.stdout, i.stdout)
+        }
+        func assertCarried(_ t: ServerProcess, _ what: String) throws {
+            let same = APIUser(t, token: u.token)   // the token from before the moves
+            XCTAssertEqual(try same.send("GET", "/v1/files/\(f1["id"] as! String)/content").body, one, what)
+            XCTAssertEqual(try same.send("GET", "/v1/files/\(f2["id"] as! String)/content").body, two, what)
+            XCTAssertEqual(try same.send("GET", "/v1/upload/\(session)").status, 404, "\(what): the unfinished upload is not carried")
+            XCTAssertEqual(try t.storedRevisionCount(), 2, what)
+        }
+
+        let folder = try ServerProcess(users: [], content: .some(nil))
+        let toFolder = try move(s, folder)
+        XCTAssertTrue(toFolder.export.contains("left 1 unfinished upload(s) in the object store"), toFolder.export)
+        XCTAssertTrue(toFolder.import.contains("imported 2 users, 4 files, 2 revisions"), toFolder.import)
+        try assertCarried(folder, "bucket → folder")
+
+        let bucket = try ServerProcess(users: [], content: .some(try store.makeBucket()))
+        let toBucket = try move(folder, bucket)
+        XCTAssertTrue(toBucket.import.contains("imported 2 users, 4 files, 2 revisions"), toBucket.import)
+        try assertCarried(bucket, "folder → bucket")
+        XCTAssertEqual(Set(try store.objectKeys(bucket: try XCTUnwrap(bucket.bucket), prefix: "content/")),
+                       ["content/" + (f1["headRevisionId"] as! String), "content/" + (f2["headRevisionId"] as! String)])
+    }
+
     /// `migrate --content` creates the bucket (and again is fine); `user remove --content`
     /// deletes the user's objects.
     func testMigrateCreatesTheBucketAndUserRemoveDeletesObjects() throws {
@@ -289,12 +341,6 @@ final class S3ContentTests: XCTestCase {
             .write(to: URL(fileURLWithPath: file))
         let f = try S3Location(url: "s3://my-bucket?credentials=\(file)", environment: [:])
         XCTAssertEqual(f.credentials.accessKeyId, "fromfile"); XCTAssertEqual(f.credentials.secretAccessKey, "s3cr3t")
-        // export/import move a data folder's files: S3 content is refused, saying what to do.
-        for command in [["export", "--out", "/nonexistent/out"], ["import", "--from", "/nonexistent/in"]] {
-            let r = try ServerProcess.runCapturing(command + ["--data", "/nonexistent/d", "--content", "s3://my-bucket?credentials=\(file)"])
-            XCTAssertEqual(r.code, 2, r.stderr)
-            XCTAssertTrue(r.stderr.contains("copy the bucket with your S3 tools"), r.stderr)
-        }
         XCTAssertEqual(S3Client(l).url("content/ab", [("uploadId", "x y"), ("partNumber", "3")]),
                        "http://127.0.0.1:9000/my-bucket/content/ab?partNumber=3&uploadId=x%20y", "query sorted and encoded for SigV4")
     }

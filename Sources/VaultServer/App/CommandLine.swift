@@ -7,9 +7,9 @@ enum ServerCommand {
     case serve(ServerConfig, logRequests: Bool)
     case user(dataDir: String, metadata: String?, UserCommand, content: String? = nil)
     case migrate(MetadataLocation, content: String?)
-    /// `export`/`import`: the data folder, its metadata, the bundle folder.
-    case export(dataDir: String, MetadataLocation, bundle: String)
-    case `import`(dataDir: String, MetadataLocation, bundle: String)
+    /// `export`/`import`: the data folder, its metadata, its `--content` (nil: the folder), the bundle folder.
+    case export(dataDir: String, MetadataLocation, content: String?, bundle: String)
+    case `import`(dataDir: String, MetadataLocation, content: String?, bundle: String)
     case help(String)
     case version(String)
 
@@ -31,8 +31,8 @@ enum ServerCommand {
             }
             if let help = command as? ServerHelp { return .help(help.text) }
             if let migrate = command as? Migrate { return .migrate(migrate.location, content: migrate.content) }
-            if let c = command as? Export { return .export(dataDir: c.folder.data, c.folder.location, bundle: c.out) }
-            if let c = command as? Import { return .import(dataDir: c.folder.data, c.folder.location, bundle: c.from) }
+            if let c = command as? Export { return .export(dataDir: c.folder.data, c.folder.location, content: c.folder.content, bundle: c.out) }
+            if let c = command as? Import { return .import(dataDir: c.folder.data, c.folder.location, content: c.folder.content, bundle: c.from) }
             return userCommand(command)
         }
     }

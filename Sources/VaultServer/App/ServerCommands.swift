@@ -209,13 +209,6 @@ struct DataFolder: ParsableArguments {
 
     /// Where its metadata lives.
     var location: MetadataLocation { MetadataLocation(argument: metadata, dataDir: data) }
-
-    /// `export`/`import` move the data folder's content files only: content in an object store
-    /// is refused, saying what to do instead.
-    func refuseObjectStore(_ command: String) throws {
-        guard S3Location.isS3(content) else { return }
-        throw ValidationError("\(command) of S3 content (--content s3://…) is not supported: copy the bucket with your S3 tools (the content keys stay the same), and move the metadata with your database's tools")
-    }
 }
 
 /// The user a `vault-server user` command is about, and the data folder that holds it.
@@ -259,28 +252,26 @@ struct Migrate: ParsableCommand {
 struct Export: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "export", abstract: "write the whole store to a new folder, for `import` into another",
-                             discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import. Content in an object store (--content s3://…) is refused: copy the bucket with your S3 tools.")
+                             discussion: "Writes OUT/metadata.jsonl (every account, file, revision, upload session, key envelope and the change feed), the content and part files under OUT/content and OUT/uploads (hard links where the folder allows), DATA/jwt.secret, and last OUT/manifest.json. Stop the servers first. OUT holds password hashes and the token signing key: it is made mode 0700, its files 0600; keep it like the data folder, and delete it after the import. With --content s3://… the revisions' objects are read into OUT/content; unfinished uploads, which live in the bucket as multipart uploads, are left out (their clients start them again).")
     }
 
     @OptionGroup var folder: DataFolder
     @Option(help: "the new folder to write (must not exist or be empty)", valueName: "dir", completion: .directory)
     var out: String
 
-    func validate() throws { try folder.refuseObjectStore("export") }
 }
 
 /// `vault-server import`.
 struct Import: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(name: "import", abstract: "read an `export` folder into an empty store",
-                             discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once. Content in an object store (--content s3://…) is refused: copy the bucket with your S3 tools.")
+                             discussion: "Creates or migrates the store named by --metadata (else DATA/meta.db), refuses one that has users, inserts every row in one transaction, then links or copies the content files into DATA and installs the token signing key, so clients carry on with their tokens and change-feed cursors. From PostgreSQL into SQLite the cursors cannot be kept (one feed numbering for all owners): each client then lists its tree once. With --content s3://… each content file becomes its revision's object in the bucket; the bundle's unfinished uploads are left out (their clients start them again).")
     }
 
     @OptionGroup var folder: DataFolder
     @Option(help: "the folder `vault-server export` wrote", valueName: "dir", completion: .directory)
     var from: String
 
-    func validate() throws { try folder.refuseObjectStore("import") }
 }
 
 /// `vault-server user`: accounts, run against the data folder (also while `serve` runs on it:

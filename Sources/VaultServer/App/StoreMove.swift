@@ -26,7 +26,27 @@ enum StoreMove {
         var cursorHighWater: Int64
         /// Rows per table.
         var rows: [String: Int]
+        /// Unfinished upload sessions the move left behind (not in the bundle, or not imported):
+        /// an object store keeps them as multipart uploads in its bucket, which a move does not carry.
+        var uploadsLeft: Int = 0
+
+        init(format: Int, engine: String, cursorHighWater: Int64, rows: [String: Int]) {
+            self.format = format; self.engine = engine; self.cursorHighWater = cursorHighWater; self.rows = rows
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            format = try c.decode(Int.self, forKey: .format)
+            engine = try c.decode(String.self, forKey: .engine)
+            cursorHighWater = try c.decode(Int64.self, forKey: .cursorHighWater)
+            rows = try c.decode([String: Int].self, forKey: .rows)
+            uploadsLeft = try c.decodeIfPresent(Int.self, forKey: .uploadsLeft) ?? 0
+        }
     }
+
+    /// The tables of unfinished upload sessions, which move only between stores that keep their
+    /// parts as files (`ContentBackend.movesUploadSessions`).
+    static let sessionTables: Set<String> = ["uploads", "upload_chunks", "upload_partials"]
 
     /// One column value in `metadata.jsonl`, typed so every value reads back as it was.
     enum Cell: Codable, Equatable {
@@ -59,8 +79,9 @@ enum StoreMove {
         var values: [Cell]
     }
 
-    /// Writes the store at `location` (content in `dataDir`) to the new folder `bundle`.
-    static func export(dataDir: String, location: MetadataLocation, to bundle: String) throws -> Manifest {
+    /// Writes the store at `location` (its content in `content`, its signing key in `dataDir`)
+    /// to the new folder `bundle`.
+    static func export(dataDir: String, location: MetadataLocation, content: any ContentBackend, to bundle: String) throws -> Manifest {
         if FileSystem.exists(bundle) && !FileSystem.list(bundle).isEmpty {
             throw StoreMoveError("\(bundle) is not empty: export into a new folder")
         }
@@ -72,40 +93,52 @@ enum StoreMove {
         defer { try? handle.close() }
         let encoder = JSONEncoder()
         var manifest = Manifest(format: format, engine: "", cursorHighWater: 0, rows: [:])
-        var revisions: [String] = [], uploads: [String] = []
+        var revisions: [(id: String, size: Int64)] = [], uploads: [String] = []
         try store.write(.store) { db in
             manifest.engine = db.dialect.name
             for table in PortableTable.all {
-                let rows = try db.portableRows(table)
+                var rows = try db.portableRows(table)
+                if !content.movesUploadSessions && sessionTables.contains(table.name) {
+                    if table.name == "uploads" { manifest.uploadsLeft = rows.count }
+                    rows = []
+                }
                 manifest.rows[table.name] = rows.count
                 for row in rows {
                     var line = try encoder.encode(Line(table: table.name, values: row.map(Cell.init)))
                     line.append(0x0a)
                     try handle.write(contentsOf: line)
                 }
-                if table.name == "revisions" { revisions = rows.compactMap { $0[1].string } }
+                if table.name == "revisions" {
+                    let id = table.columns.firstIndex(of: "id")!, size = table.columns.firstIndex(of: "size")!
+                    revisions = rows.compactMap { r in r[id].string.map { ($0, r[size].int64 ?? 0) } }
+                }
                 if table.name == "uploads" { uploads = rows.compactMap { $0[0].string } }
             }
             manifest.cursorHighWater = try db.cursorHighWater()
         }
         try handle.synchronize()
-        let content = FolderContent(existing: dataDir)
-        try copyFiles(revisions, from: content.contentDir, to: bundle + "/content")
-        // A finished session's part file became its revision's content: only open sessions have one.
-        try copyFiles(uploads.map { $0 + ".part" }.filter { FileSystem.exists(content.uploadsDir + "/" + $0) },
-                      from: content.uploadsDir, to: bundle + "/uploads")
+        try FileSystem.makeDirectory(bundle + "/content")
+        for r in revisions { try content.export(revision: r.id, size: r.size, to: bundle + "/content/" + r.id) }
+        try FileSystem.syncDirectory(bundle + "/content")
+        if let folder = content as? FolderContent {
+            // A finished session's part file became its revision's content: only open sessions have one.
+            try copyFiles(uploads.map { $0 + ".part" }.filter { FileSystem.exists(folder.uploadsDir + "/" + $0) },
+                          from: folder.uploadsDir, to: bundle + "/uploads")
+        }
         let secret = dataDir + "/jwt.secret"
         if FileSystem.exists(secret) { try FileSystem.writeAtomically(try FileSystem.readAll(secret), to: bundle + "/jwt.secret") }
         try FileSystem.writeAtomically(Array(try JSONEncoder().encode(manifest)), to: bundle + "/manifest.json")
         return manifest
     }
 
-    /// Reads `bundle` into the empty store at `location` (content into `dataDir`).
-    static func `import`(dataDir: String, location: MetadataLocation, from bundle: String) throws -> Manifest {
+    /// Reads `bundle` into the empty store at `location` (its content into `content`, its
+    /// signing key into `dataDir`).
+    static func `import`(dataDir: String, location: MetadataLocation, content: any ContentBackend, from bundle: String) throws -> Manifest {
         guard FileSystem.exists(bundle + "/manifest.json") else {
             throw StoreMoveError("\(bundle) has no manifest.json: it is not a finished `vault-server export`")
         }
-        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(try FileSystem.readAll(bundle + "/manifest.json")))
+        var manifest = try JSONDecoder().decode(Manifest.self, from: Data(try FileSystem.readAll(bundle + "/manifest.json")))
+        manifest.uploadsLeft = 0
         guard manifest.format == format else {
             throw StoreMoveError("the bundle is format \(manifest.format); this server reads format \(format)")
         }
@@ -127,6 +160,11 @@ enum StoreMove {
                 guard let table = PortableTable.named(line.table), line.values.count == table.columns.count else {
                     throw StoreMoveError("the bundle has a row of an unknown table or shape (\(line.table))")
                 }
+                if !content.movesUploadSessions && sessionTables.contains(table.name) {
+                    if table.name == "uploads" { manifest.uploadsLeft += 1 }
+                    counts[table.name, default: 0] += 1
+                    continue
+                }
                 let values = line.values.map(\.value)
                 if renumber && table == PortableTable.changes {
                     try db.insertPortableRow(table, columns: table.columns.dropFirst(), values.dropFirst())
@@ -142,9 +180,11 @@ enum StoreMove {
             if renumber && renumbered > 0 { try db.expireCursors(through: manifest.cursorHighWater + 1) }
             if !renumber { try db.continueNumbering(after: manifest.cursorHighWater) }
         }
-        let content = FolderContent(existing: dataDir)
-        try copyFiles(FileSystem.list(bundle + "/content"), from: bundle + "/content", to: content.contentDir)
-        try copyFiles(FileSystem.list(bundle + "/uploads"), from: bundle + "/uploads", to: content.uploadsDir)
+        for name in FileSystem.list(bundle + "/content") { try content.importRevision(name, from: bundle + "/content/" + name) }
+        if let folder = content as? FolderContent {
+            try FileSystem.syncDirectory(folder.contentDir)
+            try copyFiles(FileSystem.list(bundle + "/uploads"), from: bundle + "/uploads", to: folder.uploadsDir)
+        }
         let secret = bundle + "/jwt.secret", target = dataDir + "/jwt.secret"
         if FileSystem.exists(secret) {
             let key = try FileSystem.readAll(secret)
@@ -157,18 +197,20 @@ enum StoreMove {
         return manifest
     }
 
-    /// Hard-links (else copies) each of `names` from `source` into `target`, skipping one that
-    /// is there already (a shared folder); a missing source file is an error (the bundle or the
-    /// folder is not what the metadata says).
+    /// Hard-links (else copies) each of `names` from `source` into `target` (see `copyFile`).
     private static func copyFiles(_ names: [String], from source: String, to target: String) throws {
         try FileSystem.makeDirectory(target)
-        for name in names {
-            let from = source + "/" + name, to = target + "/" + name
-            if FileSystem.exists(to) { continue }
-            guard FileSystem.exists(from) else { throw StoreMoveError("\(from) is missing: the metadata references it") }
-            do { try FileSystem.link(from, to) } catch { try FileManager.default.copyItem(atPath: from, toPath: to) }
-        }
+        for name in names { try copyFile(source + "/" + name, to: target + "/" + name) }
         try FileSystem.syncDirectory(target)
+    }
+
+    /// Hard-links (else copies) `from` to `to`, skipping one that is there already (a shared
+    /// folder); a missing source file is an error (the bundle or the folder is not what the
+    /// metadata says).
+    static func copyFile(_ from: String, to: String) throws {
+        if FileSystem.exists(to) { return }
+        guard FileSystem.exists(from) else { throw StoreMoveError("\(from) is missing: the metadata references it") }
+        do { try FileSystem.link(from, to) } catch { try FileManager.default.copyItem(atPath: from, toPath: to) }
     }
 }
 

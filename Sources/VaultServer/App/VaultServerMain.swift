@@ -37,12 +37,16 @@ public enum VaultServerMain {
                     print("\(s3.location): bucket ready")
                 }
                 return 0
-            case .export(let dataDir, let location, let bundle):
-                let m = try StoreMove.export(dataDir: dataDir, location: location, to: bundle)
+            case .export(let dataDir, let location, let content, let bundle):
+                let store = try ContentLocation.open(content, dataDir: dataDir, instance: nil)
+                let m = try StoreMove.export(dataDir: dataDir, location: location, content: store, to: bundle)
+                if m.uploadsLeft > 0 { print("left \(m.uploadsLeft) unfinished upload(s) in the object store: their clients start them again") }
                 print("exported \(m.rows["users"] ?? 0) users, \(m.rows["files"] ?? 0) files, \(m.rows["revisions"] ?? 0) revisions and \(m.rows["changes"] ?? 0) changes from \(location) to \(bundle)")
                 return 0
-            case .import(let dataDir, let location, let bundle):
-                let m = try StoreMove.import(dataDir: dataDir, location: location, from: bundle)
+            case .import(let dataDir, let location, let content, let bundle):
+                let store = try ContentLocation.open(content, dataDir: dataDir, instance: nil)
+                let m = try StoreMove.import(dataDir: dataDir, location: location, content: store, from: bundle)
+                if m.uploadsLeft > 0 { print("left \(m.uploadsLeft) unfinished upload(s) out: an object store takes no part files, so their clients start them again") }
                 print("imported \(m.rows["users"] ?? 0) users, \(m.rows["files"] ?? 0) files, \(m.rows["revisions"] ?? 0) revisions and \(m.rows["changes"] ?? 0) changes from \(bundle) into \(location)")
                 return 0
             case .serve(let config, let logRequests):

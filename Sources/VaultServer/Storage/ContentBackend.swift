@@ -32,6 +32,16 @@ protocol ContentBackend: AnyObject, Sendable {
     /// Opens revision `revisionId` (of `size` bytes) for reading at any offset.
     func open(revision revisionId: String, size: Int64) throws -> RevisionReader
 
+    // MARK: Store moves (`vault-server export`, `import`)
+
+    /// Writes revision `revisionId` (of `size` bytes) to the new file `path`.
+    func export(revision revisionId: String, size: Int64, to path: String) throws
+    /// Makes the file `path` the content of revision `revisionId` (the file stays).
+    func importRevision(_ revisionId: String, from path: String) throws
+    /// Whether unfinished upload sessions move with the store: their parts are files of the data
+    /// folder. An object store keeps them as multipart uploads in its bucket, which no move carries.
+    var movesUploadSessions: Bool { get }
+
     // MARK: Resumable uploads
 
     /// Whether a session needs a store-side upload (`uploads.store_upload_id`) before its first chunk.
@@ -153,6 +163,22 @@ final class FileRevisionReader: RevisionReader, @unchecked Sendable {
 }
 
 extension ContentBackend {
+    /// Reads the revision through `open` into a new file (mode 0600), synced.
+    func export(revision revisionId: String, size: Int64, to path: String) throws {
+        let reader = try open(revision: revisionId, size: size)
+        let out = try POSIXFile(path: path, flags: O_WRONLY | O_CREAT | O_EXCL)   // mode 0600
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var at: Int64 = 0
+        while at < size {
+            let want = Int(min(Int64(buffer.count), size - at))
+            let n = try buffer.withUnsafeMutableBytes { try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: at) }
+            guard n > 0 else { throw APIError.internal("revision \(revisionId) is shorter in the store than its row says") }
+            try buffer.withUnsafeBytes { try out.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: at) }
+            at += Int64(n)
+        }
+        try out.sync()
+    }
+
     /// The body of `length` bytes of `revisionId` from `offset`: the file itself when it is
     /// one, else a stream.
     func body(revision revisionId: String, size: Int64, offset: Int64, length: Int64) throws -> ResponseBody {

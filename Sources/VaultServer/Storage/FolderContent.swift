@@ -66,6 +66,19 @@ final class FolderContent: ContentBackend, @unchecked Sendable {
         FileRevisionReader(try POSIXFile(path: revisionPath(revisionId), flags: O_RDONLY))
     }
 
+    // MARK: Store moves: hard links where the folders allow
+
+    func export(revision revisionId: String, size: Int64, to path: String) throws {
+        try StoreMove.copyFile(revisionPath(revisionId), to: path)
+    }
+
+    func importRevision(_ revisionId: String, from path: String) throws {
+        try FileSystem.makeDirectory(contentDir)
+        try StoreMove.copyFile(path, to: revisionPath(revisionId))
+    }
+
+    var movesUploadSessions: Bool { true }
+
     // MARK: Resumable uploads: chunks written in place into one part file
 
     var needsStoreUpload: Bool { false }

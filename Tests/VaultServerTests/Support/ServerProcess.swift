@@ -229,6 +229,12 @@ struct APIUser: Sendable {
         token = try server.token(name)
     }
 
+    /// A user of `server` by a token it already holds (one issued before a restart or a move).
+    init(_ server: ServerProcess, token: String) {
+        self.server = server
+        self.token = token
+    }
+
     func send(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> TestResponse {
         var h = headers
         h["Authorization"] = "Bearer \(token)"

@@ -110,6 +110,16 @@ final class S3Content: ContentBackend, @unchecked Sendable {
         S3RevisionReader(client: client, key: Self.revisionKey(revisionId), size: size)
     }
 
+    // MARK: Store moves
+
+    /// PUTs the file as `content/<revisionId>` (again, when a move into the same bucket finds it there).
+    func importRevision(_ revisionId: String, from path: String) throws {
+        let f = try POSIXFile(path: path, flags: O_RDONLY)
+        try client.put(Self.revisionKey(revisionId), file: f, length: f.size)
+    }
+
+    var movesUploadSessions: Bool { false }
+
     // MARK: Resumable uploads
 
     var needsStoreUpload: Bool { true }
