@@ -1,31 +1,52 @@
 #!/usr/bin/env bash
 # Scale-out of vault-server on this machine (issue 22), side by side with the embedded server:
 # builds release; starts a PostgreSQL 15 cluster of its own (initdb in a temp folder, loopback,
-# default durability: fsync on), three instances on it sharing one data folder behind haproxy
-# round-robin, and one embedded server (SQLite + folder). Prints upload throughput with 1, 4
-# and 16 concurrent curl clients (SIZE_MB-MiB one-request uploads) for both and the ratio; the
-# latency from sending a change through instance 1 to its event on a stream open on instance 2
-# (CHANGES changes, p50/p99, while STREAMS idle streams are open there); and each process's RSS.
-# Everything on loopback, all temp data removed at exit.
-#   SIZE_MB=16 CHANGES=200 STREAMS=100 SCRATCH=.build-server scripts/bench-scale-out.sh
+# default durability: fsync on), a SeaweedFS S3 store of its own (`weed server`, the binary of
+# scripts/install-deps.sh; CONTENT=folder shares one data folder instead), three instances on
+# them behind haproxy round-robin, and one embedded server (SQLite + folder). Prints:
+#  1. upload throughput with 1, 4 and 16 concurrent curl clients (SIZE_MB-MiB one-request
+#     uploads) for both, and the ratio;
+#  2. `kill -9` of the instance receiving a chunk in the middle of a resumable upload of
+#     KILL_MB MiB through the balancer: the bytes re-sent (the server's bytesReceivedTotal less
+#     the file's size; target <= 1 chunk) and the file's SHA-256 read back;
+#  3. the latency from sending a change through instance 1 to its event on a stream open on
+#     instance 2 (CHANGES changes, p50/p99, while STREAMS streams are open there);
+#  4. LOSS_CHANGES changes made through the balancer by 4 writers while an instance is killed
+#     (-9) and started again every RESTART_S seconds, followed by one client through the
+#     balancer (event stream with Last-Event-ID, then the feed from its cursor): changes lost and
+#     repeated (target 0 and 0);
+#  and each process's RSS. Everything on loopback, all temp data removed at exit.
+#   SIZE_MB=16 KILL_MB=1024 CHANGES=200 STREAMS=1000 LOSS_CHANGES=100000 RESTART_S=3 \
+#   CONTENT=s3 SCRATCH=.build-server scripts/bench-scale-out.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${SCRATCH:-$ROOT/.build-server}
 SIZE_MB=${SIZE_MB:-16}
 CHANGES=${CHANGES:-200}
-STREAMS=${STREAMS:-100}
+STREAMS=${STREAMS:-1000}
+KILL_MB=${KILL_MB:-1024}
+LOSS_CHANGES=${LOSS_CHANGES:-100000}
+RESTART_S=${RESTART_S:-3}
+CONTENT=${CONTENT:-s3}
 PG_BIN=/usr/lib/postgresql/15/bin
 PY=/usr/bin/python3
+WEED=${WEED_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/vault/venv-seaweedfs-4.48/bin/weed}
 for tool in curl haproxy "$PG_BIN/initdb" "$PY"; do
   command -v "$tool" >/dev/null || { echo "$tool is required (scripts/install-deps.sh)" >&2; exit 1; }
 done
+if [ "$CONTENT" = s3 ] && ! [ -x "$WEED" ]; then echo "SeaweedFS ($WEED) is required for CONTENT=s3: scripts/install-deps.sh" >&2; exit 1; fi
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 # shellcheck source=lib/release-server.sh
 . "$ROOT/scripts/lib/release-server.sh"
 PIDS=()
 PG_PID=""
+WEED_PID=""
 stop_all() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  # Instances restarted by the kill phases are not children of this shell: their pid files.
+  for f in "$TMP"/vault*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
+  if [ -n "$WEED_PID" ]; then kill "$WEED_PID" 2>/dev/null || true; wait "$WEED_PID" 2>/dev/null || true; fi
   if [ -n "$PG_PID" ]; then kill "$PG_PID" 2>/dev/null || true; wait "$PG_PID" 2>/dev/null || true; fi
   cleanup
 }
@@ -46,39 +67,66 @@ PG_PID=$!
 for _ in $(seq 100); do "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break; sleep 0.1; done
 URL="postgresql://vault:bench-db-password@127.0.0.1:$PG_PORT/postgres"
 
+# SeaweedFS of our own: master, volume, filer and S3 gateway in one `weed server`, on loopback.
+CONTENT_ARGS=()
+if [ "$CONTENT" = s3 ]; then
+  W=(); for _ in 1 2 3 4 5 6 7 8; do W+=("$(free_port)"); done
+  mkdir -p "$TMP/weed/data"
+  KEY="bench$RANDOM$RANDOM"; SECRET="$(head -c 24 /dev/urandom | base64 | tr -d '/+=')"
+  printf '{"identities":[{"name":"vault","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":["Admin","Read","Write","List","Tagging"]}]}' \
+    "$KEY" "$SECRET" > "$TMP/weed/s3.json"
+  printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$KEY" "$SECRET" > "$TMP/weed/credentials"
+  (cd "$TMP/weed" && exec "$WEED" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$TMP/weed/data" \
+    -master.port="${W[0]}" -master.port.grpc="${W[4]}" -master.volumeSizeLimitMB=1024 \
+    -volume.port="${W[1]}" -volume.port.grpc="${W[5]}" -volume.max=0 \
+    -filer -filer.port="${W[2]}" -filer.port.grpc="${W[6]}" \
+    -s3 -s3.port="${W[3]}" -s3.port.grpc="${W[7]}" -s3.config="$TMP/weed/s3.json" \
+    -s3.port.iceberg=0 -s3.port.lance=0 -iam=false -s3.iam=false) >"$TMP/weed.log" 2>&1 &
+  WEED_PID=$!
+  S3="s3://vault-bench?endpoint=http://127.0.0.1:${W[3]}&region=us-east-1&credentials=$TMP/weed/credentials"
+  for _ in $(seq 600); do "$BIN" migrate --data "$TMP/shared" --metadata "$URL" --content "$S3" >/dev/null 2>&1 && break; sleep 0.2; done
+  CONTENT_ARGS=(--content "$S3")
+fi
+
 MAX_BODY=$(( (SIZE_MB + 1) << 20 ))
-start_server() {   # name, extra args…: starts it, waits for its port; sets LAST_PORT, LAST_PID
-  local name=$1; shift
-  "$BIN" serve --listen 127.0.0.1:0 --quiet --max-body "$MAX_BODY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+start_server() {   # name, port (0: any), extra args…: starts it, waits for its port; sets LAST_PORT, LAST_PID
+  local name=$1 port=$2; shift 2
+  "$BIN" serve --listen "127.0.0.1:$port" --quiet --max-body "$MAX_BODY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
   LAST_PID=$!
   PIDS+=("$LAST_PID")
+  echo "$LAST_PID" > "$TMP/$name.pid"
+  disown "$LAST_PID"   # the kill phases kill and restart instances: no job notices from this shell
   for _ in $(seq 100); do grep -q listening "$TMP/$name.out" 2>/dev/null && break; sleep 0.1; done
   LAST_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/$name.out")
   [ -n "$LAST_PORT" ] || { echo "$name did not start:" >&2; cat "$TMP/$name.err" >&2; exit 1; }
 }
 
-"$BIN" migrate --metadata "$URL" >/dev/null
-"$BIN" user add bench --data "$TMP/shared" --metadata "$URL" --password-file "$TMP/pw" >/dev/null
+"$BIN" migrate --data "$TMP/shared" --metadata "$URL" "${CONTENT_ARGS[@]}" >/dev/null
+"$BIN" user add bench --data "$TMP/shared" --metadata "$URL" "${CONTENT_ARGS[@]}" --password-file "$TMP/pw" >/dev/null
 "$BIN" user add bench --data "$TMP/embedded" --password-file "$TMP/pw" >/dev/null
 head -c 32 /dev/urandom > "$TMP/jwt.secret"
 PORTS=(); INSTANCE_PIDS=()
 for i in 1 2 3; do
-  start_server "vault$i" --data "$TMP/shared" --metadata "$URL" --jwt-secret-file "$TMP/jwt.secret" \
-    --instance "vault$i" --trusted-proxy 127.0.0.1 --max-connections-per-ip 0 --max-event-streams 100000
+  # Fixed ports, so an instance killed by a phase below starts again where the balancer expects it.
+  start_server "vault$i" "$(free_port)" --data "$TMP/shared" --metadata "$URL" "${CONTENT_ARGS[@]}" \
+    --jwt-secret-file "$TMP/jwt.secret" --instance "vault$i" --trusted-proxy 127.0.0.1 --max-connections-per-ip 0 \
+    --max-event-streams 100000 --max-connections 4000 --changes-keep 10000000
   PORTS+=("$LAST_PORT"); INSTANCE_PIDS+=("$LAST_PID")
 done
-start_server embedded --data "$TMP/embedded"
+start_server embedded 0 --data "$TMP/embedded"
 EMBEDDED_PORT=$LAST_PORT; EMBEDDED_PID=$LAST_PID
 
 LB_PORT=$(free_port)
 cat > "$TMP/haproxy.cfg" <<EOF
 global
     maxconn 4000
+    stats socket $TMP/haproxy.sock mode 600 level admin
 defaults
     mode http
     timeout connect 2s
     timeout client 120s
     timeout server 120s
+    timeout check 5s
     retries 3
     option redispatch
     option forwardfor
@@ -89,9 +137,9 @@ backend instances
     balance roundrobin
     option httpchk GET /readyz
     http-check expect status 200
-    server vault1 127.0.0.1:${PORTS[0]} check inter 1s
-    server vault2 127.0.0.1:${PORTS[1]} check inter 1s
-    server vault3 127.0.0.1:${PORTS[2]} check inter 1s
+    server vault1 127.0.0.1:${PORTS[0]} check inter 300ms fall 1 rise 1
+    server vault2 127.0.0.1:${PORTS[1]} check inter 300ms fall 1 rise 1
+    server vault3 127.0.0.1:${PORTS[2]} check inter 300ms fall 1 rise 1
 EOF
 haproxy -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
 PIDS+=($!)
@@ -115,7 +163,9 @@ upload_round() {   # base URL, token, clients → seconds
 
 EMB="http://127.0.0.1:$EMBEDDED_PORT"; LB="http://127.0.0.1:$LB_PORT"
 EMB_TOKEN=$(token "$EMB"); LB_TOKEN=$(token "$LB")
-echo "payload ${SIZE_MB} MiB per client; $(nproc) cores; PostgreSQL 15 (fsync on) on loopback; 3 instances behind haproxy"
+STORE="$([ "$CONTENT" = s3 ] && echo "SeaweedFS S3" || echo "one shared data folder")"
+echo "payload ${SIZE_MB} MiB per client; $(nproc) cores; PostgreSQL 15 (fsync on) and $STORE on loopback; 3 instances behind haproxy"
+echo "== 1. upload throughput"
 printf '%-10s %18s %22s %8s\n' "clients" "embedded MiB/s" "3 instances MiB/s" "ratio"
 for N in 1 4 16; do
   e=$(upload_round "$EMB" "$EMB_TOKEN" "$N")
@@ -124,6 +174,10 @@ for N in 1 4 16; do
     'BEGIN { printf "%-10s %18.1f %22.1f %7.2fx\n", n, n * s / e, n * s / d, e / d }'
 done
 
+echo "== 2. kill -9 of the instance receiving a chunk, mid-upload of ${KILL_MB} MiB"
+"$PY" "$ROOT/scripts/lib/scale_out.py" kill-upload "$TMP" "$LB_PORT" "$LB_TOKEN" "$KILL_MB"
+
+echo "== 3. a change through instance 1, its event on instance 2"
 # Cross-instance event latency: a stream on instance 2 (plus idle ones), changes through instance 1.
 "$PY" - "${PORTS[0]}" "${PORTS[1]}" "$(token "http://127.0.0.1:${PORTS[0]}")" "$CHANGES" "$STREAMS" <<'EOF'
 import http.client, json, socket, sys, threading, time
@@ -160,6 +214,10 @@ print("event on instance 2 after a change sent through instance 1 (%d changes, %
 for s in idle: s.close()
 EOF
 
+echo "== 4. changes lost or repeated across instance restarts"
+"$PY" "$ROOT/scripts/lib/scale_out.py" loss "$TMP" "$LB_PORT" "$LB_TOKEN" "$LOSS_CHANGES" "$RESTART_S"
+
+echo "== RSS"
 rss() { awk '/VmRSS/ { r = $2 } /VmHWM/ { h = $2 } END { printf "RSS %.1f MiB (peak %.1f MiB)", r / 1024, h / 1024 }' "/proc/$1/status"; }
-for i in 0 1 2; do echo "instance vault$((i + 1)): $(rss "${INSTANCE_PIDS[$i]}")"; done
+for i in 1 2 3; do echo "instance vault$i (since its last start): $(rss "$(cat "$TMP/vault$i.pid")")"; done
 echo "embedded server: $(rss "$EMBEDDED_PID")"

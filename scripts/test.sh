@@ -2,7 +2,9 @@
 # Installs what the tests need and runs every test: unit tests, the end-to-end tests through the
 # real `vault` and `vault-server` binaries against a real keyring (a throwaway D-Bus session with
 # gnome-keyring), the independent-decryptor check of SECURITY.md, and the behaviour-parity check
-# of docs/openapi.yaml against a real vault-server (schemathesis).
+# of docs/openapi.yaml against a real vault-server (schemathesis); the server suite again on
+# PostgreSQL and on PostgreSQL + S3, and the client's end-to-end suites through a deployment of three
+# instances on both behind haproxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # How long each part took, printed as it ends and again at the end, so a slow part is visible.
@@ -65,6 +67,16 @@ VAULT_TEST_METADATA=postgresql VAULT_TEST_CONTENT=s3 swift test --skip-build --f
 if [ "$s3" -ne 0 ]; then grep -E "error:|failed \(" "$S3_LOG" | head -n 40; fi
 grep -E "Executed [0-9]+ tests?" "$S3_LOG" | tail -n 1; rm -f "$S3_LOG"
 took "server tests on PostgreSQL + S3"
+# The client's end-to-end suites once more through a distributed deployment (issue 22): every
+# server they start is 3 instances on PostgreSQL and SeaweedFS S3 behind haproxy (Deployment.swift).
+BAL_LOG=$(mktemp /tmp/vault-balanced-log.XXXXXX)
+bal=0
+VAULT_TEST_DEPLOYMENT=balanced dbus-run-session -- scripts/with-keyring.sh swift test --skip-build \
+  --filter 'VaultCLITests\.(TwoWaySyncTests|EndToEndTests|TransferTests|MaliciousServerTests|DownloadFaultTests|AgentTransferTests)/' \
+  >"$BAL_LOG" 2>&1 || bal=$?
+if [ "$bal" -ne 0 ]; then grep -E "error:|failed \(" "$BAL_LOG" | head -n 40; fi
+grep -E "Executed [0-9]+ tests?" "$BAL_LOG" | tail -n 1; rm -f "$BAL_LOG"
+took "client suites through 3 instances on PostgreSQL + S3"
 LOG=$(mktemp /tmp/vault-test-log.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 set +e
@@ -97,4 +109,5 @@ PY
 [ "$comp" -eq 0 ] || { echo "the completion check failed (above)"; exit 1; }
 [ "$pg" -eq 0 ] || { echo "the server tests on PostgreSQL failed (above)"; exit 1; }
 [ "$s3" -eq 0 ] || { echo "the server tests on PostgreSQL + S3 failed (above)"; exit 1; }
+[ "$bal" -eq 0 ] || { echo "the client suites through the distributed deployment failed (above)"; exit 1; }
 exit "$status"

@@ -70,14 +70,15 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(restored.status, 200, String(decoding: restored.body, as: UTF8.self))
         XCTAssertEqual(try server.children(folder)[nameA]?["sha256"] as? String, sha256Hex(contentA1), "the restored head")
 
-        // Nothing in the clear: data folder, access log, wire.
+        // Nothing in the clear: what the server stores, its access logs, the wire.
+        let stored = try server.storedFolders(), log = Data(server.log.utf8)
         let markers = [dir, dir2, nameA, nameB, renamed, unicode, "Grüße", dataA, dataB, dataA2, dataU]
             + [dir, nameA, renamed].map { String($0.prefix(20)) }
         XCTAssertFalse(tap.bytes.isEmpty)
         XCTAssertNotNil(tap.bytes.range(of: Data("PUT /v1/upload/".utf8)), "the tap saw the uploads")
         for m in markers {
-            XCTAssertEqual(filesContaining(m, under: server.dataDir), [], "\(m) under the server's data folder")
-            XCTAssertNil(try Data(contentsOf: server.logFile).range(of: Data(m.utf8)), "\(m) in the access log")
+            for folder in stored { XCTAssertEqual(filesContaining(m, under: folder), [], "\(m) in what the server stores") }
+            XCTAssertNil(log.range(of: Data(m.utf8)), "\(m) in the access log")
             XCTAssertNil(tap.bytes.range(of: Data(m.utf8)), "\(m) on the wire")
         }
         XCTAssertNil(tap.bytes.range(of: Data(CLIHarness.password.utf8)), "the vault password on the wire")
@@ -127,14 +128,15 @@ final class EndToEndTests: XCTestCase {
         for (name, data) in originals { XCTAssertEqual(try Data(contentsOf: out.appendingPathComponent(name)), data, name) }
     }
 
-    /// Runs scripts/independent-decrypt-server.py on the server's data folder.
+    /// Runs scripts/independent-decrypt-server.py on the server's data folder (of a deployment:
+    /// a copy of its stores in the embedded form, `ServerHarness.embeddedCopy`).
     func runDecoder(out: URL) throws -> (status: Int32, output: String) {
         guard (try? runTool("/usr/bin/env", ["python3", "-c", "import cryptography, argon2"])) == 0 else {
             throw XCTSkip("python3 with cryptography and argon2-cffi is needed (scripts/check-independent-decrypt.sh installs them)")
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", Self.repoRoot.appendingPathComponent("scripts/independent-decrypt-server.py").path, server.dataDir.path,
+        p.arguments = ["python3", Self.repoRoot.appendingPathComponent("scripts/independent-decrypt-server.py").path, try server.embeddedCopy().path,
                        "--user", server.user, "--password-file", h.passwordFile.path, "--out", out.path, "--revisions"]
         let pipe = Pipe()
         p.standardOutput = pipe; p.standardError = pipe

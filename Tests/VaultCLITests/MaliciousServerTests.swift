@@ -216,13 +216,13 @@ final class MaliciousServerTests: XCTestCase {
 }
 
 extension ServerHarness {
-    /// Adds a user to the running server's data folder.
+    /// Adds a user to the running server's stores.
     func addUser(_ name: String, password: String) throws {
         let pw = dataDir.deletingLastPathComponent().appendingPathComponent("\(name).pw")
         try Data((password + "\n").utf8).write(to: pw)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = ["user", "add", name, "--data", dataDir.path, "--password-file", pw.path]
+        p.arguments = ["user", "add", name, "--data", dataDir.path, "--password-file", pw.path] + storeArgs
         p.standardOutput = FileHandle.nullDevice; p.standardError = FileHandle.nullDevice
         try p.run(); p.waitUntilExit()
         guard p.terminationStatus == 0 else { throw TransferTestError("vault-server user add \(name) failed") }

@@ -11,11 +11,17 @@ import Glibc
 /// With `instances` > 1 it is a deployment: that many processes on one PostgreSQL database
 /// (`metadata`) and one shared data folder, behind haproxy (`Balancer`, round-robin); `url` is
 /// the balancer's, `faults` reach every instance, `kill9(instance:)` takes one down.
+///
+/// Under `VAULT_TEST_DEPLOYMENT=balanced` every server a test asks for as one embedded instance
+/// is such a deployment instead, with its content in a fresh bucket of a SeaweedFS S3 store too
+/// (`Deployment`): the client suites run unchanged against the distributed mode (issue 22).
 final class ServerHarness: @unchecked Sendable {
     private(set) var dataDir: URL
     let logFile: URL
     /// `--metadata` of every instance (nil: the embedded `DATA/meta.db`).
     private(set) var metadata: String?
+    /// `--content` of every instance (nil: the data folder).
+    private(set) var content: String?
     /// The processes' own ports (one entry per instance).
     private(set) var instancePorts: [UInt16] = []
     private var processes: [Process?] = []
@@ -34,10 +40,16 @@ final class ServerHarness: @unchecked Sendable {
     var url: String { "\(certFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
     static var binary: String { CLIHarness.productsDirectory.appendingPathComponent("vault-server").path }
 
-    init(root: URL, args: [String] = [], tls: Bool = false, instances: Int = 1, metadata: String? = nil) throws {
-        precondition(instances == 1 || (metadata != nil && !tls), "several instances share a PostgreSQL database, over plain HTTP")
+    init(root: URL, args: [String] = [], tls: Bool = false, instances: Int = 1, metadata: String? = nil,
+         content: String? = nil) throws {
+        var instances = instances, metadata = metadata, content = content
+        if Deployment.balanced && instances == 1 && metadata == nil && content == nil {
+            (instances, metadata, content) = try Deployment.stores()
+        }
+        precondition(instances == 1 || metadata != nil, "several instances share a PostgreSQL database")
         var args = args
         self.metadata = metadata
+        self.content = content
         if tls {
             let cert = root.appendingPathComponent("cert.pem"), key = root.appendingPathComponent("key.pem")
             try Self.sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout '\(key.path)'"
@@ -45,7 +57,7 @@ final class ServerHarness: @unchecked Sendable {
             pin = "sha256//" + (try Self.sh("openssl x509 -in '\(cert.path)' -pubkey -noout | openssl pkey -pubin -outform der"
                                             + " | openssl dgst -sha256 -binary | base64")).trimmingCharacters(in: .whitespacesAndNewlines)
             certFile = cert
-            args += ["--tls-cert", cert.path, "--tls-key", key.path]
+            if instances == 1 { args += ["--tls-cert", cert.path, "--tls-key", key.path] }
         }
         dataDir = root.appendingPathComponent("server-data")
         logFile = root.appendingPathComponent("server.log")
@@ -53,7 +65,7 @@ final class ServerHarness: @unchecked Sendable {
         try Data((password + "\n").utf8).write(to: passwordFile)
         let add = Process()
         add.executableURL = URL(fileURLWithPath: Self.binary)
-        add.arguments = ["user", "add", user, "--data", dataDir.path, "--password-file", passwordFile.path] + (metadata.map { ["--metadata", $0] } ?? [])
+        add.arguments = ["user", "add", user, "--data", dataDir.path, "--password-file", passwordFile.path] + Self.storeArgs(metadata, content)
         add.standardOutput = FileHandle.nullDevice
         add.standardError = FileHandle.nullDevice
         try add.run(); add.waitUntilExit()
@@ -64,7 +76,15 @@ final class ServerHarness: @unchecked Sendable {
         processes = Array(repeating: nil, count: instances)
         instancePorts = Array(repeating: 0, count: instances)
         for i in 0..<instances { try startInstance(i) }
-        if instances > 1 { balancer = try Balancer(root: root.appendingPathComponent("balancer"), backends: instancePorts) }
+        if instances > 1 {
+            // A deployment terminates TLS at its balancer, which reaches the instances over plain HTTP.
+            let pem = try certFile.map { cert -> URL in
+                let both = root.appendingPathComponent("balancer.pem")
+                try (try Data(contentsOf: cert) + Data(contentsOf: root.appendingPathComponent("key.pem"))).write(to: both)
+                return both
+            }
+            balancer = try Balancer(root: root.appendingPathComponent("balancer"), backends: instancePorts, tls: pem)
+        }
     }
 
     private let args: [String]
@@ -80,7 +100,7 @@ final class ServerHarness: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = ["serve", "--data", dataDir.path, "--listen", "127.0.0.1:\(instancePorts[i])", "--test-faults",
-                       "--instance", "vault\(i)"] + metadataArgs + args
+                       "--instance", "vault\(i)"] + storeArgs + args
         let out = Pipe()
         p.standardOutput = out
         let file = logFile(i)
@@ -95,24 +115,34 @@ final class ServerHarness: @unchecked Sendable {
         instancePorts[i] = port
     }
 
-    /// `--metadata URL`, or nothing for the embedded store.
-    var metadataArgs: [String] { metadata.map { ["--metadata", $0] } ?? [] }
+    /// `--metadata URL` and `--content URL` of the stores, or nothing for the embedded ones
+    /// (every admin command takes both).
+    var storeArgs: [String] { Self.storeArgs(metadata, content) }
+
+    static func storeArgs(_ metadata: String?, _ content: String?) -> [String] {
+        (metadata.map { ["--metadata", $0] } ?? []) + (content.map { ["--content", $0] } ?? [])
+    }
 
     /// Moves the whole store the way an operator would: every instance stopped, `vault-server
     /// export` of this store, `import` into `metadata` (nil: the embedded SQLite file) with the
     /// data folder `dataDir`, the instances started again on the same ports.
     func move(toMetadata metadata: String?, dataDir newDir: URL) throws {
-        stopAll(kill: false)
+        try stopped {
+            try copyStore(into: newDir, Self.storeArgs(metadata, content))
+            self.metadata = metadata
+            dataDir = newDir
+        }
+    }
+
+    /// `vault-server export` of this store (instances stopped), `import` of it into the data
+    /// folder `newDir` with the stores of `storeArgs`.
+    func copyStore(into newDir: URL, _ storeArgs: [String]) throws {
         let bundle = dataDir.deletingLastPathComponent().appendingPathComponent("export-" + UUID().uuidString).path
         defer { try? FileManager.default.removeItem(atPath: bundle) }
-        let export = try toolOutput(Self.binary, ["export", "--data", dataDir.path, "--out", bundle] + metadataArgs)
+        let export = try toolOutput(Self.binary, ["export", "--data", dataDir.path, "--out", bundle] + self.storeArgs)
         guard export.status == 0 else { throw TransferTestError("export failed: \(export.output)") }
-        let importArgs = ["import", "--data", newDir.path, "--from", bundle] + (metadata.map { ["--metadata", $0] } ?? [])
-        let imported = try toolOutput(Self.binary, importArgs)
+        let imported = try toolOutput(Self.binary, ["import", "--data", newDir.path, "--from", bundle] + storeArgs)
         guard imported.status == 0 else { throw TransferTestError("import failed: \(imported.output)") }
-        self.metadata = metadata
-        dataDir = newDir
-        for i in processes.indices { try startInstance(i) }
     }
 
     /// `kill -9` of instance `i` (no shutdown at all).
@@ -125,6 +155,13 @@ final class ServerHarness: @unchecked Sendable {
 
     /// Whether instance `i` runs.
     func isRunning(_ i: Int) -> Bool { processes[i]?.isRunning == true }
+
+    /// Runs `body` with every instance stopped (SIGTERM), then starts them again on their ports.
+    func stopped(_ body: () throws -> Void) throws {
+        stopAll(kill: false)
+        try body()
+        for i in processes.indices { try startInstance(i) }
+    }
 
     /// Every instance stopped (SIGKILL, or SIGTERM when `kill` is false).
     private func stopAll(kill: Bool) {
@@ -189,7 +226,8 @@ final class ServerHarness: @unchecked Sendable {
 
     func curl(_ method: String, _ path: String, json: String? = nil, auth: Bool = true, headers: [String: String] = [:],
               instance: Int? = nil) throws -> Answer {
-        let base = instance.map { "http://127.0.0.1:\(instancePorts[$0])" } ?? url
+        // Instances behind a balancer speak plain HTTP; a lone one TLS when it has a certificate.
+        let base = instance.map { "\(certFile != nil && balancer == nil ? "https" : "http")://127.0.0.1:\(instancePorts[$0])" } ?? url
         var args = ["-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", base + path]
         if let certFile { args += ["--cacert", certFile.path] }
         if auth { args += ["-H", "Authorization: Bearer \(try token())"] }

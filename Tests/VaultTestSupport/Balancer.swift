@@ -14,15 +14,20 @@ public final class Balancer: @unchecked Sendable {
     public static let unavailableMessage = "haproxy is not installed (\(binary)): apt-get install haproxy (scripts/install-deps.sh installs it)"
 
     public let port: UInt16
-    public var url: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
     private var process: Process?
 
-    /// Starts haproxy in front of `backends` (ports on 127.0.0.1), its configuration in `root`.
-    public init(root: URL, backends: [UInt16]) throws {
+    /// Whether clients reach it over TLS (it terminates TLS; the backends speak plain HTTP).
+    public let tls: Bool
+
+    /// Starts haproxy in front of `backends` (ports on 127.0.0.1), its configuration in `root`;
+    /// with `tls` (a PEM file of the certificate, then its key) it terminates TLS for them.
+    public init(root: URL, backends: [UInt16], tls pem: URL? = nil) throws {
+        tls = pem != nil
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         port = try freeLoopbackPort()
         let config = root.appendingPathComponent("haproxy.cfg")
-        try Data(Self.configuration(port: port, backends: backends).utf8).write(to: config)
+        try Data(Self.configuration(port: port, backends: backends, tls: pem).utf8).write(to: config)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = ["-db", "-f", config.path]   // -db: stay in the foreground, no daemon
@@ -45,9 +50,9 @@ public final class Balancer: @unchecked Sendable {
         p.waitUntilExit()
     }
 
-    /// The configuration: HTTP mode, round-robin, health checks on `/readyz`, long server
+    /// The configuration: HTTP mode, round-robin, health checks on `/readyz` (each given 5 s), long server
     /// timeouts for event streams (the server sends a keep-alive comment every 15 s).
-    static func configuration(port: UInt16, backends: [UInt16]) -> String {
+    static func configuration(port: UInt16, backends: [UInt16], tls pem: URL? = nil) -> String {
         let servers = backends.enumerated().map { i, p in
             "    server vault\(i) 127.0.0.1:\(p) check inter 200ms fall 1 rise 1"
         }.joined(separator: "\n")
@@ -60,11 +65,14 @@ public final class Balancer: @unchecked Sendable {
             timeout client 120s
             timeout server 120s
             timeout http-request 30s
+            # A check may take its time (a probe object to the content store on a loaded machine); without
+            # this haproxy bounds it by `inter`, and an instance slow to answer /readyz leaves rotation.
+            timeout check 5s
             retries 3
             option redispatch
             option forwardfor
         frontend vault
-            bind 127.0.0.1:\(port)
+            bind 127.0.0.1:\(port)\(pem.map { " ssl crt \($0.path)" } ?? "")
             default_backend instances
         backend instances
             balance roundrobin

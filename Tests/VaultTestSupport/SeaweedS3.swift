@@ -158,6 +158,15 @@ public final class SeaweedS3: @unchecked Sendable {
         return [UInt8](FileManager.default.contents(atPath: out) ?? Data())
     }
 
+    /// Stores `bytes` as object `key` of `bucket` behind the server's back (a test of damage detection).
+    public func putObject(bucket: String, key: String, bytes: [UInt8]) throws {
+        let file = dir + "/put-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let r = try s3("PUT", "/\(bucket)/\(key)", input: file)
+        guard r.status == 200 else { throw SeaweedS3Error("PUT \(key): \(r.status) \(r.body)") }
+    }
+
     /// Deletes object `key` of `bucket` behind the server's back (a test of damage detection).
     public func deleteObject(bucket: String, key: String) throws {
         _ = try s3("DELETE", "/\(bucket)/\(key)")
@@ -165,13 +174,13 @@ public final class SeaweedS3: @unchecked Sendable {
 
     /// One SigV4-signed request through the `curl` command (never a proxy); status and body.
     @discardableResult
-    public func s3(_ method: String, _ path: String, output: String? = nil) throws -> (status: Int, body: String) {
+    public func s3(_ method: String, _ path: String, output: String? = nil, input: String? = nil) throws -> (status: Int, body: String) {
         let bodyFile = output ?? dir + "/curl-\(UUID().uuidString.prefix(8))"
         defer { if output == nil { try? FileManager.default.removeItem(atPath: bodyFile) } }
         let run = try toolOutput("/usr/bin/curl", [
             "-s", "--noproxy", "*", "--max-time", "20", "-X", method, "--aws-sigv4", "aws:amz:us-east-1:s3",
             "--user", "\(accessKey):\(secretKey)", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
-            "-o", bodyFile, "-w", "%{http_code}", endpoint + path])
+            "-o", bodyFile, "-w", "%{http_code}"] + (input.map { ["--data-binary", "@" + $0] } ?? []) + [endpoint + path])
         let status = Int(run.output) ?? 0
         let body = output == nil ? ((try? String(contentsOfFile: bodyFile, encoding: .utf8)) ?? "") : ""
         return (status, body)
