@@ -203,6 +203,34 @@ final class S3ContentTests: XCTestCase {
         XCTAssertEqual(try u.send("GET", "/v1/files/\(fid)/content").body, bytes)
     }
 
+    /// A one-shot body of 1 MiB or more goes into the bucket while it arrives (`StreamedPut`):
+    /// published as the revision's object; with a wrong `sha256` a 422 and no object; cut off
+    /// midway, no object and no temp file left.
+    func testAOneShotBodyIsStoredWhileItArrivesAndNothingIsLeftWhenItFails() throws {
+        let (s, store) = try s3Server()
+        let bucket = try XCTUnwrap(s.bucket)
+        let u = try APIUser(s, "alice")
+        let bytes = randomBytes(3 << 20 + 17)
+        let f = try u.upload("big.bin", bytes)
+        XCTAssertEqual(try u.send("GET", "/v1/files/\(f["id"] as! String)/content").body, bytes)
+        XCTAssertEqual(try store.objectKeys(bucket: bucket, prefix: "content/"), ["content/" + (f["headRevisionId"] as! String)])
+
+        let wrong = try u.send("POST", "/v1/upload?uploadType=media&name=wrong.bin&parentId=root&sha256=\(String(repeating: "0", count: 64))",
+                               body: bytes)
+        XCTAssertEqual(wrong.status, 422, wrong.text)
+
+        let c = s.client
+        let fd = try c.connect()
+        try c.writeAll(fd, c.requestHead("POST", "/v1/upload?uploadType=media&name=cut.bin&parentId=root",
+                                         headers: ["Authorization": "Bearer \(u.token)"], bodyLength: bytes.count) + Array(bytes[0..<(1 << 20)]))
+        try waitUntil("the cut body to reach the server") { !s.tempFiles.isEmpty }
+        close(fd)
+        try waitUntil("the cut body's temp file to go") { s.tempFiles.isEmpty }
+        XCTAssertEqual(try store.objectKeys(bucket: bucket, prefix: "content/"), ["content/" + (f["headRevisionId"] as! String)],
+                       "neither the refused nor the cut body left an object")
+        XCTAssertEqual(try u.send("GET", "/v1/files?parentId=root").json["files"].map { ($0 as! [Any]).count }, 1)
+    }
+
     /// `export` of a store whose content is in a bucket reads each revision's object into the
     /// bundle (an unfinished upload, a multipart upload in the bucket, is left out and said so);
     /// `import` of it into the data folder, and from there into another bucket, keeps every

@@ -11,9 +11,10 @@ enum UploadTarget {
 }
 
 /// Content ready to publish: a fully written and fsynced file to move in, an existing revision
-/// to link (restore), or a finished resumable session (`ContentBackend.finish`).
+/// to link (restore), a finished resumable session (`ContentBackend.finish`), or a body already
+/// stored as the revision's object while it arrived (`stored`: its temp file `path` goes at commit).
 struct NewContent {
-    enum Source { case move(path: String), link(revisionId: String), upload(UploadSession) }
+    enum Source { case move(path: String), link(revisionId: String), upload(UploadSession), stored(path: String) }
     var source: Source
     var size: Int64
     var sha256: String

@@ -36,13 +36,14 @@ extension VaultService {
         let expectedSHA = try q["sha256"].flatMap { $0.isEmpty ? nil : try Self.sha256Hex($0) }
         try store.withDB { db in try validate(db, owner: ctx.userId, target: target) }
         try checkBodyAllowed(ctx)
-        let sink = try ContentUploadSink(writer: ContentWriter(store: content, limit: config.maxBody)) { [self] size, sha, path in
+        let writer = try ContentWriter(store: content, limit: config.maxBody, expectedLength: ctx.request.contentLength)
+        let sink = ContentUploadSink(writer: writer) { [self] size, sha, _ in
             if let expected = expectedSHA, expected != sha {
                 throw APIError(status: 422, code: .checksumMismatch,
                                message: "the content's SHA-256 is \(sha), not \(expected); nothing was stored")
             }
             let file = try publish(owner: ctx.userId, deviceId: ctx.deviceId,
-                                   content: NewContent(source: .move(path: path), size: size, sha256: sha, mimeType: mime),
+                                   content: writer.content(size: size, sha256: sha, mimeType: mime),
                                    target: target, checkQuota: true)
             return .json(file, status: 201, headers: [Self.etag(file)])
         }

@@ -18,6 +18,12 @@ protocol ContentBackend: AnyObject, Sendable {
 
     /// A fresh path for a one-shot upload body, on this machine (a `ContentWriter` file).
     func newTempPath() -> String
+    /// Whether such a file becomes the content itself (renamed into place: it is fsynced first),
+    /// or is only read to send its bytes to the store (which makes them durable: no fsync).
+    var publishesTempFiles: Bool { get }
+    /// A PUT of a one-shot body of `length` bytes that starts while the body still arrives into
+    /// the temp file `path` (an object store, for a large enough body), or nil: send it once in.
+    func streamedPut(path: String, length: Int64) throws -> StreamedPut?
 
     func prepare(_ source: NewContent.Source, revisionId: String) throws
     func commit(_ source: NewContent.Source, revisionId: String) throws
@@ -163,6 +169,8 @@ final class FileRevisionReader: RevisionReader, @unchecked Sendable {
 }
 
 extension ContentBackend {
+    func streamedPut(path: String, length: Int64) throws -> StreamedPut? { nil }
+
     /// Reads the revision through `open` into a new file (mode 0600), synced.
     func export(revision revisionId: String, size: Int64, to path: String) throws {
         let reader = try open(revision: revisionId, size: size)

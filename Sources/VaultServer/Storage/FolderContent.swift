@@ -33,6 +33,7 @@ final class FolderContent: ContentBackend, @unchecked Sendable {
     func revisionPath(_ revisionId: String) -> String { contentDir + "/" + revisionId }
     func partPath(_ uploadId: String) -> String { uploadsDir + "/" + uploadId + ".part" }
     func newTempPath() -> String { tmpDir + "/" + Sodium.randomID() }
+    var publishesTempFiles: Bool { true }
 
     func sessionChunkSize(size: Int64, base: Int64) -> Int64 { base }
 
@@ -45,6 +46,7 @@ final class FolderContent: ContentBackend, @unchecked Sendable {
         case .move(let path): try FileSystem.rename(path, revisionPath(revisionId))
         case .link(let rid): try FileSystem.link(revisionPath(rid), revisionPath(revisionId))
         case .upload(let s): try FileSystem.rename(partPath(s.id), revisionPath(revisionId))
+        case .stored: throw APIError.internal("a data folder stores no body while it arrives")
         }
         try FileSystem.syncDirectory(contentDir)
     }

@@ -31,30 +31,39 @@ extension SQLConnection {
     func recordChange(owner: String, file: FileResource, kind: ChangeKind, deviceId: String?, keep: Int) throws -> Int64 {
         let json = (try? APIJSON.encoder().encode(file)).map { String(decoding: $0, as: UTF8.self) }
         let row: [any SQLBindable] = [owner, file.id, kind.rawValue, deviceId, json, Date().timeIntervalSince1970]
-        let seq: Int64
         switch dialect.changeNumbering {
         case .global:
             try run("INSERT INTO changes(owner, file_id, kind, device_id, file_json, created_at) VALUES(?,?,?,?,?,?)", row)
-            seq = try scalar(Int64.self, "SELECT last_insert_rowid()") ?? 0
+            let seq = try scalar(Int64.self, "SELECT last_insert_rowid()") ?? 0
+            let count = try scalar(Int.self, "SELECT count(*) FROM changes WHERE owner = ?", [owner]) ?? 0
+            if count > keep {
+                let cutoff = try scalar(Int64.self, "SELECT seq FROM changes WHERE owner = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+                                        [owner, keep]) ?? 0
+                try prune(owner: owner, through: cutoff)
+            }
+            return seq
         case .perOwner:
-            guard let next = try scalar(Int64.self, "UPDATE users SET change_seq = change_seq + 1 WHERE id = ? RETURNING change_seq",
-                                        [owner]) else {
+            guard let next = try queryOne("UPDATE users SET change_seq = change_seq + 1 WHERE id = ? RETURNING change_seq, changes_pruned_through",
+                                          [owner]), let seq = next[0].int64 else {
                 throw SQLError(kind: .constraint, code: 0, message: MetadataStore.ownerGone)
             }
-            seq = next
             try run("INSERT INTO changes(seq, owner, file_id, kind, device_id, file_json, created_at) VALUES(?,?,?,?,?,?,?)",
                     [seq] + row)
             // Delivered at commit to every server's doorbell; never if this rolls back.
             _ = try query("SELECT pg_notify(?, ?)", [SQLChangeChannel.name, "\(owner):\(seq)"])
+            // An owner's numbers are consecutive (allocated in the writing transaction), so the
+            // `keep` newest are the numbers (seq - keep, seq]: no count of the feed per write,
+            // which grew with it (a 100,000-change feed made each write ~10 ms slower).
+            let cutoff = seq - Int64(keep)
+            if cutoff > (next[1].int64 ?? 0) { try prune(owner: owner, through: cutoff) }
+            return seq
         }
-        let count = try scalar(Int.self, "SELECT count(*) FROM changes WHERE owner = ?", [owner]) ?? 0
-        if count > keep {
-            let cutoff = try scalar(Int64.self, "SELECT seq FROM changes WHERE owner = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
-                                    [owner, keep]) ?? 0
-            try run("DELETE FROM changes WHERE owner = ? AND seq <= ?", [owner, cutoff])
-            try run("UPDATE users SET changes_pruned_through = ? WHERE id = ? AND changes_pruned_through < ?", [cutoff, owner, cutoff])
-        }
-        return seq
+    }
+
+    /// Drops `owner`'s changes numbered `cutoff` and below; cursors at or below it expire.
+    private func prune(owner: String, through cutoff: Int64) throws {
+        try run("DELETE FROM changes WHERE owner = ? AND seq <= ?", [owner, cutoff])
+        try run("UPDATE users SET changes_pruned_through = ? WHERE id = ? AND changes_pruned_through < ?", [cutoff, owner, cutoff])
     }
 
     /// The cursor a new reader of `owner`'s feed starts at, and the floor of a page's

@@ -65,6 +65,7 @@ final class S3Content: ContentBackend, @unchecked Sendable {
     static func usesParts(_ s: UploadSession) -> Bool { s.chunkSize >= minPartSize && s.size > 0 }
 
     func newTempPath() -> String { tmpDir + "/" + Sodium.randomID() }
+    var publishesTempFiles: Bool { false }
 
     /// The server's chunk size, times the smallest factor that keeps a file of `size` bytes
     /// within 10,000 parts, and (past 5 GiB, the most one PUT composes) at S3's 5 MiB minimum
@@ -84,12 +85,22 @@ final class S3Content: ContentBackend, @unchecked Sendable {
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
             try client.put(key, file: f, length: size)
         case .link(let rid): try client.copy(Self.revisionKey(rid), to: key)
-        case .upload: break   // `finish` completed it
+        case .upload, .stored: break   // `finish` completed it; the body went up as it arrived
         }
     }
 
     func commit(_ source: NewContent.Source, revisionId: String) throws {
-        if case .move(let path) = source { FileSystem.remove(path) }
+        switch source {
+        case .move(let path), .stored(let path): FileSystem.remove(path)
+        case .link, .upload: break
+        }
+    }
+
+    /// A one-shot body of `length` bytes (at least 1 MiB: a smaller one is sent whole once it is
+    /// in) goes up as it arrives, read from its temp file `path` as it is written.
+    func streamedPut(path: String, length: Int64) throws -> StreamedPut? {
+        guard length >= 1 << 20, length <= Self.maxPut else { return nil }
+        return try StreamedPut(client: client, path: path, length: length)
     }
 
     func rollback(_ source: NewContent.Source, revisionId: String) {
