@@ -5,7 +5,8 @@
 # scripts/install-deps.sh; CONTENT=folder shares one data folder instead), three instances on
 # them behind haproxy round-robin, and one embedded server (SQLite + folder). Prints:
 #  1. upload throughput with 1, 4 and 16 concurrent curl clients (SIZE_MB-MiB one-request
-#     uploads) for both, and the ratio;
+#     uploads) for both, and the ratio; beside them the same PUTs straight into the S3 store, and
+#     the CPU seconds each side's processes spent per GiB (what bounds a 2-core machine);
 #  2. `kill -9` of the instance receiving a chunk in the middle of a resumable upload of
 #     KILL_MB MiB through the balancer: the bytes re-sent (the server's bytesReceivedTotal less
 #     the file's size; target <= 1 chunk) and the file's SHA-256 read back;
@@ -142,37 +143,66 @@ backend instances
     server vault3 127.0.0.1:${PORTS[2]} check inter 300ms fall 1 rise 1
 EOF
 haproxy -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
-PIDS+=($!)
+HAPROXY_PID=$!
+PIDS+=("$HAPROXY_PID")
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$LB_PORT/readyz" && break; sleep 0.1; done
 
 token() { curl -sf -X POST "$1/v1/auth/token" -d '{"username":"bench","password":"bench-password"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p'; }
 head -c $(( SIZE_MB << 20 )) /dev/urandom > "$TMP/payload"
 now() { date +%s.%N; }
-upload_round() {   # base URL, token, clients → seconds
-  local base=$1 tok=$2 n=$3 t0 t1 pids=()
+timed_round() {   # clients, command…: that many runs of the command at once (each with a name of its own last) → seconds
+  local n=$1 t0 t1 pids=(); shift
   t0=$(now)
-  for i in $(seq "$n"); do
-    curl -sf -o /dev/null -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/octet-stream' \
-      --data-binary @"$TMP/payload" "$base/v1/upload?uploadType=media&name=$RANDOM-$n-$i" &
-    pids+=($!)
-  done
+  for i in $(seq "$n"); do "$@" "$RANDOM-$n-$i" & pids+=($!); done
   for p in "${pids[@]}"; do wait "$p"; done
   t1=$(now)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
+api_upload() {   # base URL, token, name: one one-request upload of the payload
+  curl -sf -o /dev/null -X POST -H "Authorization: Bearer $2" -H 'Content-Type: application/octet-stream' \
+    --data-binary @"$TMP/payload" "$1/v1/upload?uploadType=media&name=$3"
+}
+s3_put() {   # name: the same payload PUT straight into the S3 store (what bounds the instances)
+  curl -sf -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$KEY:$SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+    --data-binary @"$TMP/payload" "http://127.0.0.1:${W[3]}/vault-bench/direct/$1"
+}
+
+ticks() {   # pids… → their CPU time so far (user + system), in clock ticks
+  local t=0 p
+  for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
+  echo "$t"
+}
+pg_pids() { local c; c=$(pgrep -P "$PG_PID" | tr '\n' ' '); echo "$PG_PID $c $(for p in $c; do pgrep -P "$p"; done | tr '\n' ' ')"; }
+instance_pids() { cat "$TMP"/vault1.pid "$TMP"/vault2.pid "$TMP"/vault3.pid; }
+HZ=$(getconf CLK_TCK)
+cpu_per_gib() { awk -v t="$1" -v hz="$HZ" -v mib="$2" 'BEGIN { printf "%.2f", t / hz / (mib / 1024) }'; }
 
 EMB="http://127.0.0.1:$EMBEDDED_PORT"; LB="http://127.0.0.1:$LB_PORT"
 EMB_TOKEN=$(token "$EMB"); LB_TOKEN=$(token "$LB")
 STORE="$([ "$CONTENT" = s3 ] && echo "SeaweedFS S3" || echo "one shared data folder")"
 echo "payload ${SIZE_MB} MiB per client; $(nproc) cores; PostgreSQL 15 (fsync on) and $STORE on loopback; 3 instances behind haproxy"
 echo "== 1. upload throughput"
-printf '%-10s %18s %22s %8s\n' "clients" "embedded MiB/s" "3 instances MiB/s" "ratio"
+printf '%-10s %16s %19s %8s %22s\n' "clients" "embedded MiB/s" "3 instances MiB/s" "ratio" "S3 store alone MiB/s"
+CPU=()
 for N in 1 4 16; do
-  e=$(upload_round "$EMB" "$EMB_TOKEN" "$N")
-  d=$(upload_round "$LB" "$LB_TOKEN" "$N")
-  awk -v n="$N" -v s="$SIZE_MB" -v e="$e" -v d="$d" \
-    'BEGIN { printf "%-10s %18.1f %22.1f %7.2fx\n", n, n * s / e, n * s / d, e / d }'
+  c0=$(ticks "$EMBEDDED_PID")
+  e=$(timed_round "$N" api_upload "$EMB" "$EMB_TOKEN")
+  c1=$(ticks "$EMBEDDED_PID"); i0=$(ticks $(instance_pids)); h0=$(ticks "$HAPROXY_PID"); p0=$(ticks $(pg_pids)); w0=$(ticks $WEED_PID)
+  d=$(timed_round "$N" api_upload "$LB" "$LB_TOKEN")
+  i1=$(ticks $(instance_pids)); h1=$(ticks "$HAPROXY_PID"); p1=$(ticks $(pg_pids)); w1=$(ticks $WEED_PID)
+  if [ "$CONTENT" = s3 ]; then a=$(timed_round "$N" s3_put); else a=""; fi
+  w2=$(ticks $WEED_PID)
+  awk -v n="$N" -v s="$SIZE_MB" -v e="$e" -v d="$d" -v a="$a" \
+    'BEGIN { printf "%-10s %16.1f %19.1f %7.2fx %22s\n", n, n * s / e, n * s / d, e / d, a == "" ? "-" : sprintf("%.1f", n * s / a) }'
+  MIB=$(( N * SIZE_MB ))
+  CPU+=("$(printf '%-10s %16s %19s   (instances %s + haproxy %s + PostgreSQL %s + S3 store %s) %12s' "$N" \
+    "$(cpu_per_gib $((c1 - c0)) $MIB)" "$(cpu_per_gib $((i1 - i0 + h1 - h0 + p1 - p0 + w1 - w0)) $MIB)" \
+    "$(cpu_per_gib $((i1 - i0)) $MIB)" "$(cpu_per_gib $((h1 - h0)) $MIB)" "$(cpu_per_gib $((p1 - p0)) $MIB)" \
+    "$(cpu_per_gib $((w1 - w0)) $MIB)" "$([ -n "$a" ] && cpu_per_gib $((w2 - w1)) $MIB || echo -)")")
 done
+echo "CPU seconds per GiB uploaded (the servers' processes; the curl clients not counted; $(nproc) cores in all):"
+printf '%-10s %16s %19s   %s\n' "clients" "embedded" "3 instances, all" "(its parts), then the S3 store alone"
+printf '%s\n' "${CPU[@]}"
 
 echo "== 2. kill -9 of the instance receiving a chunk, mid-upload of ${KILL_MB} MiB"
 "$PY" "$ROOT/scripts/lib/scale_out.py" kill-upload "$TMP" "$LB_PORT" "$LB_TOKEN" "$KILL_MB"

@@ -229,6 +229,7 @@ def loss(tmp, lb_port, token, changes, restart_s):
     def stream():
         last = cursor0
         while not done.is_set():
+            state["reconnects"] += 1   # from -1: the first connection is not a reconnection
             try:
                 s = socket.create_connection(("127.0.0.1", lb_port), timeout=5)
                 s.sendall((f"GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
@@ -253,7 +254,6 @@ def loss(tmp, lb_port, token, changes, restart_s):
                 s.close()
             except OSError:
                 pass
-            state["reconnects"] += 1
             time.sleep(0.1)
 
     def pull():
