@@ -69,7 +69,10 @@ final class StreamedPut: @unchecked Sendable {
         try r.get()
     }
 
-    /// Gives the body up: stops the PUT, and deletes the object if it got stored.
+    /// Gives the body up: stops the PUT, and deletes the object. Also when the PUT failed: a
+    /// store may keep what a cut-off PUT sent (SeaweedFS does, now and then), and may do so a
+    /// moment after answering, so the key is deleted again a few seconds later; the sweep removes
+    /// anything that still lands after that (it is referenced by no row).
     func abort() {
         condition.lock()
         aborted = true
@@ -77,6 +80,8 @@ final class StreamedPut: @unchecked Sendable {
         while result == nil { condition.wait() }
         let stored = (try? result!.get()) != nil
         condition.unlock()
-        if stored { try? client.delete(S3Content.revisionKey(revisionId)) }
+        let key = S3Content.revisionKey(revisionId), client = client
+        try? client.delete(key)
+        if !stored { DispatchQueue.global().asyncAfter(deadline: .now() + 3) { try? client.delete(key) } }
     }
 }
