@@ -18,7 +18,9 @@ extension ServerHarness {
         if let metadata { try PostgresCluster.dump(metadata, to: dump.appendingPathComponent("metadata.sql").path) }
         if let bucket {
             let store = try SeaweedS3.shared()
-            for key in try store.objectKeys(bucket: bucket) {
+            // `readyz/INSTANCE` is each instance's readiness probe (a fixed text), written and
+            // deleted by every health check: listed one moment, gone the next.
+            for key in try store.objectKeys(bucket: bucket) where !key.hasPrefix("readyz/") {
                 let file = dump.appendingPathComponent("objects/" + key)
                 try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(try store.object(bucket: bucket, key: key)).write(to: file)
