@@ -263,7 +263,9 @@ final class HTTPServer: @unchecked Sendable {
     private func begin(_ ex: Exchange, _ head: HTTPRequest?) {
         guard var request = head else { return }   // not decodable: ex.failure says why
         ex.request = request
-        if service.config.testFaults && !ex.path.hasPrefix("/v1/test/") {
+        // A balancer's health checks are not the test's requests: they would eat a fault's count
+        // (its next N requests) and take every instance out of rotation.
+        if service.config.testFaults && !ex.path.hasPrefix("/v1/test/") && ex.path != "/readyz" && ex.path != "/healthz" {
             for action in service.faults.actions(path: ex.path) {
                 switch action {
                 case .delay(let ms): usleep(UInt32(ms) * 1000)
