@@ -101,7 +101,7 @@ final class S3ContentTests: XCTestCase {
         XCTAssertEqual(try u.send("GET", "/v1/files/\(done.json["id"] as! String)/content").body, bytes)
     }
 
-    /// 50 uploads (one-shot, resumable with small chunks, resumable with multipart parts) cut
+    /// 50 uploads (one-shot, resumable in one chunk, resumable with multipart parts) cut
     /// off at random points, the server killed once in the middle; after the sessions expire
     /// and the sweep runs: no multipart upload, no kept prefix or staged chunk is left, the
     /// bucket's revision objects are exactly the committed revisions, and each committed file
@@ -134,7 +134,7 @@ final class S3ContentTests: XCTestCase {
                     try cutOff(s, u, "POST", "/v1/upload?uploadType=media&name=cut-\(n)", total: size, sent: bytes.prefix(size / 2))
                 }
             default:     // resumable: some chunks, maybe a cut-off one, maybe all of them
-                let chunk = kind == 4 ? Self.fiveMiB : 1000
+                let chunk = Self.fiveMiB   // the server's chunk size: a small file is one chunk
                 let started = try u.startSession(name: "resumable-\(n)", bytes: bytes)
                 let sid = try XCTUnwrap(started.json["uploadId"] as? String, started.text)
                 let chunks = (size + chunk - 1) / chunk
@@ -143,8 +143,10 @@ final class S3ContentTests: XCTestCase {
                 for i in 0..<upTo where kind != 4 || i == 0 || finish {
                     last = try u.putChunk(sid, bytes, i * chunk, min(size, (i + 1) * chunk))
                 }
-                if finish, let last, last.status == 201 {
-                    committed[last.json["id"] as! String] = sha256Hex(bytes)
+                if finish {
+                    let last = try XCTUnwrap(last)
+                    XCTAssertEqual(last.status, 201, "upload \(n): \(last.text)")
+                    if last.status == 201 { committed[last.json["id"] as! String] = sha256Hex(bytes) }
                 } else if upTo < chunks {
                     let start = upTo * chunk, end = min(size, start + chunk)
                     try cutOff(s, u, "PUT", "/v1/upload/\(sid)/chunk", total: end - start, sent: bytes[start..<(start + (end - start) / 2)],
