@@ -67,6 +67,6 @@ final class HandleTable {
 
     /// A blob one of the open handles of `inode` holds (the content as of their open).
     func blob(of inode: InodeTable.Inode) -> BlobHandle? {
-        files.values.first { $0.inode === inode && $0.blob != nil }?.blob
+        files.values.first { $0.inode.ino == inode.ino && $0.blob != nil }?.blob
     }
 }

@@ -114,10 +114,45 @@ final class MountTablesTests: XCTestCase {
         XCTAssertEqual(try t.inode(InodeTable.rootIno).nodeId, Vault.rootId)
         let a = t.inode(forNode: "a"), b = t.inode(forNode: "b")
         XCTAssertNotEqual(a.ino, b.ino)
-        XCTAssertTrue(t.inode(forNode: "a") === a)
+        XCTAssertEqual(t.inode(forNode: "a").ino, a.ino)
         XCTAssertEqual(try t.inode(a.ino).nodeId, "a")
         XCTAssertThrowsError(try t.inode(9999)) { XCTAssertEqual(($0 as? FuseErrno)?.code, ESTALE) }
         XCTAssertEqual(Set(t.all), [1, a.ino, b.ino])
+    }
+
+    func testNodeIdsAreKeptCompactAndComeBackAsTheyWere() throws {
+        let t = InodeTable()
+        let hex = "0123456789abcdef00ff10aa55c3e7f9", upper = "0123456789ABCDEF00FF10AA55C3E7F9"
+        for id in [hex, upper, "root", "a", String(hex.dropLast()), hex + "0", "é" + hex.dropFirst()] {
+            XCTAssertEqual(InodeTable.CompactID(id).string, id)
+            let i = t.inode(forNode: id)
+            XCTAssertEqual(i.nodeId, id)
+            XCTAssertEqual(t.existing(forNode: id)?.ino, i.ino)
+        }
+        if case .hex = InodeTable.CompactID(hex) {} else { XCTFail("a vault id is kept as 16 bytes") }
+        if case .text = InodeTable.CompactID(upper) {} else { XCTFail("upper case is not the vault's spelling: kept as text") }
+        XCTAssertNotEqual(t.inode(forNode: hex).ino, t.inode(forNode: upper).ino)
+        // Side state: set through one copy, seen through another, gone once back to nothing.
+        let a = t.inode(forNode: hex), b = try t.inode(a.ino)
+        a.modifiedOverride = 7; a.openCount += 1; a.servedBlob = hex
+        XCTAssertEqual(b.modifiedOverride, 7); XCTAssertEqual(b.openCount, 1); XCTAssertEqual(b.servedBlob, hex)
+        b.openCount -= 1; b.modifiedOverride = nil
+        XCTAssertEqual(a.openCount, 0); XCTAssertNil(a.modifiedOverride); XCTAssertEqual(a.servedBlob, hex)
+        a.entry = (1, "name"); a.seen = InodeTable.Seen(parentIno: 1, size: 3, modified: 4, blob: nil, state: .local)
+        XCTAssertEqual(b.entry?.name, "name"); XCTAssertEqual(b.seen?.size, 3)
+        // Many ids (the index grows several times): each keeps its inode and its id.
+        var inos: [String: UInt64] = [:]
+        for _ in 0..<5000 {
+            let id = (0..<16).map { _ in String(Int.random(in: 0...255) | 0x100, radix: 16).dropFirst() }.joined()
+            inos[id] = t.inode(forNode: id).ino
+        }
+        XCTAssertEqual(Set(inos.values).count, inos.count)
+        for (id, ino) in inos {
+            XCTAssertEqual(t.existing(forNode: id)?.ino, ino)
+            XCTAssertEqual(try t.inode(ino).nodeId, id)
+        }
+        XCTAssertNil(t.existing(forNode: "ffffffffffffffffffffffffffffffff"))
+        XCTAssertEqual(t.existing(forNode: hex)?.ino, a.ino)
     }
 
     func testHandlesCountOpensPerInode() throws {
