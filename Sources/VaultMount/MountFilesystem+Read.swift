@@ -68,6 +68,10 @@ extension MountFilesystem {
         let total = blob.plaintextSize
         guard UInt64(offset) < total else { reply(UnsafeRawBufferPointer(start: nil, count: 0)); return }
         let count = Int(min(UInt64(size), total - UInt64(offset)))
+        // Each read that crosses into a new readahead window asks for the window after it.
+        if Int(offset % Self.readaheadWindow) < count {
+            blob.willNeed(offset: UInt64(offset) + UInt64(Self.readaheadWindow), length: UInt64(Self.readaheadWindow))
+        }
         let buffer = replyBuffer(holding: count)
         do {
             try buffer.withUnsafeMutableBytes { b in
@@ -80,4 +84,7 @@ extension MountFilesystem {
             throw e
         }
     }
+
+    /// How far ahead of a reader of local content the blob's sealed bytes are asked for.
+    static let readaheadWindow: Int64 = 4 << 20
 }
