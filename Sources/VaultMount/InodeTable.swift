@@ -1,5 +1,4 @@
 import VaultCore
-import VaultPrimitives
 import VaultSync
 #if canImport(Glibc)
 import Glibc
@@ -106,31 +105,13 @@ final class InodeTable {
         case text(String)
 
         init(_ s: String) {
-            var hi: UInt64 = 0, lo: UInt64 = 0, n = 0
-            for c in s.utf8 {
-                let d: UInt8
-                switch c {
-                case 0x30...0x39: d = c - 0x30
-                case 0x61...0x66: d = c - 0x57
-                default: self = .text(s); return
-                }
-                if n < 16 { hi = hi << 4 | UInt64(d) } else if n < 32 { lo = lo << 4 | UInt64(d) }
-                n += 1
-            }
-            self = n == 32 ? .hex(hi, lo) : .text(s)
+            if let p = PackedID(s) { self = .hex(p.hi, p.lo) } else { self = .text(s) }
         }
 
         var string: String {
             switch self {
             case .text(let s): return s
-            case .hex(let hi, let lo):
-                return String(unsafeUninitializedCapacity: 32) { out in
-                    for k in 0..<16 {
-                        out[k] = Hex.digits[Int(hi >> UInt64(60 - 4 * k) & 15)]
-                        out[16 + k] = Hex.digits[Int(lo >> UInt64(60 - 4 * k) & 15)]
-                    }
-                    return 32
-                }
+            case .hex(let hi, let lo): return PackedID(hi: hi, lo: lo).string
             }
         }
     }

@@ -4,10 +4,7 @@
 /// bisection, never copied to grow); ids out of order go to a set instead. A first pull of 100,000
 /// nodes held them as a set of strings, about 10 MB at its peak; as blocks, 1.6 MB.
 public struct ListedIds: Sendable {
-    private struct Packed: Hashable, Comparable, Sendable {
-        let hi: UInt64, lo: UInt64
-        static func < (a: Packed, b: Packed) -> Bool { a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo }
-    }
+    private typealias Packed = PackedID
     private static let blockSize = 8192
     /// Packed ids in increasing order, in blocks of `blockSize` (the last one filling).
     private var blocks: [[Packed]] = []
@@ -49,21 +46,5 @@ public struct ListedIds: Sendable {
         return a < block.count && block[a] == p
     }
 
-    /// The 16 bytes of an id of exactly 32 lowercase hex digits; nil for any other id (so each id
-    /// has one form, and two ids share a form only when they are equal).
-    private static func pack(_ id: String) -> Packed? {
-        var hi: UInt64 = 0, lo: UInt64 = 0, n = 0
-        for c in id.utf8 {
-            let v: UInt8
-            switch c {
-            case 48...57: v = c - 48
-            case 97...102: v = c - 87
-            default: return nil
-            }
-            guard n < 32 else { return nil }
-            if n < 16 { hi = hi << 4 | UInt64(v) } else { lo = lo << 4 | UInt64(v) }
-            n += 1
-        }
-        return n == 32 ? Packed(hi: hi, lo: lo) : nil
-    }
+    private static func pack(_ id: String) -> Packed? { PackedID(id) }
 }
