@@ -295,23 +295,15 @@ public final class BlobHandle {
         }
         self.fd = fd
         self.id = id
-        fileSize = UInt64(st.st_size)
     }
-
-    private let fileSize: UInt64
 
     deinit { close(fd) }
 
     public var plaintextSize: UInt64 { reader.plaintextSize }
 
     /// Asks the kernel to read ahead the sealed bytes behind plaintext `offset..<offset+length`
-    /// (advice only: nothing is read or checked here), so a sequential reader's disk reads run
-    /// while it decrypts.
-    public func willNeed(offset: UInt64, length: UInt64) {
-        guard plaintextSize > 0, offset < plaintextSize else { return }
-        let scale = Double(fileSize) / Double(plaintextSize)
-        _ = posix_fadvise(fd, Int(Double(offset) * scale), Int(Double(length) * scale) + 65_536, Int32(POSIX_FADV_WILLNEED))
-    }
+    /// (advice only; see `SealedBlobReader.willNeed`).
+    public func willNeed(offset: UInt64, length: UInt64) { reader.willNeed(offset: offset, length: length) }
 
     /// Plaintext from `offset` into `buffer` (as much as fits, clamped to the end), authenticated;
     /// returns the bytes put there. A failed read leaves `buffer` zeroed where it had filled it.

@@ -230,6 +230,19 @@ public final class SealedBlobReader {
         }
     }
 
+    /// Asks the kernel to read ahead the sealed segments behind plaintext `offset..<offset+length`
+    /// (clamped to the blob; advice only: nothing is read or trusted here), so a sequential
+    /// reader's disk reads run while it decrypts. Nothing for a blob in memory.
+    public func willNeed(offset: UInt64, length: UInt64) {
+        guard case .file(let fd) = source, offset < plaintextSize, length > 0 else { return }
+        let size = UInt64(segmentSize)
+        let end = Swift.min(plaintextSize, offset + Swift.min(length, plaintextSize))
+        let first = Int(offset / size), last = Swift.min(segmentCount - 1, Int((end - 1) / size))
+        let sealedStart = ciphertextOffset(of: first)
+        let sealedEnd = ciphertextOffset(of: last) + UInt64(ciphertextSize(of: last))
+        _ = posix_fadvise(fd, Int(sealedStart), Int(sealedEnd - sealedStart), Int32(POSIX_FADV_WILLNEED))
+    }
+
     private func ciphertextOffset(of index: Int) -> UInt64 {
         UInt64(SealedBlobHeader.size) + UInt64(index) * UInt64(stride)
     }

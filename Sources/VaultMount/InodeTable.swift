@@ -101,17 +101,15 @@ final class InodeTable {
     /// An id as the vault spells it, stored as its 16 bytes when it is 32 lowercase hex digits
     /// (every node and blob id the vault makes), else as the text itself.
     enum CompactID: Hashable {
-        case hex(UInt64, UInt64)
+        case hex(PackedID)
         case text(String)
 
-        init(_ s: String) {
-            if let p = PackedID(s) { self = .hex(p.hi, p.lo) } else { self = .text(s) }
-        }
+        init(_ s: String) { self = PackedID(s).map { .hex($0) } ?? .text(s) }
 
         var string: String {
             switch self {
             case .text(let s): return s
-            case .hex(let hi, let lo): return PackedID(hi: hi, lo: lo).string
+            case .hex(let p): return p.string
             }
         }
     }
@@ -119,7 +117,7 @@ final class InodeTable {
     /// What every inode has, in 72 bytes: its node id (a vault id's 16 bytes, else `textIds`), what
     /// the kernel was told of it (`Seen`, flattened) and its cached name.
     fileprivate struct Row {
-        private var hi: UInt64 = 0, lo: UInt64 = 0
+        private var packed = PackedID(hi: 0, lo: 0)
         private var size: UInt64 = 0
         private var modified: Int64 = 0
         private var blob: Int = 0
@@ -136,13 +134,13 @@ final class InodeTable {
 
         init(_ id: CompactID) {
             switch id {
-            case .hex(let h, let l): hi = h; lo = l
+            case .hex(let p): packed = p
             case .text: flags = Self.textId
             }
         }
 
         /// The id when it is a vault id (nil: it is in `textIds`).
-        var hexId: CompactID? { flags & Self.textId == 0 ? .hex(hi, lo) : nil }
+        var packedId: PackedID? { flags & Self.textId == 0 ? packed : nil }
 
         var seen: Seen? {
             get {
@@ -202,40 +200,36 @@ final class InodeTable {
     private var hexCount = 0
     private var byText: [String: UInt32] = [:]
 
-    private func firstSlot(_ hi: UInt64, _ lo: UInt64, mask: Int) -> Int {
-        var h = Hasher()
-        h.combine(hi); h.combine(lo)
-        return h.finalize() & mask
-    }
+    private func firstSlot(_ p: PackedID, mask: Int) -> Int { p.hashValue & mask }
 
     private func lookup(_ key: CompactID) -> UInt32? {
         switch key {
         case .text(let s): return byText[s]
-        case .hex(let hi, let lo):
+        case .hex(let p):
             let mask = slots.count - 1
-            var k = firstSlot(hi, lo, mask: mask)
+            var k = firstSlot(p, mask: mask)
             while slots[k] != 0 {
-                if rows[Int(slots[k]) - 1].hexId == key { return slots[k] }
+                if rows[Int(slots[k]) - 1].packedId == p { return slots[k] }
                 k = (k + 1) & mask
             }
             return nil
         }
     }
 
-    private func insert(_ ino: UInt32, hi: UInt64, lo: UInt64) {
+    private func insert(_ ino: UInt32, _ p: PackedID) {
         if (hexCount + 1) * 2 > slots.count {
             slots = [UInt32](repeating: 0, count: slots.count * 2)
             for (n, r) in rows.enumerated() where n + 1 != Int(ino) {
-                if case .hex(let h, let l)? = r.hexId { place(UInt32(n + 1), h, l) }
+                if let q = r.packedId { place(UInt32(n + 1), q) }
             }
         }
-        place(ino, hi, lo)
+        place(ino, p)
         hexCount += 1
     }
 
-    private func place(_ ino: UInt32, _ hi: UInt64, _ lo: UInt64) {
+    private func place(_ ino: UInt32, _ p: PackedID) {
         let mask = slots.count - 1
-        var k = firstSlot(hi, lo, mask: mask)
+        var k = firstSlot(p, mask: mask)
         while slots[k] != 0 { k = (k + 1) & mask }
         slots[k] = ino
     }
@@ -247,7 +241,7 @@ final class InodeTable {
     fileprivate func index(_ ino: UInt64) -> Int { Int(ino - 1) }
 
     fileprivate func id(of ino: UInt64) -> CompactID {
-        rows[index(ino)].hexId ?? .text(textIds[UInt32(ino)]!)
+        rows[index(ino)].packedId.map { .hex($0) } ?? .text(textIds[UInt32(ino)]!)
     }
 
     /// Changes the side state of `ino` (made first when `creating`; dropped once nothing is left in it).
@@ -266,7 +260,7 @@ final class InodeTable {
         rows.append(Row(key))
         let ino = UInt32(rows.count)
         switch key {
-        case .hex(let hi, let lo): insert(ino, hi: hi, lo: lo)
+        case .hex(let p): insert(ino, p)
         case .text(let s): textIds[ino] = s; byText[s] = ino
         }
         return Inode(ino: UInt64(ino), table: self)

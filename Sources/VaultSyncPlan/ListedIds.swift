@@ -4,11 +4,10 @@
 /// bisection, never copied to grow); ids out of order go to a set instead. A first pull of 100,000
 /// nodes held them as a set of strings, about 10 MB at its peak; as blocks, 1.6 MB.
 public struct ListedIds: Sendable {
-    private typealias Packed = PackedID
     private static let blockSize = 8192
     /// Packed ids in increasing order, in blocks of `blockSize` (the last one filling).
-    private var blocks: [[Packed]] = []
-    private var unordered = Set<Packed>()
+    private var blocks: [[PackedID]] = []
+    private var unordered = Set<PackedID>()
     private var other = Set<String>()
 
     public init() {}
@@ -18,7 +17,7 @@ public struct ListedIds: Sendable {
     }
 
     public mutating func insert(_ id: String) {
-        guard let p = Self.pack(id) else { other.insert(id); return }
+        guard let p = PackedID(id) else { other.insert(id); return }
         if let last = blocks.last?.last, !(last < p) {
             if last != p, !contains(p) { unordered.insert(p) }
             return
@@ -30,11 +29,11 @@ public struct ListedIds: Sendable {
     }
 
     public func contains(_ id: String) -> Bool {
-        guard let p = Self.pack(id) else { return other.contains(id) }
+        guard let p = PackedID(id) else { return other.contains(id) }
         return contains(p)
     }
 
-    private func contains(_ p: Packed) -> Bool {
+    private func contains(_ p: PackedID) -> Bool {
         if unordered.contains(p) { return true }
         // The last block whose first id is not above p, then p within it.
         var lo = 0, hi = blocks.count
@@ -45,6 +44,4 @@ public struct ListedIds: Sendable {
         while a < b { let mid = (a + b) / 2; if block[mid] < p { a = mid + 1 } else { b = mid } }
         return a < block.count && block[a] == p
     }
-
-    private static func pack(_ id: String) -> Packed? { PackedID(id) }
 }
