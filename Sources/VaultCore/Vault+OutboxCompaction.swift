@@ -27,7 +27,8 @@ extension Vault {
     /// rules R1–R6 (`OutboxRules.removal`). Call inside the removal's transaction, before the node rows go.
     func compactOutbox(removing removed: [Node]) throws {
         guard let top = removed.first else { return }
-        let r = try OutboxRules.removal(of: removed, entries: try outbox(), session: { try uploadTransfer(requestId: $0)?.uploadId })
+        let r = try OutboxRules.removal(of: removed, entries: try outboxEntries(concerning: removed),
+                                        session: { try uploadTransfer(requestId: $0)?.uploadId })
         if let d = r.appendDelete { try enqueue(.delete, nodeId: top.id, payload: d.payload, baseVersion: d.baseVersion) }
         let byId = Dictionary(uniqueKeysWithValues: removed.map { ($0.id, $0) })
         for id in r.tombstoned {
@@ -38,6 +39,18 @@ extension Vault {
         for (seq, w) in r.rewrite {
             try outboxTable.rewrite(seq: seq, op: w.op, payload: w.payload, baseVersion: w.baseVersion)
         }
+    }
+
+    /// The outbox entries the removal of `removed` depends on (`OutboxRules.concerns`), oldest
+    /// first: for files alone their own entries, by the node index; with folders, one pass over
+    /// the outbox keeping only those (never the whole outbox in memory).
+    func outboxEntries(concerning removed: [Node]) throws -> [OutboxEntry] {
+        let folders = Set(removed.lazy.filter(\.isFolder).map(\.id))
+        guard !folders.isEmpty else {
+            return try removed.flatMap { try outbox(nodeId: $0.id) }.sorted { $0.seq < $1.seq }
+        }
+        let ids = Set(removed.map(\.id))
+        return try outboxTable.entries { OutboxRules.concerns($0, removing: ids, folders: folders) }
     }
 
     /// Rule E3: gives the node's pending upload the new content when its session has not

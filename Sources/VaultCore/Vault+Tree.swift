@@ -273,9 +273,9 @@ extension Vault {
             // Children first, for the parent reference.
             for x in all.reversed() {
                 try retireSeqs(remoteId: x.remoteId, nodeId: x.id)
+                try transfersTable.delete(ofNode: x.id)
                 try nodesTable.delete(id: x.id)
             }
-            try transfersTable.deleteOfMissingNodes()
             return all
         }
         // Both areas: a publish interrupted between its commit and its move leaves the file in the other.

@@ -103,7 +103,10 @@ public final class SQLDatabase {
         return try body(st)
     }
 
-    func lastError(_ rc: Int32, sql: String? = nil) -> SQLError {
+    func lastError(_ rc: Int32, sql: String? = nil) -> SQLError { Self.lastError(on: handle, rc, sql: sql) }
+
+    /// The error of connection `handle` after `rc` (nil: closed).
+    static func lastError(on handle: OpaquePointer?, _ rc: Int32, sql: String?) -> SQLError {
         let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
         let ext = handle.map { sqlite3_extended_errcode($0) } ?? rc
         return SQLError(kind: SQLError.kind(forCode: ext), code: ext, message: msg, sql: sql)
@@ -126,7 +129,7 @@ public final class SQLDatabase {
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw lastError(rc, sql: sql) }
-        return SQLStatement(stmt: stmt, database: self, sql: sql)
+        return SQLStatement(stmt: stmt, sql: sql)
     }
 
     /// Runs a statement with parameters and returns the number of rows changed.

@@ -3,12 +3,16 @@ import CSQLCipher
 /// A prepared statement. Bind, then `step()` until it returns false; `row()` reads the current row.
 public final class SQLStatement {
     private let stmt: OpaquePointer
-    private let database: SQLDatabase
     public let sql: String
 
-    init(stmt: OpaquePointer, database: SQLDatabase, sql: String) {
-        self.stmt = stmt; self.database = database; self.sql = sql
+    /// It holds no reference to its `SQLDatabase`, whose cache holds it (a cycle would keep every
+    /// connection open for good): its errors come from its own connection, which SQLite keeps
+    /// until the last statement is finalized (`sqlite3_close_v2`).
+    init(stmt: OpaquePointer, sql: String) {
+        self.stmt = stmt; self.sql = sql
     }
+
+    private func lastError(_ rc: Int32) -> SQLError { SQLDatabase.lastError(on: sqlite3_db_handle(stmt), rc, sql: sql) }
 
     deinit { sqlite3_finalize(stmt) }
 
@@ -29,7 +33,7 @@ public final class SQLStatement {
             case .blob(let v):
                 rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), transient) }
             }
-            if rc != SQLITE_OK { throw database.lastError(rc, sql: sql) }
+            if rc != SQLITE_OK { throw lastError(rc) }
         }
     }
 
@@ -44,7 +48,7 @@ public final class SQLStatement {
         let rc = sqlite3_step(stmt)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        throw database.lastError(rc, sql: sql)
+        throw lastError(rc)
     }
 
     /// The result's column names, read once per prepared statement (again only if SQLite

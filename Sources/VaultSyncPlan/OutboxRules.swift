@@ -25,8 +25,9 @@ public enum OutboxRules {
     }
 
     /// Rules R1–R6 for removing `removed` (the top first, then everything under it) with the
-    /// outbox `entries`. `session` gives the server upload session of an upload entry's request
-    /// id, when one was opened.
+    /// outbox `entries`, oldest first: the whole outbox, or only the entries that `concerns`
+    /// keeps (no other entry changes the result). `session` gives the server upload session of
+    /// an upload entry's request id, when one was opened.
     public static func removal(of removed: [Node], entries: [OutboxEntry], session: (String) throws -> String?) rethrows -> Removal {
         var out = Removal()
         guard let top = removed.first else { return out }
@@ -103,6 +104,15 @@ public enum OutboxRules {
             }
         }
         return out
+    }
+
+    /// Whether entry `e` can change what removing the nodes `ids` (of which `folders` are the
+    /// folders) does: an entry of one of them, or one that places something in one of the
+    /// folders. A store reads only these (`removal` needs no other).
+    public static func concerns(_ e: OutboxEntry, removing ids: Set<String>, folders: Set<String>) -> Bool {
+        if ids.contains(e.nodeId) { return true }
+        guard e.op.placesInParent, let p = e.payload.parentId else { return false }
+        return folders.contains(p)
     }
 
     /// Rule E3: the upload entry of `node` that takes new content in place (its session has not

@@ -19,6 +19,38 @@ final class SQLStatementCacheTests: XCTestCase {
         XCTAssertEqual(db.cachedStatementCount, opened + 3)
     }
 
+    /// The cache holds statements and no statement holds its database: a connection that
+    /// nobody refers to any longer is freed and its file closed, cached statements and all (a
+    /// cycle kept every connection a long-running process ever opened: `vault mount` leaked one,
+    /// its page cache and its file, per burst of requests).
+    func testADatabaseNobodyRefersToIsFreedAndItsFileClosed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sqlfree-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("t.db").path
+        func openFiles() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+                .filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
+        }
+        weak var freed: SQLDatabase?
+        var statement: SQLStatement?
+        do {
+            let db = try SQLDatabase(path: path)
+            freed = db
+            try db.execute("CREATE TABLE t(k INTEGER)")
+            try db.run("INSERT INTO t VALUES (?)", [1])
+            XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM t"), 1)
+            XCTAssertGreaterThan(db.cachedStatementCount, 0)
+            statement = try db.prepare("SELECT k FROM t")
+            XCTAssertEqual(try openFiles(), 1)
+        }
+        XCTAssertNil(freed, "the database outlived every reference to it")
+        // A statement kept beyond its database still works: SQLite keeps the connection for it.
+        XCTAssertEqual(try statement?.step(), true)
+        statement = nil
+        XCTAssertEqual(try openFiles(), 0, "the database file is still open")
+    }
+
     func testNestedUseOfTheSameTextGetsItsOwnStatement() throws {
         let db = try SQLDatabase(path: ":memory:")
         try db.execute("CREATE TABLE t(k INTEGER)")

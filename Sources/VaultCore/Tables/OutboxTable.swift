@@ -38,6 +38,17 @@ struct OutboxTable {
         return try db.query("SELECT \(Self.columns) FROM outbox ORDER BY seq").map(Self.entry)
     }
 
+    /// The entries `keep` accepts, oldest first, read row by row (only those kept are held).
+    func entries(where keep: (OutboxEntry) -> Bool) throws -> [OutboxEntry] {
+        let st = try db.prepare("SELECT \(Self.columns) FROM outbox ORDER BY seq")
+        var out: [OutboxEntry] = []
+        while try st.step() {
+            let e = try Self.entry(st.row())
+            if keep(e) { out.append(e) }
+        }
+        return out
+    }
+
     func entry(seq: Int64) throws -> OutboxEntry? {
         try db.queryOne("SELECT \(Self.columns) FROM outbox WHERE seq = ?", [seq]).map(Self.entry)
     }

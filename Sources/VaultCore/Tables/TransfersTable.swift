@@ -133,6 +133,11 @@ struct TransfersTable {
             """, [TransferDirection.upload, TransferState.done])
     }
 
+    /// Deletes the rows of node `nodeId` (by the node index: a removal need not scan the table).
+    func delete(ofNode nodeId: String) throws {
+        try db.run("DELETE FROM transfers WHERE node_id = ?", [CompactColumns.key(nodeId)])
+    }
+
     /// Deletes the rows of files that are gone; returns how many.
     @discardableResult
     func deleteOfMissingNodes() throws -> Int {
