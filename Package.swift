@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(name: "VaultPrimitivesTests", dependencies: ["VaultPrimitives"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultSync", "VaultCore", "VaultCrypto"]),
         // The mount's tables and mappings without a mount (the end-to-end tests are VaultCLITests/MountTests).
-        .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultCore", "VaultPrimitives"]),
+        .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultCore", "VaultCrypto", "VaultPrimitives"]),
         .testTarget(name: "VaultBrowseTests", dependencies: ["VaultBrowseModel", "VaultTerminal", "VaultCore", "VaultTestSupport"]),
     ]
 )

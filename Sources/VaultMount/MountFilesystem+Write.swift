@@ -63,7 +63,18 @@ extension MountFilesystem {
         return s
     }
 
-    func write(_ fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) throws(FuseErrno) -> Int {
+    /// A write the mount replied to: `count` bytes taken, and for an append to streamed content
+    /// the staging that seals them after the reply (`sealAfterReply`).
+    struct AcceptedWrite {
+        let count: Int
+        let sealing: StagedContent?
+    }
+
+    /// Takes a write of `data` at `offset` (the end, for an `O_APPEND` handle). Everything that
+    /// can refuse it (EBADF, EFBIG, ENOSPC, a lock) is checked here, before the reply; an
+    /// append to streamed content is sealed by `sealAfterReply` once the kernel has the reply,
+    /// so that the writer's next request is made while the bytes seal (docs/mount.md "Writing").
+    func write(_ fh: UInt64, _ data: UnsafeRawBufferPointer, offset: Int64) throws(FuseErrno) -> AcceptedWrite {
         let v = try gate.vault()
         let f = try handles.file(fh)
         guard f.writable else { throw FuseErrno(EBADF) }
@@ -77,9 +88,22 @@ extension MountFilesystem {
                 throw FuseErrno(error, doing: "writing \(f.inode.nodeId)")
             }
         }
-        try s.write(data, at: at)
         f.inode.modifiedOverride = nil
-        return data.count
+        if s.stream != nil {
+            try s.acceptAppend(data.count, at: at)
+            return AcceptedWrite(count: data.count, sealing: s)
+        }
+        try s.write(data, at: at)
+        return AcceptedWrite(count: data.count, sealing: nil)
+    }
+
+    /// Seals the bytes of an accepted append (the same `data`, still in libfuse's buffer until
+    /// the next request is read); a failure is logged and reported by the next operation on the
+    /// file (a write, `fsync` or `close`).
+    func sealAfterReply(_ w: AcceptedWrite, _ data: UnsafeRawBufferPointer) {
+        guard let s = w.sealing else { return }
+        s.sealAccepted(data)
+        if let e = s.failure { log("a write was not sealed: \(e.reason ?? "errno \(e.code)"); the next write, fsync or close of the file reports it") }
     }
 
     /// Staged content that streams goes into the staging before anything but an append.
@@ -111,6 +135,11 @@ extension MountFilesystem {
             if let t = i.modifiedOverride, try v.setModifiedTime(of: i.nodeId, to: t) { i.modifiedOverride = nil }
         } catch let e as VaultError where e.kind == .notFound {
             s.dirty = false   // unlinked while open: its writes go with it, as on any filesystem
+        } catch let e as FuseErrno where s.failure != nil {
+            // Writes that did not seal: reported once, and the file goes on from its committed content.
+            s.release(); i.staged = nil
+            log("\(i.nodeId): changes not committed: \(e.reason ?? "errno \(e.code)")")
+            throw e
         } catch {
             let e = FuseErrno(error, doing: "committing \(i.nodeId)")
             log(e.reason ?? "a commit failed")

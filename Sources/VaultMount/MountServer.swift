@@ -150,7 +150,12 @@ public final class MountServer {
         }
         h.read = { req, _, size, off, fh in serve(req) { fs, r throws(FuseErrno) in try fs.read(fh, size: size, offset: off) { r.bytes($0) } } }
         h.write = { req, _, buf, size, off, fh in
-            serve(req) { fs, r throws(FuseErrno) in r.written(try fs.write(fh, UnsafeRawBufferPointer(start: buf, count: size), offset: off)) }
+            serve(req) { fs, r throws(FuseErrno) in
+                let data = UnsafeRawBufferPointer(start: buf, count: size)
+                let w = try fs.write(fh, data, offset: off)
+                r.written(w.count)
+                fs.sealAfterReply(w, data)   // the buffer is libfuse's until the next request is read
+            }
         }
         h.flush = { req, _, fh in serve(req) { fs, r throws(FuseErrno) in try fs.flush(fh); r.ok() } }
         h.release = { req, _, fh in serve(req) { fs, r throws(FuseErrno) in try fs.release(fh); r.ok() } }

@@ -86,6 +86,7 @@ final class StagedContent {
     /// Moves what the stream holds (read back from its blob, each segment authenticated) into
     /// the staging, so that any write, read or cut may follow; the stream is dropped.
     func spill(from blob: BlobHandle) throws(FuseErrno) {
+        try checkFailure()
         guard let st = stream else { return }
         defer { st.abandon() }
         stream = nil
@@ -100,15 +101,15 @@ final class StagedContent {
     /// Writes `data` at `offset` (a gap reads as zeros). Throws EFBIG past `limit`. While the
     /// content streams, `offset` must be its end (the caller spills first otherwise).
     func write(_ data: UnsafeRawBufferPointer, at offset: Int) throws(FuseErrno) {
-        let end = offset + data.count
-        guard end <= Self.limit else { throw FuseErrno(EFBIG, "a file written through the mount is limited to \(Self.limit >> 30) GiB") }
-        if let st = stream {
-            guard offset == count else { throw FuseErrno(EIO, "a write at \(offset) of content streamed to \(count)") }
-            do { try st.append(data) } catch { throw FuseErrno(error, doing: "sealing written content") }
-            count = end
-            touch()
+        if stream != nil {
+            try acceptAppend(data.count, at: offset)
+            sealAccepted(data)
+            try checkFailure()
             return
         }
+        try checkFailure()
+        let end = offset + data.count
+        guard end <= Self.limit else { throw Self.tooLarge }
         var at = offset
         while at < end {
             let index = at / Self.segmentSize, within = at % Self.segmentSize
@@ -124,8 +125,43 @@ final class StagedContent {
         touch()
     }
 
+    /// A sealing of accepted bytes that failed (`sealAccepted`): every later operation on this
+    /// content throws it, and the commit does too (the content is then dropped), as a file
+    /// system reports a failed write-back at the next write, `fsync` or `close`.
+    private(set) var failure: FuseErrno?
+
+    /// Takes an append of `size` bytes at `offset` to the streamed content: the size and time
+    /// change now, and the bytes are sealed by `sealAccepted`, which the mount calls once the
+    /// kernel has its reply, so that the writing program prepares its next write while they
+    /// seal. Throws what an append would (EFBIG, a failure before it, an offset that is not
+    /// the end), having taken nothing.
+    func acceptAppend(_ size: Int, at offset: Int) throws(FuseErrno) {
+        try checkFailure()
+        guard stream != nil else { throw FuseErrno(EIO, "an append to content that does not stream") }
+        guard offset == count else { throw FuseErrno(EIO, "a write at \(offset) of content streamed to \(count)") }
+        guard offset + size <= Self.limit else { throw Self.tooLarge }
+        count = offset + size
+        touch()
+    }
+
+    /// Seals the bytes of the last `acceptAppend` (exactly its size) into the stream; a failure
+    /// is kept in `failure` (the stream then takes nothing more).
+    func sealAccepted(_ data: UnsafeRawBufferPointer) {
+        guard failure == nil, let st = stream else { return }
+        do { try st.append(data) } catch {
+            failure = FuseErrno(error, doing: "sealing written content")
+            st.abandon(); stream = nil
+        }
+    }
+
+    /// Throws the kept failure of a sealing, if any.
+    func checkFailure() throws(FuseErrno) { if let failure { throw failure } }
+
+    private static var tooLarge: FuseErrno { FuseErrno(EFBIG, "a file written through the mount is limited to \(limit >> 30) GiB") }
+
     /// Sets the size: a cut wipes what it drops, a growth reads as zeros.
     func truncate(_ size: Int) throws(FuseErrno) {
+        try checkFailure()
         guard size <= Self.limit else { throw FuseErrno(EFBIG) }
         if let st = stream {
             guard size == 0 else { throw FuseErrno(EIO, "a cut of streamed content") }
@@ -153,6 +189,7 @@ final class StagedContent {
 
     /// Calls `body` with the bytes at `offset` (at most `size`, fewer at the end).
     func read(at offset: Int, size: Int, _ body: (UnsafeRawBufferPointer) -> Void) throws(FuseErrno) {
+        try checkFailure()
         guard stream == nil else { throw FuseErrno(EIO, "a read of streamed content") }
         let start = min(offset, count), end = min(count, start + size)
         let out = SecureBytes(count: end - start)
@@ -171,6 +208,7 @@ final class StagedContent {
 
     /// Calls `body` with the whole content in order, a segment at a time.
     func forEachSegment(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try checkFailure()
         guard stream == nil else { throw FuseErrno(EIO, "a staged read of streamed content") }
         var at = 0
         while at < count {

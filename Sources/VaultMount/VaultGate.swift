@@ -30,6 +30,7 @@ final class VaultGate {
     private var stamp: FileStamp?
     private var refreshDue = false
     private var lastRefresh = Date.distantPast
+    private var lastStat = Date.distantPast
 
     init(reopener: VaultReopener, readOnly: Bool, log: @escaping (String) -> Void) {
         self.reopener = reopener; self.readOnly = readOnly; self.log = log
@@ -71,9 +72,11 @@ final class VaultGate {
         if opened != nil && (now.timeIntervalSince(lastUse) > 0.1 || now.timeIntervalSince(openedAt) > 2) { opened = nil }
         if lockedDuringRequest { lockedDuringRequest = false; return .locked }
         if let change = checkSession(now) { return change }
-        // A stat of the database per wake-up (every 0.1 s in a burst, else every second); the
-        // check itself at most once a second, after the session's (a lock is never put off).
-        if !isLocked, let f = databaseFile {
+        // A stat of the database at most every 50 ms (a burst of requests wakes the loop for
+        // each), and at least each second; the check itself at most once a second, after the
+        // session's (a lock is never put off).
+        if !isLocked, let f = databaseFile, now.timeIntervalSince(lastStat) >= 0.05 {
+            lastStat = now
             let s = FileStamp(f)
             if s != stamp { stamp = s; refreshDue = true }
             if refreshDue && now.timeIntervalSince(lastRefresh) >= 1 {

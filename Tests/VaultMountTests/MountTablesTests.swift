@@ -1,5 +1,6 @@
 import Foundation
-import VaultCore
+@testable import VaultCore
+import VaultCrypto
 import VaultPrimitives
 @testable import VaultMount
 import XCTest
@@ -44,6 +45,45 @@ final class MountTablesTests: XCTestCase {
         XCTAssertEqual(Array(try all(s).suffix(3)), [7, 7, 7])
         s.release()
         XCTAssertEqual(s.count, 0)
+    }
+
+    /// The mount replies to an append before sealing it (`acceptAppend`, then `sealAccepted`):
+    /// a sealing that fails then (here a full device under the stream) is kept and reported by
+    /// every later operation on the content, as a failed write-back is at the next write, fsync
+    /// or close, and nothing more is taken.
+    func testASealingThatFailsAfterTheReplyIsReportedByEveryLaterOperation() throws {
+        let root = try stagingFolder()
+        let v = try Vault.create(layout: VaultLayout(root: root + "/v"), password: SecureBytes(copying: Array("pw".utf8)),
+                                 kdf: .argon2id(opsLimit: 1, memLimitBytes: 8 << 20, salt: SecureRandom.bytes(16)))
+        let s = try StagedContent(folder: v.layout.tempDirectory, modified: 0)
+        let stream = try v.beginContent()
+        s.startStream(stream)
+        let full = open("/dev/full", O_WRONLY)
+        XCTAssertGreaterThanOrEqual(full, 0)
+        XCTAssertEqual(dup2(full, stream.fd), stream.fd)   // the stream's sealed bytes now meet a full device
+        close(full)
+        let piece = [UInt8](repeating: 7, count: 64 << 10)
+        var accepted = 0
+        while s.failure == nil && accepted < 64 {   // the stream writes 1 MiB at a time
+            let taken: Bool = piece.withUnsafeBytes { p in
+                do { try s.acceptAppend(p.count, at: s.count) } catch { return false }
+                s.sealAccepted(p)
+                return true
+            }
+            XCTAssertTrue(taken)
+            accepted += 1
+        }
+        XCTAssertEqual(s.failure?.code, ENOSPC, "\(String(describing: s.failure))")
+        XCTAssertNil(s.stream)
+        func code(_ body: () throws -> Void) -> Int32? {
+            do { try body(); return nil } catch { return (error as? FuseErrno)?.code }
+        }
+        XCTAssertEqual(code { try piece.withUnsafeBytes { (p: UnsafeRawBufferPointer) throws -> Void in try s.write(p, at: s.count) } }, ENOSPC)
+        XCTAssertEqual(code { try s.acceptAppend(1, at: s.count) }, ENOSPC)
+        XCTAssertEqual(code { try s.truncate(0) }, ENOSPC)
+        XCTAssertEqual(code { try s.read(at: 0, size: 10) { _ in } }, ENOSPC)
+        XCTAssertEqual(code { try s.forEachSegment { _ in } }, ENOSPC)
+        s.release()
     }
 
     func testStagedContentRefusesPastItsLimit() throws {

@@ -12,7 +12,8 @@ struct MountCommand: VaultCommand, ReadsPassword {
         CommandConfiguration(name: "mount", abstract: "mount the vault as a folder (FUSE) that every program can open",
                              discussion: """
             Reads come from the sealed blobs, each segment only once it authenticates (a damaged one reads as an I/O error); \
-            writes are held in memory and stored as a new sealed version when the file is closed or fsynced. Content that \
+            writes are staged sealed on the vault's disk (never plaintext) and stored as a new sealed version when the file \
+            is closed or fsynced; an fsync or close that succeeds means every byte is in the vault. Content that \
             is not on this device is fetched by segment ranges as it is read (sealed, each segment authenticated); offline it \
             reads as an I/O error. While the vault is locked every operation is refused \
             (permission denied) and the kernel's cache of the mount is dropped; `vault unlock` resumes it. Without \
