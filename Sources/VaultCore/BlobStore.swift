@@ -249,8 +249,23 @@ public final class BlobStore {
 
     /// Blob ids present on disk in `area`.
     public func idsOnDisk(_ area: BlobArea) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory(area))) ?? []
-        return names.filter { $0.hasSuffix(".blob") }.map { String($0.dropLast(5)) }
+        var ids: [String] = []
+        forEachIdOnDisk(area) { ids.append($0) }
+        return ids
+    }
+
+    /// Calls `body` with each blob id present on disk in `area`, read entry by entry from the
+    /// folder (`readdir`: no listing of the whole folder is held).
+    public func forEachIdOnDisk(_ area: BlobArea, _ body: (String) throws -> Void) rethrows {
+        guard let dir = opendir(directory(area)) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasSuffix(".blob") else { continue }
+            try body(String(name.dropLast(5)))
+        }
     }
 
     static func mapCrypto(_ error: Error, blob: String) -> Error {

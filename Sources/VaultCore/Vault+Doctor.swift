@@ -15,7 +15,10 @@ extension Vault {
     /// Reconciles `content_state` with the sealed blobs on disk and removes leftovers of
     /// interrupted writes. With `verify`, every blob is also fully authenticated (every segment,
     /// the final one included) and its plaintext checked against its node's size and SHA-256.
-    public func doctor(verify: Bool = false) throws -> DoctorReport {
+    public func doctor(verify: Bool = false) throws -> DoctorReport { try doctor(verify: verify, pageSize: Self.doctorPage) }
+
+    /// `doctor` reading `pageSize` files at a time (tests make pages small).
+    func doctor(verify: Bool, pageSize: Int) throws -> DoctorReport {
         var r = DoctorReport()
         // 0. Downloads whose content is here but whose rows still say unfinished (before 1: a
         // settled row keeps no partial).
@@ -24,53 +27,23 @@ extension Vault {
         for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: \(name)") }
         // 2. Blob files where their rows say (a publish interrupted between commit and move).
         r.repaired += try repairBlobAreas()
-        // 3. Each node's claimed content against the disk.
-        let nodes = try nodesTable.files()
-        var referenced = Set<String>()
-        for n in nodes {
-            r.nodesChecked += 1
-            let p = (try? path(of: n)) ?? n.id
-            guard let blobId = n.localPath else {
-                if n.contentState == .local || n.contentState == .stale || n.contentState == .downloading {
-                    try nodesTable.setContentState(id: n.id, .notDownloaded)
-                    r.repaired.append("\(p): marked NOT_DOWNLOADED (no content on disk)")
-                }
-                continue
-            }
-            referenced.insert(blobId)
-            let record = try blobsTable.record(id: blobId)
-            let area = record?.area ?? .cache   // no record: looked for in the cache
-            let onDisk = POSIX.fileSize(blobs.path(id: blobId, area: area))
-            var damage: String?
-            if record == nil { damage = "its blob record is missing" }
-            else if onDisk == nil { damage = "its sealed blob is missing from disk" }
-            else if let record, onDisk != record.sealedSize { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
-            else if verify {
-                r.blobsChecked += 1
-                // Every segment (the final one included), then the node's size and SHA-256.
-                do { try readWhole(openBlob(blobId, area: area).handle, of: n) { _ in } } catch { damage = "\(error)" }
-            }
-            if let damage {
-                if area == .staging && n.remoteId == nil {
-                    r.problems.append("\(p): \(damage); this content was never uploaded and cannot be recovered here")
-                } else {
-                    try db.transaction {
-                        try nodesTable.setNotDownloaded(id: n.id)
-                        try blobsTable.delete(id: blobId)
-                    }
-                    blobs.delete(blobId, area: area)
-                    r.repaired.append("\(p): \(damage); marked NOT_DOWNLOADED (download it again)")
-                }
-            } else if n.contentState != .local && n.contentState != .stale {
-                try nodesTable.setContentState(id: n.id, .local)
-                r.repaired.append("\(p): content is on disk; marked LOCAL")
-            }
+        // 3. Each node's claimed content against the disk, a page of files at a time (the
+        // repairs of a page are made before the next is read).
+        var referenced = BlobIdSet()
+        var after: Int64 = 0
+        while true {
+            let page = try nodesTable.files(afterRow: after, limit: pageSize)
+            guard let last = page.lastRow else { break }
+            for n in page.nodes { try checkContent(of: n, verify: verify, referenced: &referenced, into: &r) }
+            after = last
         }
         // 4. Revision blobs are referenced too.
-        referenced.formUnion(try revisionsTable.blobIds())
+        for id in try revisionsTable.blobIds() { referenced.insert(id) }
         // 5. Blob files or records nobody references.
         for area in [BlobArea.cache, .staging] {
-            for id in blobs.idsOnDisk(area) where !referenced.contains(id) {
+            var unreferenced: [String] = []
+            blobs.forEachIdOnDisk(area) { id in if !referenced.contains(id) { unreferenced.append(id) } }
+            for id in unreferenced {
                 blobs.delete(id, area: area)
                 try blobsTable.delete(id: id)
                 r.repaired.append("removed an unreferenced blob \(area.rawValue)/\(id)")
@@ -80,6 +53,51 @@ extension Vault {
         r.repaired += try repairCounters()
         return r
     }
+
+    /// Step 3 of `doctor` for file `n`: its claimed content against the disk, repaired or
+    /// reported in `r`; its blob id goes into `referenced`.
+    private func checkContent(of n: Node, verify: Bool, referenced: inout BlobIdSet, into r: inout DoctorReport) throws {
+        r.nodesChecked += 1
+        var p: String { (try? path(of: n)) ?? n.id }   // only for what is reported
+        guard let blobId = n.localPath else {
+            if n.contentState == .local || n.contentState == .stale || n.contentState == .downloading {
+                try nodesTable.setContentState(id: n.id, .notDownloaded)
+                r.repaired.append("\(p): marked NOT_DOWNLOADED (no content on disk)")
+            }
+            return
+        }
+        referenced.insert(blobId)
+        let record = try blobsTable.record(id: blobId)
+        let area = record?.area ?? .cache   // no record: looked for in the cache
+        let onDisk = POSIX.fileSize(blobs.path(id: blobId, area: area))
+        var damage: String?
+        if record == nil { damage = "its blob record is missing" }
+        else if onDisk == nil { damage = "its sealed blob is missing from disk" }
+        else if let record, onDisk != record.sealedSize { damage = "its sealed blob has the wrong size (\(onDisk!) bytes)" }
+        else if verify {
+            r.blobsChecked += 1
+            // Every segment (the final one included), then the node's size and SHA-256.
+            do { try readWhole(openBlob(blobId, area: area).handle, of: n) { _ in } } catch { damage = "\(error)" }
+        }
+        if let damage {
+            if area == .staging && n.remoteId == nil {
+                r.problems.append("\(p): \(damage); this content was never uploaded and cannot be recovered here")
+            } else {
+                try db.transaction {
+                    try nodesTable.setNotDownloaded(id: n.id)
+                    try blobsTable.delete(id: blobId)
+                }
+                blobs.delete(blobId, area: area)
+                r.repaired.append("\(p): \(damage); marked NOT_DOWNLOADED (download it again)")
+            }
+        } else if n.contentState != .local && n.contentState != .stale {
+            try nodesTable.setContentState(id: n.id, .local)
+            r.repaired.append("\(p): content is on disk; marked LOCAL")
+        }
+    }
+
+    /// Files `doctor` reads at a time (its memory does not grow with the vault).
+    static let doctorPage = 1_000
 
     /// Recounts every maintained total (`CountersTable`) and rewrites each stored one that
     /// disagrees, in one transaction (no writer moves them in between). Returns one line per

@@ -68,6 +68,24 @@ final class StorageTests: VaultTestCase {
         XCTAssertEqual(try vault.node(id: keep.id)?.contentState, .local)
         XCTAssertEqual(try vault.doctor().repaired, [], "a second run finds nothing")
     }
+
+    /// `doctor` reads the files a page at a time (its memory does not grow with the vault):
+    /// damage on any page is repaired, and the blobs of every page count as referenced.
+    func testDoctorChecksEveryPageOfFiles() throws {
+        let files = try (1...7).map { try cachedFile("/f\($0)", size: 100 + $0) }
+        let gone = [files[0], files[3], files[6]]   // on the first, second and last page of two
+        for n in gone { unlink(layout.root + "/cache/\(n.localPath!).blob") }
+        let r = try vault.doctor(verify: true, pageSize: 2)
+        XCTAssertTrue(r.healthy, "\(r.problems)")
+        XCTAssertEqual(r.nodesChecked, 7)
+        XCTAssertEqual(r.repaired.filter { $0.contains("marked NOT_DOWNLOADED") }.count, 3, "\(r.repaired)")
+        XCTAssertEqual(r.repaired.filter { $0.contains("unreferenced") }, [], "a blob of another page was taken for a stray")
+        for n in files {
+            XCTAssertEqual(try vault.node(id: n.id)?.contentState, gone.contains { $0.id == n.id } ? .notDownloaded : .local)
+        }
+        XCTAssertEqual(try vault.doctor(verify: true, pageSize: 2).repaired, [], "a second run finds nothing")
+    }
+
     // MARK: The budget policy (pure) and its use when content arrives
 
     func testBudgetPlanEvictsLeastRecentlyUsedFirstAndNeverPinnedKeptOrUnevictable() {

@@ -204,9 +204,12 @@ struct NodesTable {
             """, [CompactColumns.key(id)]).map(Node.init(row:))
     }
 
-    /// Every file node.
-    func files() throws -> [Node] {
-        try db.query("SELECT \(Node.columns) FROM nodes WHERE folder = 0").map(Node.init(row:))
+    /// Up to `limit` files in storage order after row `row` (0: from the first), and the row of
+    /// the last one (where the next page starts; nil when there was none): every file, a page at
+    /// a time, with changes to earlier ones made between pages.
+    func files(afterRow row: Int64, limit: Int) throws -> (nodes: [Node], lastRow: Int64?) {
+        let rows = try db.query("SELECT rowid AS r, \(Node.columns) FROM nodes WHERE folder = 0 AND rowid > ? ORDER BY rowid LIMIT ?", [row, limit])
+        return (try rows.map(Node.init(row:)), try rows.last?.decode(Int64.self, "r"))
     }
 
     /// The nodes with any of the server ids `remoteIds` (at most 500: one statement's parameters).
