@@ -27,14 +27,20 @@ extension Vault {
         for name in try removeInterruptedWrites() { r.repaired.append("removed an interrupted write: \(name)") }
         // 2. Blob files where their rows say (a publish interrupted between commit and move).
         r.repaired += try repairBlobAreas()
-        // 3. Each node's claimed content against the disk, a page of files at a time (the
-        // repairs of a page are made before the next is read).
+        // 3. Each node's claimed content against the disk, a page of files at a time, each page
+        // read and repaired in one transaction (one lock, not one per query), the sealed files
+        // of what it dropped removed once it committed.
         var referenced = BlobIdSet()
         var after: Int64 = 0
         while true {
-            let page = try nodesTable.files(afterRow: after, limit: pageSize)
-            guard let last = page.lastRow else { break }
-            for n in page.nodes { try checkContent(of: n, verify: verify, referenced: &referenced, into: &r) }
+            var doomed: [(String, BlobArea)] = []
+            let last: Int64? = try db.transaction {
+                let page = try nodesTable.files(afterRow: after, limit: pageSize)
+                for n in page.nodes { try checkContent(of: n, verify: verify, referenced: &referenced, doomed: &doomed, into: &r) }
+                return page.lastRow
+            }
+            for (id, area) in doomed { blobs.delete(id, area: area) }
+            guard let last else { break }
             after = last
         }
         // 4. Revision blobs are referenced too.
@@ -54,9 +60,11 @@ extension Vault {
         return r
     }
 
-    /// Step 3 of `doctor` for file `n`: its claimed content against the disk, repaired or
-    /// reported in `r`; its blob id goes into `referenced`.
-    private func checkContent(of n: Node, verify: Bool, referenced: inout BlobIdSet, into r: inout DoctorReport) throws {
+    /// Step 3 of `doctor` for file `n`, inside the page's transaction: its claimed content
+    /// against the disk, repaired or reported in `r`; its blob id goes into `referenced`, and a
+    /// damaged blob it drops into `doomed` (its file is removed after the commit).
+    private func checkContent(of n: Node, verify: Bool, referenced: inout BlobIdSet, doomed: inout [(String, BlobArea)],
+                              into r: inout DoctorReport) throws {
         r.nodesChecked += 1
         var p: String { (try? path(of: n)) ?? n.id }   // only for what is reported
         guard let blobId = n.localPath else {
@@ -83,11 +91,9 @@ extension Vault {
             if area == .staging && n.remoteId == nil {
                 r.problems.append("\(p): \(damage); this content was never uploaded and cannot be recovered here")
             } else {
-                try db.transaction {
-                    try nodesTable.setNotDownloaded(id: n.id)
-                    try blobsTable.delete(id: blobId)
-                }
-                blobs.delete(blobId, area: area)
+                try nodesTable.setNotDownloaded(id: n.id)
+                try blobsTable.delete(id: blobId)
+                doomed.append((blobId, area))
                 r.repaired.append("\(p): \(damage); marked NOT_DOWNLOADED (download it again)")
             }
         } else if n.contentState != .local && n.contentState != .stale {

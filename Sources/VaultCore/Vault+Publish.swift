@@ -51,7 +51,9 @@ extension Vault {
     @discardableResult
     public func repairBlobAreas() throws -> [String] {
         var fixed: [String] = []
-        for id in blobs.idsOnDisk(.staging) where try recordedArea(ofBlob: id) == .cache {
+        // The records read in one transaction (one lock, not one per file), the files moved after.
+        let misplaced = try db.transaction { try blobs.idsOnDisk(.staging).filter { try recordedArea(ofBlob: $0) == .cache } }
+        for id in misplaced {
             guard !POSIX.exists(blobs.path(id: id, area: .cache)) else { continue }
             try blobs.move(id, from: .staging, to: .cache)
             fixed.append("finished an interrupted publish: moved blob \(id) from staging/ to cache/")
