@@ -98,16 +98,12 @@ final class StagedContent {
         dirty = wasDirty; modified = time
     }
 
-    /// Writes `data` at `offset` (a gap reads as zeros). Throws EFBIG past `limit`. While the
-    /// content streams, `offset` must be its end (the caller spills first otherwise).
+    /// Writes `data` at `offset` into the staging (a gap reads as zeros). Throws EFBIG past
+    /// `limit`. Content that streams takes appends only, through `acceptAppend` and
+    /// `sealAccepted` (the caller spills it first for any other write).
     func write(_ data: UnsafeRawBufferPointer, at offset: Int) throws(FuseErrno) {
-        if stream != nil {
-            try acceptAppend(data.count, at: offset)
-            sealAccepted(data)
-            try checkFailure()
-            return
-        }
         try checkFailure()
+        guard stream == nil else { throw FuseErrno(EIO, "a staged write of streamed content") }
         let end = offset + data.count
         guard end <= Self.limit else { throw Self.tooLarge }
         var at = offset
