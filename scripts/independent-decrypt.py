@@ -292,13 +292,14 @@ NODE_QUERY = {
         " CASE WHEN local_path IS NULL THEN '-' ELSE local_path END, typeof(sha256), hex(sha256) FROM nodes;"),
 }
 NODE_QUERY[10] = NODE_QUERY[9]
+NODE_QUERY[11] = NODE_QUERY[10]   # schema 11 changed only the outbox, which this decoder does not read
 CONTENT_STATES = {"0": "NOT_DOWNLOADED", "1": "DOWNLOADING", "2": "LOCAL", "3": "STALE"}
 BLOB_QUERY = "SELECT 'B', id, area, size, sealed_size, sha256, key_epoch FROM blobs;"
 # remote_base, the sync's bases: schema 7 keeps ids as TEXT and the content record as JSON; schema 8
 # keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
 # Schema 10: a base with from_node = 1 takes its parent, name and (a file's) mime, mtime, size and
 # SHA-256 from the node of the same id (a pulled node: remote_id = X''); the record holds the rest.
-SCHEMA_MAX = 10
+SCHEMA_MAX = 11
 BASE_QUERY = {
     7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
         " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
@@ -314,6 +315,7 @@ BASE_QUERY[10] = (
     "  CASE b.from_node WHEN 1 THEN n.modified_at ELSE b.mtime END AS mt, CASE b.from_node WHEN 1 THEN n.size ELSE b.size END AS sz,"
     "  CASE b.from_node WHEN 1 THEN n.sha256 ELSE b.sha256 END AS sh, n.id IS NOT NULL AS has_node"
     "  FROM remote_base b LEFT JOIN nodes n ON b.from_node = 1 AND n.id = b.remote_id AND n.remote_id = X'') b;")
+BASE_QUERY[11] = BASE_QUERY[10]
 
 
 def stored_sha256(kind, hexed, schema):
@@ -473,7 +475,7 @@ def check_schema(version):
     if version > SCHEMA_MAX:
         raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
     if version < 7:
-        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 10)")
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 11)")
     return version
 
 

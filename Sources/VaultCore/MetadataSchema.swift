@@ -195,6 +195,16 @@ enum MetadataSchema {
             try db.execute(RemoteBaseTable.swap10SQL)
             TestHooks.crashPoint("migration-10-swapped")
         },
+        // 11: a compact outbox (issue 21, SECURITY.md "Metadata database"): the op and state as
+        // small integers, the payload a compact binary record instead of JSON, and no unique index
+        // of the request id (no query used it); the counters' triggers on the new table. One
+        // transaction, like migrations 8 to 10: a kill leaves schema 10 or 11.
+        SQLMigrator.Migration("compact outbox", sql: OutboxTable.setAsideSQL + OutboxTable.compactSchemaSQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try OutboxTable.copySchema10Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(OutboxTable.dropSchema10SQL)
+            TestHooks.crashPoint("migration-11-swapped")
+        },
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

@@ -46,9 +46,9 @@ extension Vault {
         for (id, state) in try outboxTable.statesOfChildren(of: folderId) {
             let mark: OutboxMark
             switch state {
-            case "conflict": mark = .conflict
-            case "paused", "cancelled": mark = .paused
-            default: mark = .pending
+            case .conflict: mark = .conflict
+            case .paused, .cancelled: mark = .paused
+            case .pending, .failed: mark = .pending
             }
             out[id] = max(out[id] ?? mark, mark)
         }

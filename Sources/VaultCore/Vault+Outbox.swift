@@ -43,8 +43,7 @@ extension Vault {
     /// none, so it is on disk before the first request that carries it.
     public func clientId(for e: OutboxEntry, proposing proposed: String = RemoteCodec.newId()) throws -> String {
         try db.transaction {
-            let current = try outboxTable.payloadJSON(seq: e.seq)
-            var p = OutboxTable.decodePayload(current)
+            var p = try outboxTable.payload(seq: e.seq) ?? e.payload
             if let id = p.clientId { return id }
             let id = proposed
             p.clientId = id

@@ -21,7 +21,8 @@ extension Vault {
     /// The nodes of the tree that have one of `remoteIds` as their server id.
     public func nodes(withRemoteIds remoteIds: [String]) throws -> [Node] {
         var out: [Node] = []
-        for chunk in stride(from: 0, to: remoteIds.count, by: 500).map({ Array(remoteIds[$0..<min($0 + 500, remoteIds.count)]) }) {
+        let per = NodesTable.remoteIdsPerQuery
+        for chunk in stride(from: 0, to: remoteIds.count, by: per).map({ Array(remoteIds[$0..<min($0 + per, remoteIds.count)]) }) {
             out += try nodesTable.nodes(remoteIds: chunk)
         }
         return out

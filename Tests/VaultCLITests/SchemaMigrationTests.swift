@@ -3,7 +3,7 @@ import VaultTestSupport
 import XCTest
 
 /// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
-/// schema8) to schema 10 (issue 21's compact bases, compact nodes, bases from their nodes), through the `vault`
+/// schema8) to schema 11 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox), through the `vault`
 /// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
 /// point of a migration leaves the schema before it (the next open migrates) and never a mix;
 /// old backup bundles still import.
@@ -82,7 +82,12 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "10", label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "11", label, file: file, line: line)
+        // The compact outbox: the pending entry's op and state as integers, its payload a compact record.
+        XCTAssertEqual(try sql("SELECT count(*), sum(typeof(op) = 'integer' AND typeof(state) = 'integer'), sum(hex(substr(payload, 1, 1)) = '03') FROM outbox",
+                               home: home), "1|1|1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name IN ('outbox_schema10', 'sqlite_autoindex_outbox_1')", home: home),
+                       "0", label, file: file, line: line)
         // The fixtures' bases are of nodes made there (another id): each keeps its own fields.
         XCTAssertEqual(try sql("SELECT count(*), count(content), sum(typeof(remote_id) = 'blob'), sum(from_node = 0 AND name IS NOT NULL) FROM remote_base",
                                home: home), "7|4|7|7", label, file: file, line: line)
@@ -150,6 +155,26 @@ final class SchemaMigrationTests: XCTestCase {
             let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
             XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
             try assertSchemaNine(label)
+            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
+        }
+    }
+
+    /// Schema 10 exactly: its version, its outbox (states as text), no half-made copy.
+    func assertSchemaTen(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "10", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*), sum(typeof(state) = 'text' AND substr(payload, 1, 1) = '{') FROM outbox"), "1|1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'outbox_schema10'"), "0", label, file: file, line: line)
+    }
+
+    /// `kill -9` inside migration 11 (after the first entry copied, after the copy, after the old
+    /// table is dropped) leaves schema 10 (migrations 9 and 10 committed before it); the next open upgrades.
+    func testAKillAtAnyPointOfMigrationElevenLeavesSchemaTen() throws {
+        for point in ["migration-11-row#1", "migration-11-copied", "migration-11-swapped"] {
+            try copyFixtureVault(to: h.home, from: Self.fixture8)
+            let label = "schema8 killed at \(point)"
+            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
+            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
+            try assertSchemaTen(label)
             try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
         }
     }

@@ -10,10 +10,19 @@ import VaultPrimitives
 /// (compact nodes) every node and every reference to one of a schema-8 database, and migration 10
 /// (bases from their nodes) every base of a schema-9 one, kept whole when its node changes.
 final class MetadataSchemaTests: XCTestCase {
-    func testMigratesAFreshDatabaseToTenOnceAndResumesAnOlderOne() throws {
+    /// The totals counted from a database before schema 11 (its outbox states as text).
+    func recountAsText(_ db: SQLDatabase) throws -> [CountersTable.Name: Int64] {
+        var out: [CountersTable.Name: Int64] = [:]
+        for r in try db.query(CountersTable.recountSQL(outboxCodes: false)) {
+            if let name = CountersTable.Name(rawValue: try r.decode(String.self, "name")) { out[name] = try r.decode(Int64.self, "value") }
+        }
+        return out
+    }
+
+    func testMigratesAFreshDatabaseToElevenOnceAndResumesAnOlderOne() throws {
         let db = try SQLDatabase(path: ":memory:")
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 10)
+        XCTAssertEqual(try db.userVersion, 11)
         XCTAssertTrue(try MetadataSchema.isCurrent(db))
         try MetadataSchema.migrate(db)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'quarantine'"), 1)
@@ -23,19 +32,19 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try older.userVersion, 3)
         XCTAssertFalse(try MetadataSchema.isCurrent(older))
         try MetadataSchema.migrate(older)
-        XCTAssertEqual(try older.userVersion, 10)
+        XCTAssertEqual(try older.userVersion, 11)
         let schema = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)"
         XCTAssertEqual(try older.scalar(String.self, schema), try db.scalar(String.self, schema))
     }
 
     func testANewerDatabaseIsRefusedWithTheUpgradeHint() throws {
         let db = try SQLDatabase(path: ":memory:")
-        try db.setUserVersion(11)
+        try db.setUserVersion(12)
         XCTAssertFalse(try MetadataSchema.isCurrent(db))
         XCTAssertThrowsError(try MetadataSchema.migrate(db)) {
             let e = $0 as? VaultError
             XCTAssertEqual(e?.kind, .integrity)
-            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 11)")
+            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 12)")
             XCTAssertEqual(e?.hint, "upgrade vault")
         }
     }
@@ -123,9 +132,9 @@ final class MetadataSchemaTests: XCTestCase {
         try db.run("INSERT INTO outbox_tombstones(node_id, type) VALUES (?, 'file')", [local.id])
 
         let counters = CountersTable(db: db)
-        let (countedBefore, recountBefore) = (try counters.values(), try counters.recount())
+        let (countedBefore, recountBefore) = (try counters.values(), try recountAsText(db))
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 10)
+        XCTAssertEqual(try db.userVersion, 11)
         XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
         XCTAssertEqual(try counters.recount(), recountBefore, "the recount joins the keys as it joined the ids")
         let table = NodesTable(db: db)
@@ -203,7 +212,7 @@ final class MetadataSchemaTests: XCTestCase {
             try db.run("INSERT INTO remote_base(\(RemoteBaseTable.schema8Columns)) VALUES (?,?,?,?,?,?,?,?)", RemoteBaseTable.schema8Bindings(b))
         }
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 10)
+        XCTAssertEqual(try db.userVersion, 11)
         XCTAssertGreaterThan(alike, 150)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1 AND (name IS NOT NULL OR parent_id IS NOT NULL)"), 0)
@@ -250,6 +259,109 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try db.scalar(Bool.self, "SELECT from_node FROM remote_base WHERE remote_id = ?", [CompactColumns.key(apart.remoteId)]), false)
         try assertAllRead("after new bases")
         XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
+    }
+
+    /// Outbox entries as schema 10 wrote them (every op and state, JSON payloads of every shape:
+    /// hex and UUID ids, odd names, flags, an unknown state), beside a tombstone and transfers:
+    /// after migration 11 each reads back equal through the table type, the sequence goes on past
+    /// the highest number ever used, the counters agree with a recount, a payload still names its
+    /// tombstone, and the table is smaller.
+    func testMigrationElevenKeepsEveryOutboxEntry() throws {
+        let db = try SQLDatabase(path: ":memory:")
+        try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(10))).migrate(db)
+        var rng = SplitMix64(seed: 0x11)
+        func hex(_ n: Int) -> String { (0..<n).map { _ in String(format: "%02x", Int(rng.next() & 0xFF)) }.joined() }
+        try NodesTable(db: db).insertRoot(now: 0)
+        let ops: [OutboxOp] = [.createFolder, .upload, .move, .delete, .discardUpload]
+        let states: [OutboxState] = OutboxState.allCases
+        let gone = hex(16), uuidNode = UUID().uuidString.lowercased()
+        var entries: [OutboxEntry] = []
+        for i in 1...300 {
+            var p = OutboxPayload()
+            if i % 2 == 0 { p.name = i == 4 ? hex(16) : "name \(i) ✓ \"q\"" }
+            if i % 3 == 0 { p.parentId = i == 6 ? gone : (i % 9 == 0 ? uuidNode : hex(16)) }
+            if i % 4 == 0 { p.remoteId = hex(16) }
+            if i % 5 == 0 { p.blobId = i % 10 == 0 ? UUID().uuidString.lowercased() : hex(16) }
+            if i % 6 == 0 { p.size = i == 12 ? UInt64.max : UInt64(i) * 4096 }
+            if i % 7 == 0 { p.sha256 = i == 14 ? hex(32).uppercased() : hex(32) }
+            if i % 8 == 0 { p.mimeType = "text/plain" }
+            if i % 11 == 0 { p.uploadId = "up-\(i)" }
+            if i % 13 == 0 { p.replacesMove = i % 2 == 0 }
+            if i % 17 == 0 { p.reseal = true }
+            if i % 19 == 0 { p.clientId = hex(16) }
+            let e = OutboxEntry(seq: Int64(i * 2), op: ops[i % ops.count], nodeId: i % 9 == 0 ? uuidNode : hex(16), payload: p,
+                                baseVersion: i % 3 == 0 ? nil : Int64(i), requestId: UUID().uuidString.lowercased(), state: states[i % states.count],
+                                attempts: i % 4, lastError: i % 5 == 1 ? "refused \(i)" : nil, sentAt: i % 6 == 1 ? Int64(i) : nil)
+            entries.append(e)
+            try db.run("""
+                INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?)
+                """, [e.seq, e.op.rawValue, CompactColumns.key(e.nodeId),
+                      String(decoding: try JSONEncoder().encode(e.payload), as: UTF8.self), e.baseVersion, e.requestId,
+                      e.state.rawValue, e.attempts, e.lastError, e.sentAt, Int64(i)])
+        }
+        // An entry in a state this version does not know (counted as failed), and the highest
+        // number ever used gone with its entry.
+        try db.run("INSERT INTO outbox(seq, op, node_id, payload, request_id, state, created_at) VALUES (900, 'move', ?, '{}', 'r-odd', 'later', 0)",
+                   [CompactColumns.key(hex(16))])
+        try db.run("INSERT INTO outbox(seq, op, node_id, payload, request_id, created_at) VALUES (1000, 'move', ?, '{}', 'r-top', 0)",
+                   [CompactColumns.key(hex(16))])
+        try db.run("DELETE FROM outbox WHERE seq = 1000")
+        try TombstonesTable(db: db).put(Tombstone(nodeId: gone, remoteId: gone, isFolder: true, version: 3))
+        try TombstonesTable(db: db).put(Tombstone(nodeId: hex(16), remoteId: nil, isFolder: false, version: 0))
+        let counters = CountersTable(db: db)
+        for (name, value) in try recountAsText(db) { try counters.set(name, value) }   // the rows above went in uncounted
+        let countedBefore = try counters.values()
+        let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(op) + length(state)) FROM outbox") ?? 0
+
+        try MetadataSchema.migrate(db)
+        XCTAssertEqual(try db.userVersion, 11)
+        let table = OutboxTable(db: db)
+        let read = try table.entries()
+        XCTAssertEqual(read.count, entries.count + 1)
+        for (want, got) in zip(entries, read) { XCTAssertEqual(got, want, "entry \(want.seq)") }
+        XCTAssertEqual(read.last?.state, .failed, "an unknown state reads as it counted")
+        XCTAssertEqual(try table.lastSeq(), 1000, "the sequence goes on past the highest number used")
+        XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
+        XCTAssertEqual(try counters.recount(), countedBefore)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM outbox WHERE typeof(op) = 'integer' AND typeof(state) = 'integer' AND typeof(payload) = 'blob'"),
+                       entries.count + 1)
+        XCTAssertLessThan(try db.scalar(Int.self, "SELECT sum(length(payload) + 2) FROM outbox") ?? 0, bytesBefore / 2)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'outbox%' AND tbl_name = 'outbox'"), 2,
+                       "the table and its node index (no request-id index)")
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'outbox_schema10'"), 0)
+        // A payload that names a removed folder keeps its tombstone; the other one goes.
+        try TombstonesTable(db: db).deleteSpent()
+        XCTAssertEqual(try TombstonesTable(db: db).all().map(\.nodeId), [gone])
+        // New entries go on after 1000, and the triggers count their states.
+        try table.append(.upload, nodeId: hex(16), payload: OutboxPayload(name: "new"), baseVersion: nil, requestId: "r-new", now: 1)
+        XCTAssertEqual(try table.lastSeq(), 1001)
+        _ = try table.hold(nodeId: uuidNode, as: .paused)
+        try table.delete(seq: 2)
+        XCTAssertEqual(try counters.values(), try counters.recount())
+    }
+
+    /// A compact payload reads back exactly, is far smaller than its JSON, and a damaged one is
+    /// an error naming the column.
+    func testACompactPayloadRoundTripsAndADamagedOneIsAnError() throws {
+        let full = OutboxPayload(name: "Grüße ✓.txt", parentId: String(repeating: "ab", count: 16), remoteId: "root",
+                                 blobId: String(repeating: "cd", count: 16), size: 4096, sha256: String(repeating: "ef", count: 32),
+                                 mimeType: "text/plain", uploadId: "u-1", replacesMove: false, reseal: true, clientId: String(repeating: "01", count: 16))
+        for p in [full, OutboxPayload(), OutboxPayload(size: 0), OutboxPayload(replacesMove: true)] {
+            let bytes = CompactColumns.payload(p)
+            XCTAssertEqual(try CompactColumns.payload(bytes, column: "payload"), p)
+        }
+        let bytes = CompactColumns.payload(full)
+        XCTAssertLessThan(bytes.count * 2, try JSONEncoder().encode(full).count)
+        let key = [UInt8](repeating: 0xab, count: 16)
+        XCTAssertTrue((0...(bytes.count - 16)).contains { Array(bytes[$0..<($0 + 16)]) == key }, "a node id is its key's bytes")
+        var badFlag = CompactColumns.payload(OutboxPayload(reseal: true)); badFlag[badFlag.count - 1] = 2
+        let bads: [[UInt8]] = [Array(bytes.dropLast()), bytes + [0], [1] + Array(bytes.dropFirst()), [3, 0x80, 0x80, 0x80, 0x01], badFlag, []]
+        for bad in bads {
+            XCTAssertThrowsError(try CompactColumns.payload(bad, column: "payload")) {
+                XCTAssertEqual(($0 as? SQLError)?.kind, .decoding)
+            }
+        }
     }
 
     /// A damaged compact record is an error naming the column, never a plausible base.

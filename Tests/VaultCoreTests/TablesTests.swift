@@ -19,6 +19,44 @@ final class TablesTests: VaultTestCase {
         XCTAssertEqual(try nodes.count(), 3)
     }
 
+    static func node(id: String, remoteId: String?, name: String, pinned: Bool = false) -> Node {
+        Node(id: id, remoteId: remoteId, parentId: Node.rootId, name: name, type: .file, size: 0, version: 1, modifiedAt: 0, mimeType: nil,
+             contentState: .notDownloaded, localPath: nil, pinned: pinned, lastAccessed: nil, pendingOp: nil, localVersion: 0, sha256: nil)
+    }
+
+    /// Nodes found by server id, in as many ids as a push asks at once (2,500: three statements
+    /// of up to 999 ids, each bound once), whether the id is the node's own (pulled) or another (made here).
+    func testNodesAreFoundByServerIdInLargeBatches() throws {
+        let nodes = NodesTable(db: vault.db)
+        var ids: [String: String] = [:]   // server id -> node id
+        try vault.db.transaction {
+            for i in 0..<2_500 {
+                let own = i % 2 == 0
+                let id = Vault.newId(), remote = own ? id : Vault.newId()
+                try nodes.insert(Self.node(id: id, remoteId: remote, name: "n\(i)"))
+                ids[remote] = id
+            }
+        }
+        let found = try vault.nodes(withRemoteIds: Array(ids.keys) + [Vault.newId()])
+        XCTAssertEqual(found.count, ids.count)
+        XCTAssertEqual(Set(found.map(\.id)), Set(ids.values))
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: found.map { ($0.remoteId ?? "", $0.id) }), ids)
+    }
+
+    /// A node inserted pinned that already owns cache blobs (a conflict copy a pull makes) moves
+    /// their bytes from cached to pinned: the counters still equal a recount.
+    func testANodeInsertedPinnedCountsItsCacheBlobsAsPinned() throws {
+        let id = Vault.newId(), blob = Vault.newId()
+        try vault.db.transaction {
+            try BlobsTable(db: vault.db).insert(BlobRecord(id: blob, area: .cache, size: 10, sealedSize: 4_096, sha256: String(repeating: "a", count: 64),
+                                                           keyEpoch: 1, sealedSHA256: nil), nodeId: id, now: 0)
+            try NodesTable(db: vault.db).insert(Self.node(id: id, remoteId: id, name: "copy", pinned: true))
+        }
+        XCTAssertEqual(try vault.countersTable.value(.pinnedBytes), 4_096)
+        XCTAssertEqual(try vault.countersTable.value(.cachedBytes), 0)
+        XCTAssertEqual(try vault.countersTable.values(), try vault.countersTable.recount())
+    }
+
     func testKeyValueTablesAreSeparate() throws {
         let settings = KeyValueTable(db: vault.db, name: .settings), state = KeyValueTable(db: vault.db, name: .syncState)
         try settings.set("k", "1")

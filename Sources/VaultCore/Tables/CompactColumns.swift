@@ -112,9 +112,95 @@ enum CompactColumns {
         return c
     }
 
+    // MARK: - Outbox payloads (schema 11)
+
+    /// The first byte of a compact outbox payload (schema 11's `outbox.payload`).
+    static let payloadFormat: UInt8 = 3
+
+    /// The fields of a payload, in the order they follow the mask (bit `n` set: field `n` present).
+    private enum PayloadField: Int, CaseIterable {
+        case name, parentId, remoteId, blobId, size, sha256, mimeType, uploadId, replacesMove, reseal, clientId
+        var bit: UInt64 { 1 << UInt64(rawValue) }
+    }
+
+    /// `p` as a compact payload: format byte `3`, a varint mask of the fields present, then each
+    /// present field in `PayloadField` order. Strings as in `record`, except the node ids
+    /// `parentId` and `remoteId`: a 32-digit lowercase hex id as tag 1 and its 16 bytes, any
+    /// other as tag 0 and its UTF-8 (so the bytes of a stored node key appear in the payload, and
+    /// `instr(payload, CAST(key AS BLOB))` finds an entry that names a node); the size a varint;
+    /// the two flags one byte each (0 or 1).
+    static func payload(_ p: OutboxPayload) -> [UInt8] {
+        let present: [PayloadField: Bool] = [
+            .name: p.name != nil, .parentId: p.parentId != nil, .remoteId: p.remoteId != nil, .blobId: p.blobId != nil,
+            .size: p.size != nil, .sha256: p.sha256 != nil, .mimeType: p.mimeType != nil, .uploadId: p.uploadId != nil,
+            .replacesMove: p.replacesMove != nil, .reseal: p.reseal != nil, .clientId: p.clientId != nil,
+        ]
+        var mask: UInt64 = 0
+        for f in PayloadField.allCases where present[f] == true { mask |= f.bit }
+        var out: [UInt8] = [payloadFormat]
+        out.reserveCapacity(96)
+        putVarint(mask, &out)
+        if let s = p.name { putString(s, &out) }
+        if let s = p.parentId { putKeyString(s, &out) }
+        if let s = p.remoteId { putKeyString(s, &out) }
+        if let s = p.blobId { putString(s, &out) }
+        if let n = p.size { putVarint(n, &out) }
+        if let s = p.sha256 { putString(s, &out) }
+        if let s = p.mimeType { putString(s, &out) }
+        if let s = p.uploadId { putString(s, &out) }
+        if let b = p.replacesMove { out.append(b ? 1 : 0) }
+        if let b = p.reseal { out.append(b ? 1 : 0) }
+        if let s = p.clientId { putString(s, &out) }
+        return out
+    }
+
+    /// The payload a compact payload holds; throws `SQLError.Kind.decoding` naming `column` when
+    /// it is damaged (truncated, an unknown format, tag or field, bytes left over).
+    static func payload(_ bytes: [UInt8], column: String) throws -> OutboxPayload {
+        var r = Reader(bytes: bytes)
+        guard r.byte() == payloadFormat, let mask = r.varint(), mask >> UInt64(PayloadField.allCases.count) == 0 else { throw damaged(column) }
+        func has(_ f: PayloadField) -> Bool { mask & f.bit != 0 }
+        func string(_ f: PayloadField) throws -> String? {
+            guard has(f) else { return nil }
+            guard let s = r.string() else { throw damaged(column) }
+            return s
+        }
+        func flag(_ f: PayloadField) throws -> Bool? {
+            guard has(f) else { return nil }
+            guard let b = r.byte(), b <= 1 else { throw damaged(column) }
+            return b == 1
+        }
+        var p = OutboxPayload()
+        p.name = try string(.name)
+        p.parentId = try string(.parentId)
+        p.remoteId = try string(.remoteId)
+        p.blobId = try string(.blobId)
+        if has(.size) {
+            guard let n = r.varint() else { throw damaged(column) }
+            p.size = n
+        }
+        p.sha256 = try string(.sha256)
+        p.mimeType = try string(.mimeType)
+        p.uploadId = try string(.uploadId)
+        p.replacesMove = try flag(.replacesMove)
+        p.reseal = try flag(.reseal)
+        p.clientId = try string(.clientId)
+        guard r.atEnd else { throw damaged(column) }
+        return p
+    }
+
     // MARK: - Encoding
 
     private enum Tag: UInt8 { case text = 0, hex16 = 1, hex32 = 2, uuid = 3, absent = 4 }
+
+    /// A node id as its stored key's bytes: a 32-digit lowercase hex id as tag 1 and 16 bytes,
+    /// anything else as tag 0 and its UTF-8 (never the UUID form: a text key is its UTF-8).
+    private static func putKeyString(_ s: String, _ out: inout [UInt8]) {
+        if let b = hexBytes(s, count: 16) { out.append(Tag.hex16.rawValue); out += b; return }
+        out.append(Tag.text.rawValue)
+        putVarint(UInt64(s.utf8.count), &out)
+        out += s.utf8
+    }
 
     private static func putString(_ s: String, _ out: inout [UInt8]) {
         if let b = hexBytes(s, count: 16) { out.append(Tag.hex16.rawValue); out += b; return }

@@ -35,10 +35,12 @@ struct CountersTable {
 
     // MARK: - Schema (migration 7; frozen: a change is a new migration)
 
-    /// The counter an outbox entry whose state is `state` (an SQL expression) counts in.
-    private static func outboxBucket(_ state: String) -> String {
-        "CASE \(state) WHEN 'pending' THEN 'outbox_pending' WHEN 'conflict' THEN 'outbox_conflict' "
-            + "WHEN 'paused' THEN 'outbox_held' WHEN 'cancelled' THEN 'outbox_held' ELSE 'outbox_failed' END"
+    /// The counter an outbox entry whose state is `state` (an SQL expression) counts in: the
+    /// state as text (schemas 7-10) or, with `codes`, as schema 11's `OutboxTable.Codes`.
+    private static func outboxBucket(_ state: String, codes: Bool = true) -> String {
+        func v(_ s: OutboxState) -> String { codes ? String(OutboxTable.Codes.code(s)) : "'\(s.rawValue)'" }
+        return "CASE \(state) WHEN \(v(.pending)) THEN 'outbox_pending' WHEN \(v(.conflict)) THEN 'outbox_conflict' "
+            + "WHEN \(v(.paused)) THEN 'outbox_held' WHEN \(v(.cancelled)) THEN 'outbox_held' ELSE 'outbox_failed' END"
     }
 
     /// The counter a blob row `b` (`NEW` or `OLD`) counts its sealed size in.
@@ -56,8 +58,12 @@ struct CountersTable {
         """
     }
 
-    /// Every total, counted from the tables: one row per counter (`name`, `value`).
-    static let recountSQL = """
+    /// Every total, counted from the tables now: one row per counter (`name`, `value`).
+    static let recountSQL = recountSQL(outboxCodes: true)
+
+    /// Every total, counted from the tables (the outbox's states as text, or with
+    /// `outboxCodes` as schema 11's codes): one row per counter (`name`, `value`).
+    static func recountSQL(outboxCodes codes: Bool) -> String { """
         SELECT 'nodes' AS name, (SELECT count(*) FROM nodes) AS value
         UNION ALL SELECT 'conflicts', (SELECT count(*) FROM sync_messages)
         UNION ALL SELECT 'pinned_bytes', (SELECT COALESCE(SUM(b.sealed_size), 0) FROM blobs b JOIN nodes n ON n.id = b.node_id
@@ -65,11 +71,25 @@ struct CountersTable {
         UNION ALL SELECT 'cached_bytes', (SELECT COALESCE(SUM(b.sealed_size), 0) FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
                                           WHERE b.area = 'cache' AND COALESCE(n.pinned, 0) != 1)
         UNION ALL SELECT 'staged_bytes', (SELECT COALESCE(SUM(sealed_size), 0) FROM blobs WHERE area = 'staging')
-        UNION ALL SELECT 'outbox_pending', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state")) = 'outbox_pending')
-        UNION ALL SELECT 'outbox_conflict', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state")) = 'outbox_conflict')
-        UNION ALL SELECT 'outbox_failed', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state")) = 'outbox_failed')
-        UNION ALL SELECT 'outbox_held', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state")) = 'outbox_held')
+        UNION ALL SELECT 'outbox_pending', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state", codes: codes)) = 'outbox_pending')
+        UNION ALL SELECT 'outbox_conflict', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state", codes: codes)) = 'outbox_conflict')
+        UNION ALL SELECT 'outbox_failed', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state", codes: codes)) = 'outbox_failed')
+        UNION ALL SELECT 'outbox_held', (SELECT count(*) FROM outbox WHERE \(outboxBucket("state", codes: codes)) = 'outbox_held')
         """
+    }
+
+    /// The counters' triggers on `outbox` (migration 7 creates them on states as text;
+    /// migration 11 again, with `codes`, on the compact table).
+    static func outboxTriggersSQL(codes: Bool) -> String { """
+        CREATE TRIGGER counters_outbox_delete AFTER DELETE ON outbox BEGIN
+          UPDATE counters SET value = value - 1 WHERE name = \(outboxBucket("OLD.state", codes: codes));
+        END;
+        CREATE TRIGGER counters_outbox_state AFTER UPDATE OF state ON outbox WHEN OLD.state IS NOT NEW.state BEGIN
+          UPDATE counters SET value = value - 1 WHERE name = \(outboxBucket("OLD.state", codes: codes));
+          UPDATE counters SET value = value + 1 WHERE name = \(outboxBucket("NEW.state", codes: codes));
+        END;
+        """
+    }
 
     /// The triggers on `nodes` (migration 7 creates them; migration 9 again, on the compact table).
     static let nodesTriggersSQL = """
@@ -94,7 +114,7 @@ struct CountersTable {
           name TEXT PRIMARY KEY,
           value INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
-        INSERT INTO counters(name, value) \(recountSQL);
+        INSERT INTO counters(name, value) \(recountSQL(outboxCodes: false));
         \(nodesTriggersSQL)
 
         CREATE TRIGGER counters_blobs_delete AFTER DELETE ON blobs BEGIN
@@ -105,13 +125,7 @@ struct CountersTable {
           UPDATE counters SET value = value + NEW.sealed_size WHERE name = \(blobBucket("NEW"));
         END;
 
-        CREATE TRIGGER counters_outbox_delete AFTER DELETE ON outbox BEGIN
-          UPDATE counters SET value = value - 1 WHERE name = \(outboxBucket("OLD.state"));
-        END;
-        CREATE TRIGGER counters_outbox_state AFTER UPDATE OF state ON outbox WHEN OLD.state IS NOT NEW.state BEGIN
-          UPDATE counters SET value = value - 1 WHERE name = \(outboxBucket("OLD.state"));
-          UPDATE counters SET value = value + 1 WHERE name = \(outboxBucket("NEW.state"));
-        END;
+        \(outboxTriggersSQL(codes: false))
 
         CREATE TRIGGER counters_sync_messages_insert AFTER INSERT ON sync_messages BEGIN
           UPDATE counters SET value = value + 1 WHERE name = 'conflicts';
@@ -165,7 +179,7 @@ struct CountersTable {
             UPDATE counters SET value = value + (CASE name WHEN 'pinned_bytes' THEN 1 ELSE -1 END)
                 * (SELECT COALESCE(SUM(sealed_size), 0) FROM blobs WHERE node_id = ? AND area = 'cache')
               WHERE name IN ('pinned_bytes', 'cached_bytes')
-            """, [id])
+            """, [CompactColumns.key(id)])
     }
 
     /// Counts blob `id`'s sealed bytes where its row says they are (`sign` -1: uncounts them,

@@ -212,15 +212,20 @@ struct NodesTable {
         return (try rows.map(Node.init(row:)), try rows.last?.decode(Int64.self, "r"))
     }
 
-    /// The nodes with any of the server ids `remoteIds` (at most 500: one statement's parameters).
+    /// The most server ids `nodes(remoteIds:)` takes: one statement's parameters (SQLite 3.15
+    /// allows 999), each bound once and named twice.
+    static let remoteIdsPerQuery = 999
+
+    /// The nodes with any of the server ids `remoteIds` (at most `remoteIdsPerQuery`).
     func nodes(remoteIds: [String]) throws -> [Node] {
         guard !remoteIds.isEmpty else { return [] }
-        let marks = Array(repeating: "?", count: remoteIds.count).joined(separator: ",")
-        let keys = remoteIds.map { CompactColumns.key($0) as any SQLBindable }
+        precondition(remoteIds.count <= Self.remoteIdsPerQuery, "at most \(Self.remoteIdsPerQuery) server ids per query")
+        // Numbered parameters: both lists name the same ones (binding them twice would pass the limit).
+        let marks = (1...remoteIds.count).map { "?\($0)" }.joined(separator: ",")
         return try db.query("""
             SELECT \(Node.columns) FROM nodes WHERE id IN (\(marks)) AND remote_id = X''
             UNION ALL SELECT \(Node.columns) FROM nodes WHERE remote_id IN (\(marks)) AND length(remote_id) > 0
-            """, keys + keys).map(Node.init(row:))
+            """, remoteIds.map { CompactColumns.key($0) as any SQLBindable }).map(Node.init(row:))
     }
 
     /// The sequence numbers recorded for node `id`, nil when there is no such node.

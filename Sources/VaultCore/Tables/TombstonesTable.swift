@@ -35,11 +35,12 @@ struct TombstonesTable {
         try db.run("DELETE FROM outbox_tombstones WHERE node_id = ?", [CompactColumns.key(nodeId)])
     }
 
-    /// Deletes the tombstones no entry needs: none of their own, and none whose payload names them.
+    /// Deletes the tombstones no entry needs: none of their own, and none whose payload names them
+    /// (a compact payload holds a node id as its key's bytes: `CompactColumns.payload`).
     func deleteSpent() throws {
         try db.run("""
             DELETE FROM outbox_tombstones WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.node_id = outbox_tombstones.node_id)
-              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, \(NodesTable.idText("outbox_tombstones.node_id"))) > 0)
+              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, CAST(outbox_tombstones.node_id AS BLOB)) > 0)
             """)
     }
 }

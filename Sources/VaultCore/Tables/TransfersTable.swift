@@ -38,7 +38,7 @@ struct TransfersTable {
             SELECT DISTINCT \(Self.columns(prefix: "t.")), o.state AS hold FROM transfers t JOIN outbox o ON o.node_id = t.node_id
             WHERE t.direction = ? AND t.state != ? AND o.state IN (?, ?)
             """, [TransferDirection.upload, TransferState.done, OutboxState.paused, OutboxState.cancelled])
-            .map { (try TransferRow(row: $0), try $0.decode(OutboxState.self, "hold")) }
+            .map { (try TransferRow(row: $0), try OutboxTable.Codes.state(try $0.decode(Int64.self, "hold"))) }
     }
 
     /// Unfinished downloads of files whose content is here (LOCAL, its blob recorded with the
