@@ -138,7 +138,7 @@ public final class VaultPullStore: PullStore {
         for id in doomed { vault.blobs.delete(id, area: .cache); vault.blobs.delete(id, area: .staging) }
     }
 
-    public func beginListing() throws {
+    @discardableResult public func beginListing() throws -> Bool {
         // A new device's first pull: nothing but the root, no bases. Its lookups (almost all of
         // nodes the listing has not written) are answered from what it wrote, and its foreign keys
         // are not checked row by row: a node often comes before its folder (the listing is in id
@@ -166,11 +166,12 @@ public final class VaultPullStore: PullStore {
             written.insert(.nodeId, Node.rootId)
             view.written = written
         }
+        return fresh
     }
 
-    /// Nothing but the root node, and no bases (one look at each table, not a count of a large one).
+    /// Nothing but the root node, no bases, no tombstones (one look at each table, not a count of a large one).
     private func isEmptyVault() throws -> Bool {
-        try vault.nodesTable.onlyRootAndNoBases()
+        try vault.nodesTable.onlyRootNoBasesNoTombstones()
     }
 
     public func endListing(commit: Bool) throws {

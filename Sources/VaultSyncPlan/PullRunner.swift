@@ -42,8 +42,10 @@ public protocol PullStore {
     func planState() throws -> PlanState
     /// Applies `actions` and stores `cursor` (when given) in one transaction.
     func apply(_ actions: [PlanAction], cursor: Int64?) throws
-    /// A full listing is applied inside one transaction: begin it...
-    func beginListing() throws
+    /// A full listing is applied inside one transaction: begin it (true when the vault holds
+    /// nothing but its root: every node the listing writes is new, so none can be missing from
+    /// it and the runner keeps no record of what it listed)...
+    @discardableResult func beginListing() throws -> Bool
     /// ... and end it: committed (after checking that every node has a parent and no folder is
     /// inside itself), or rolled back.
     func endListing(commit: Bool) throws
@@ -254,7 +256,10 @@ public struct PullRunner {
         let start = try source.startCursor()
         var result = PullResult()
         result.listed = true
-        try store.beginListing()
+        // Into an empty vault, every node with a server id is one this listing wrote: none can be
+        // missing, and there are no tombstones, so the listed ids (16 MB at 1,000,000 nodes) are
+        // not kept.
+        let fresh = try store.beginListing()
         var committed = false
         defer { if !committed { try? store.endListing(commit: false) } }
         var listed = ListedIds()
@@ -266,7 +271,7 @@ public struct PullRunner {
             let page = try source.listing(after: token)
             // A refused node counts as listed: what this device has of it stays as it is.
             refused += page.refused
-            for r in page.refused { listed.insert(r.id) }
+            if !fresh { for r in page.refused { listed.insert(r.id) } }
             token = page.next
             var state = try store.planState()
             if size == 0 { size = try state.view.nodeCount() - 1 }
@@ -279,7 +284,7 @@ public struct PullRunner {
             }
             try store.apply(try state.actions(since: before), cursor: nil)
             for n in page.nodes {
-                listed.insert(n.id)
+                if !fresh { listed.insert(n.id) }
                 if let p = n.parentId { parents.insert(p) }
             }
             result.messages += out.messages
@@ -295,7 +300,7 @@ public struct PullRunner {
         result.refused = refused
         var state = try store.planState()
         let before = state
-        let out = try planner.sweep(missing: try store.missing(listed: listed), listed: listed, state: &state)
+        let out = try planner.sweep(missing: fresh ? [] : try store.missing(listed: listed), listed: listed, state: &state)
         state.retryConflicts()
         result.messages += out.messages
         result.removed = out.removed

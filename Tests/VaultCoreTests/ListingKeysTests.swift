@@ -1,4 +1,5 @@
 import XCTest
+import VaultPrimitives
 @testable import VaultCore
 @testable import VaultKeys
 
@@ -35,5 +36,45 @@ final class ListingKeysTests: VaultTestCase {
         XCTAssertEqual(foreignKeys, 1, "a vault that holds nodes: checked throughout")
         try store.endListing(commit: false)
         XCTAssertEqual(foreignKeys, 1)
+    }
+
+    /// The written keys never answer "absent" for a key written, whatever the order (ids in
+    /// order, out of order, of other shapes, names in folders), and answer it for an id above
+    /// every one written of its kind; a node id written says nothing of a base of that id.
+    func testWrittenKeysNeverDenyAKeyWritten() throws {
+        var rng = SplitMix64(seed: 0x3)
+        func hex() -> String { (0..<16).map { _ in String(format: "%02x", Int(rng.next() & 0xFF)) }.joined() }
+        var keys = WrittenKeys()
+        var written: [(WrittenKeys.Kind, String, String)] = []
+        let ids = (0..<5_000).map { _ in hex() }
+        for (i, id) in ids.sorted().enumerated() {
+            let kind: WrittenKeys.Kind = [.nodeId, .remoteId, .base][i % 3]
+            written.append((kind, i % 97 == 0 ? "odd-\(i)" : id, ""))
+            written.append((.child, ids[i / 10], "name \(i)"))
+        }
+        for (i, id) in ids.prefix(200).enumerated() { written.append((.nodeId, id, "")); written.append((.parent, id, "\(i)")) }   // out of order
+        for (k, a, b) in written { keys.insert(k, a, b) }
+        for (k, a, b) in written { XCTAssertTrue(keys.mayContain(k, a, b), "\(k) \(a) \(b)") }
+        let top = String(repeating: "f", count: 32)
+        for kind in [WrittenKeys.Kind.nodeId, .remoteId, .base] { XCTAssertFalse(keys.mayContain(kind, top), "\(kind) above every id written") }
+        XCTAssertFalse(WrittenKeys().mayContain(.nodeId, ids[0]), "nothing written: nothing there")
+        var fresh = WrittenKeys()
+        fresh.insert(.nodeId, ids.sorted()[10])
+        XCTAssertFalse(fresh.mayContain(.base, ids.sorted()[10]), "kinds are apart")
+        XCTAssertFalse(fresh.mayContain(.nodeId, ids.sorted()[11]))
+        XCTAssertTrue(fresh.mayContain(.nodeId, ids.sorted()[9]), "below the highest: may be there (the database answers)")
+    }
+
+    /// A vault that holds only its root but a tombstone (a node pushed, then removed here, its
+    /// delete still to replay) is not an empty vault for a listing: its entries are kept.
+    func testAVaultWithATombstoneIsNotAFreshListing() throws {
+        try vault.tombstonesTable.put(Tombstone(nodeId: String(repeating: "d", count: 32), remoteId: String(repeating: "d", count: 32), isFolder: true, version: 1))
+        let store = vault.pullStore()
+        XCTAssertFalse(try store.beginListing())
+        XCTAssertEqual(foreignKeys, 1)
+        try store.endListing(commit: false)
+        try vault.tombstonesTable.delete(nodeId: String(repeating: "d", count: 32))
+        XCTAssertTrue(try store.beginListing())
+        try store.endListing(commit: false)
     }
 }

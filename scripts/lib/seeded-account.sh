@@ -9,7 +9,8 @@
 #   bench_token USER            prints a bearer token for USER
 #   bench_seed HOME USER NODES [LAYOUT]   a vault at HOME logged in as USER, then NODES nodes sealed
 #                               for it straight into the server database (SyncBenchSeed.swift)
-#   bench_curl_pages TOKEN      every page of `GET /v1/files?scope=all` (page size 5000) to a file
+#   bench_curl_pages TOKEN [PAGE]  every page of `GET /v1/files?scope=all` to a file, PAGE nodes a
+#                               page (default 1000: the pages `vault` asks for, RemotePuller.defaultPage)
 #   bench_count_nodes           the nodes in the current VAULT_HOME's tree
 #   bench_make_tree DIR N       N files of 4 KiB of random bytes in folders of 1,000 under DIR (for put -r)
 # and `v CMD…`, the vault with the bench password. Needs `swift build --build-tests` done.
@@ -67,9 +68,9 @@ bench_seed() {
   echo "seeded $(sqlite3 "$OUT/server/meta.db" "SELECT count(*) FROM files WHERE owner = '$owner'") nodes for $user in $(python3 -c "print(f'{$(date +%s.%N)-$s:.1f}')") s"
 }
 bench_curl_pages() {
-  local token=""
+  local token="" page=${2:-1000}
   while :; do
-    local url="$BASE/v1/files?scope=all&pageSize=5000"
+    local url="$BASE/v1/files?scope=all&pageSize=$page"
     [ -n "$token" ] && url="$url&pageToken=$token"
     curl -sf -H "Authorization: Bearer $1" "$url" -o "$OUT/page.json"
     token=$(grep -o '"nextPageToken":"[^"]*"' "$OUT/page.json" | cut -d'"' -f4 || true)

@@ -298,12 +298,12 @@ struct NodesTable {
         try db.scalar(Int64.self, "SELECT coalesce(max(content_seq), 0) FROM nodes WHERE \(Self.hasRemoteId("?1"))", [CompactColumns.key(remoteId)]) ?? 0
     }
 
-    /// True when the tree holds the root and nothing else, and there are no bases (one look at
-    /// each table, not a count of a large one).
-    func onlyRootAndNoBases() throws -> Bool {
+    /// True when the tree holds the root and nothing else, and there are no bases and no
+    /// tombstones (one look at each table, not a count of a large one).
+    func onlyRootNoBasesNoTombstones() throws -> Bool {
         try db.scalar(Bool.self, """
             SELECT EXISTS(SELECT 1 FROM nodes WHERE id = ?) AND NOT EXISTS(SELECT 1 FROM nodes WHERE id != ?)
-              AND NOT EXISTS(SELECT 1 FROM remote_base)
+              AND NOT EXISTS(SELECT 1 FROM remote_base) AND NOT EXISTS(SELECT 1 FROM outbox_tombstones)
             """, [CompactColumns.key(Node.rootId), CompactColumns.key(Node.rootId)]) == true
     }
 
