@@ -293,13 +293,24 @@ NODE_QUERY = {
 }
 NODE_QUERY[10] = NODE_QUERY[9]
 NODE_QUERY[11] = NODE_QUERY[10]   # schema 11 changed only the outbox, which this decoder does not read
+# Schema 12: local_path names the blob by its key (16 bytes for 32 lowercase hex digits, TEXT
+# otherwise); a vault upgraded by a release of schema 12 may hold keys there at 9 to 11 already
+# (a kill between migrations), so 9 and up read either form.
+LOCAL_PATH_KEY = "CASE WHEN local_path IS NULL THEN '-' WHEN typeof(local_path) = 'blob' THEN lower(hex(local_path)) ELSE local_path END"
+for _v in (9, 10, 11, 12):
+    NODE_QUERY[_v] = NODE_QUERY[9].replace("CASE WHEN local_path IS NULL THEN '-' ELSE local_path END", LOCAL_PATH_KEY)
 CONTENT_STATES = {"0": "NOT_DOWNLOADED", "1": "DOWNLOADING", "2": "LOCAL", "3": "STALE"}
-BLOB_QUERY = "SELECT 'B', id, area, size, sealed_size, sha256, key_epoch FROM blobs;"
+# blobs: up to schema 11 the id, area and SHA-256 as TEXT; schema 12 the id as its key, the area
+# as 0 (cache) or 1 (staging), the SHA-256 as its 32 bytes (TEXT when it was not lowercase hex).
+BLOB_QUERY = {v: "SELECT 'B', id, area, size, sealed_size, sha256, key_epoch FROM blobs;" for v in range(7, 12)}
+BLOB_QUERY[12] = ("SELECT 'B', CASE typeof(id) WHEN 'blob' THEN lower(hex(id)) ELSE id END,"
+                  " CASE area WHEN 0 THEN 'cache' WHEN 1 THEN 'staging' ELSE 'area ' || area END, size, sealed_size,"
+                  " CASE typeof(sha256) WHEN 'blob' THEN lower(hex(sha256)) ELSE sha256 END, key_epoch FROM blobs;")
 # remote_base, the sync's bases: schema 7 keeps ids as TEXT and the content record as JSON; schema 8
 # keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
 # Schema 10: a base with from_node = 1 takes its parent, name and (a file's) mime, mtime, size and
 # SHA-256 from the node of the same id (a pulled node: remote_id = X''); the record holds the rest.
-SCHEMA_MAX = 11
+SCHEMA_MAX = 12
 BASE_QUERY = {
     7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
         " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
@@ -316,6 +327,7 @@ BASE_QUERY[10] = (
     "  CASE b.from_node WHEN 1 THEN n.sha256 ELSE b.sha256 END AS sh, n.id IS NOT NULL AS has_node"
     "  FROM remote_base b LEFT JOIN nodes n ON b.from_node = 1 AND n.id = b.remote_id AND n.remote_id = X'') b;")
 BASE_QUERY[11] = BASE_QUERY[10]
+BASE_QUERY[12] = BASE_QUERY[10]
 
 
 def stored_sha256(kind, hexed, schema):
@@ -461,6 +473,8 @@ def parse_rows(lines, schema):
         if f[0] == "N" and len(f) == 12:
             nodes.append(parse_node(f, schema))
         elif f[0] == "B" and len(f) == 7:
+            if f[2] not in ("cache", "staging"):
+                raise Failure(f"blobs: blob {f[1]} has {f[2]!r}, no area")
             blobs[f[1]] = {"area": f[2], "size": int(f[3]), "sealed": int(f[4]), "sha256": f[5], "epoch": int(f[6])}
         elif f[0] == "R" and len(f) == 9 and schema < 10:
             bases.append(parse_base(f, schema))
@@ -475,7 +489,7 @@ def check_schema(version):
     if version > SCHEMA_MAX:
         raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
     if version < 7:
-        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 11)")
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 12)")
     return version
 
 
@@ -495,7 +509,7 @@ def run_sqlcipher(db_path, db_key, statements):
 def read_db_with_sqlcipher(db_path, db_key):
     """(nodes, blobs, bases), schema version."""
     schema = check_schema(int(run_sqlcipher(db_path, db_key, "PRAGMA user_version;")[-1]))
-    lines = run_sqlcipher(db_path, db_key, f"{NODE_QUERY[schema]}\n{BLOB_QUERY}\n{BASE_QUERY[schema]}")
+    lines = run_sqlcipher(db_path, db_key, f"{NODE_QUERY[schema]}\n{BLOB_QUERY[schema]}\n{BASE_QUERY[schema]}")
     return parse_rows(lines, schema), schema
 
 
@@ -530,7 +544,7 @@ def read_db_pure_python(db_path, db_key):
     con.deserialize(plain)          # in memory only: the plaintext database never touches the disk
     schema = check_schema(con.execute("PRAGMA user_version").fetchone()[0])
     rows = []
-    for sql in (NODE_QUERY[schema], BLOB_QUERY, BASE_QUERY[schema]):
+    for sql in (NODE_QUERY[schema], BLOB_QUERY[schema], BASE_QUERY[schema]):
         for r in con.execute(sql.rstrip(";")):
             rows.append("|".join("" if v is None else str(v) for v in r))
     con.close()

@@ -178,7 +178,7 @@ enum MetadataSchema {
         // server id not stored again, states as small integers, the SHA-256 as 32 bytes; the
         // `nodes_lru` index (no query used it) gone. One transaction, like migration 8: a kill
         // leaves schema 8 or 9; the old table's pages stay as free pages.
-        SQLMigrator.Migration("compact nodes", sql: NodesTable.setAsideSQL + NodesTable.compactSchemaSQL + CountersTable.nodesTriggersSQL) { connection in
+        SQLMigrator.Migration("compact nodes", sql: NodesTable.setAsideSQL + NodesTable.compactSchemaSQL + CountersTable.nodesTriggersSQL(schema: 9)) { connection in
             guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
             try NodesTable.copySchema8Rows(db, crashPoint: TestHooks.crashPoint)
             try db.execute(NodesTable.dropSchema8SQL)
@@ -204,6 +204,17 @@ enum MetadataSchema {
             try OutboxTable.copySchema10Rows(db, crashPoint: TestHooks.crashPoint)
             try db.execute(OutboxTable.dropSchema10SQL)
             TestHooks.crashPoint("migration-11-swapped")
+        },
+        // 12: compact blobs (issue 21, SECURITY.md "Metadata database"): a blob id stored as its
+        // key (16 bytes) in `blobs` and wherever a row names a blob (`nodes.local_path`,
+        // `revisions.blob_id`, `transfers.blob_id`), the area as a small integer, the SHA-256s as
+        // their 32 bytes; the counters' triggers that read areas again. One transaction, like
+        // migrations 8 to 11: a kill leaves schema 11 or 12.
+        SQLMigrator.Migration("compact blobs", sql: BlobsTable.setAsideSQL + BlobsTable.compactSchemaSQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try BlobsTable.copySchema11Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(BlobsTable.dropSchema11SQL)
+            TestHooks.crashPoint("migration-12-swapped")
         },
     ])
 

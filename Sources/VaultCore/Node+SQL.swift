@@ -7,7 +7,7 @@ import VaultSQL
 extension Node {
     var bindings: [any SQLBindable] {
         [CompactColumns.key(id), NodesTable.remoteKey(remoteId, ofNode: id), CompactColumns.key(parentId), name, type == .folder,
-         Int64(size), version, modifiedAt, mimeType, NodesTable.Codes.code(contentState), localPath, pinned, lastAccessed,
+         Int64(size), version, modifiedAt, mimeType, NodesTable.Codes.code(contentState), CompactColumns.key(localPath), pinned, lastAccessed,
          pendingOp.map(NodesTable.Codes.code), localVersion, CompactColumns.digest(sha256)]
     }
 
@@ -24,7 +24,7 @@ extension Node {
                   version: try row.decode(Int64.self, "version"), modifiedAt: try row.decode(Int64.self, "modified_at"),
                   mimeType: try row.decode(String?.self, "mime_type"),
                   contentState: try NodesTable.Codes.contentState(try row.decode(Int64.self, "content_state")),
-                  localPath: try row.decode(String?.self, "local_path"),
+                  localPath: try CompactColumns.id(row["local_path"], column: "local_path"),
                   pinned: try row.decode(Bool.self, "pinned"), lastAccessed: try row.decode(Int64?.self, "last_accessed"),
                   pendingOp: try row.decode(Int64?.self, "pending_op").map(NodesTable.Codes.pendingOp),
                   localVersion: try row.decode(Int64.self, "local_version"),

@@ -77,7 +77,7 @@ extension TransferRow {
         nodeId = try NodesTable.nodeId(r["node_id"], column: "node_id")
         direction = try r.decode(TransferDirection.self, "direction")
         state = try r.decode(TransferState.self, "state")
-        blobId = try r.decode(String?.self, "blob_id")
+        blobId = try CompactColumns.id(r["blob_id"], column: "blob_id")
         bytesTotal = try r.decode(Int64.self, "bytes_total")
         bytesDone = try r.decode(Int64.self, "bytes_done")
         uploadId = try r.decode(String?.self, "upload_id")

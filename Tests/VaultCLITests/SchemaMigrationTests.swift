@@ -3,7 +3,7 @@ import VaultTestSupport
 import XCTest
 
 /// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
-/// schema8) to schema 11 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox), through the `vault`
+/// schema8) to schema 12 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs), through the `vault`
 /// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
 /// point of a migration leaves the schema before it (the next open migrates) and never a mix;
 /// old backup bundles still import.
@@ -82,7 +82,14 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "11", label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "12", label, file: file, line: line)
+        // The compact blobs: ids as keys, areas as integers, in the rows that name them too.
+        XCTAssertEqual(try sql("""
+            SELECT count(*) > 0 AND count(*) = sum(typeof(id) = 'blob' AND typeof(area) = 'integer' AND length(sha256) = 32) FROM blobs
+            """, home: home), "1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(local_path) > 0 AND count(local_path) = sum(typeof(local_path) = 'blob') FROM nodes", home: home),
+                       "1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'blobs_schema11'", home: home), "0", label, file: file, line: line)
         // The compact outbox: the pending entry's op and state as integers, its payload a compact record.
         XCTAssertEqual(try sql("SELECT count(*), sum(typeof(op) = 'integer' AND typeof(state) = 'integer'), sum(hex(substr(payload, 1, 1)) = '03') FROM outbox",
                                home: home), "1|1|1", label, file: file, line: line)
@@ -175,6 +182,26 @@ final class SchemaMigrationTests: XCTestCase {
             let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
             XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
             try assertSchemaTen(label)
+            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
+        }
+    }
+
+    /// Schema 11 exactly: its version, its blobs (ids and areas as text), no half-made copy.
+    func assertSchemaEleven(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "11", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) > 0 AND count(*) = sum(typeof(id) = 'text' AND typeof(area) = 'text') FROM blobs"), "1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'blobs_schema11'"), "0", label, file: file, line: line)
+    }
+
+    /// `kill -9` inside migration 12 (after the first blob copied, after the copy, after the old
+    /// table is dropped) leaves schema 11; the next open upgrades.
+    func testAKillAtAnyPointOfMigrationTwelveLeavesSchemaEleven() throws {
+        for point in ["migration-12-row#1", "migration-12-copied", "migration-12-swapped"] {
+            try copyFixtureVault(to: h.home, from: Self.fixture8)
+            let label = "schema8 killed at \(point)"
+            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
+            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
+            try assertSchemaEleven(label)
             try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
         }
     }

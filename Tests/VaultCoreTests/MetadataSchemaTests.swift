@@ -10,19 +10,19 @@ import VaultPrimitives
 /// (compact nodes) every node and every reference to one of a schema-8 database, and migration 10
 /// (bases from their nodes) every base of a schema-9 one, kept whole when its node changes.
 final class MetadataSchemaTests: XCTestCase {
-    /// The totals counted from a database before schema 11 (its outbox states as text).
-    func recountAsText(_ db: SQLDatabase) throws -> [CountersTable.Name: Int64] {
+    /// The totals counted from a database of an older schema (10: its outbox states and blob areas as text).
+    func recountAsText(_ db: SQLDatabase, schema: Int = 10) throws -> [CountersTable.Name: Int64] {
         var out: [CountersTable.Name: Int64] = [:]
-        for r in try db.query(CountersTable.recountSQL(outboxCodes: false)) {
+        for r in try db.query(CountersTable.recountSQL(schema: schema)) {
             if let name = CountersTable.Name(rawValue: try r.decode(String.self, "name")) { out[name] = try r.decode(Int64.self, "value") }
         }
         return out
     }
 
-    func testMigratesAFreshDatabaseToElevenOnceAndResumesAnOlderOne() throws {
+    func testMigratesAFreshDatabaseToTwelveOnceAndResumesAnOlderOne() throws {
         let db = try SQLDatabase(path: ":memory:")
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 11)
+        XCTAssertEqual(try db.userVersion, 12)
         XCTAssertTrue(try MetadataSchema.isCurrent(db))
         try MetadataSchema.migrate(db)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'quarantine'"), 1)
@@ -32,19 +32,19 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try older.userVersion, 3)
         XCTAssertFalse(try MetadataSchema.isCurrent(older))
         try MetadataSchema.migrate(older)
-        XCTAssertEqual(try older.userVersion, 11)
+        XCTAssertEqual(try older.userVersion, 12)
         let schema = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)"
         XCTAssertEqual(try older.scalar(String.self, schema), try db.scalar(String.self, schema))
     }
 
     func testANewerDatabaseIsRefusedWithTheUpgradeHint() throws {
         let db = try SQLDatabase(path: ":memory:")
-        try db.setUserVersion(12)
+        try db.setUserVersion(13)
         XCTAssertFalse(try MetadataSchema.isCurrent(db))
         XCTAssertThrowsError(try MetadataSchema.migrate(db)) {
             let e = $0 as? VaultError
             XCTAssertEqual(e?.kind, .integrity)
-            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 12)")
+            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 13)")
             XCTAssertEqual(e?.hint, "upgrade vault")
         }
     }
@@ -134,7 +134,7 @@ final class MetadataSchemaTests: XCTestCase {
         let counters = CountersTable(db: db)
         let (countedBefore, recountBefore) = (try counters.values(), try recountAsText(db))
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 11)
+        XCTAssertEqual(try db.userVersion, 12)
         XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
         XCTAssertEqual(try counters.recount(), recountBefore, "the recount joins the keys as it joined the ids")
         let table = NodesTable(db: db)
@@ -212,7 +212,7 @@ final class MetadataSchemaTests: XCTestCase {
             try db.run("INSERT INTO remote_base(\(RemoteBaseTable.schema8Columns)) VALUES (?,?,?,?,?,?,?,?)", RemoteBaseTable.schema8Bindings(b))
         }
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 11)
+        XCTAssertEqual(try db.userVersion, 12)
         XCTAssertGreaterThan(alike, 150)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1 AND (name IS NOT NULL OR parent_id IS NOT NULL)"), 0)
@@ -315,7 +315,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(op) + length(state)) FROM outbox") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 11)
+        XCTAssertEqual(try db.userVersion, 12)
         let table = OutboxTable(db: db)
         let read = try table.entries()
         XCTAssertEqual(read.count, entries.count + 1)
@@ -339,6 +339,79 @@ final class MetadataSchemaTests: XCTestCase {
         _ = try table.hold(nodeId: uuidNode, as: .paused)
         try table.delete(seq: 2)
         XCTAssertEqual(try counters.values(), try counters.recount())
+    }
+
+    /// Blobs as schema 11 wrote them (hex ids as TEXT, ids of other shapes, both areas, SHA-256s
+    /// of both cases, with and without a sealed SHA-256), named by nodes, revisions and transfers:
+    /// after migration 12 each reads back equal through the table types, every row that names a
+    /// blob still finds it, rowids are kept, the counters agree with a recount, and the table is smaller.
+    func testMigrationTwelveKeepsEveryBlobAndWhatNamesIt() throws {
+        let db = try SQLDatabase(path: ":memory:")
+        try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(11))).migrate(db)
+        var rng = SplitMix64(seed: 0x12)
+        func hex(_ n: Int) -> String { (0..<n).map { _ in String(format: "%02x", Int(rng.next() & 0xFF)) }.joined() }
+        try NodesTable(db: db).insertRoot(now: 0)
+        var records: [(BlobRecord, String?, Int64)] = [], files: [(id: String, blob: String)] = []
+        for i in 0..<120 {
+            let nodeId = hex(16), blob = i == 7 ? "blob-\(i)" : hex(16)
+            let rec = BlobRecord(id: blob, area: i % 3 == 0 ? .staging : .cache, size: UInt64(i) * 100, sealedSize: UInt64(i) * 100 + 4_096,
+                                 sha256: i == 9 ? hex(32).uppercased() : hex(32), keyEpoch: UInt32(1 + i % 2), sealedSHA256: i % 2 == 0 ? hex(32) : nil)
+            let owner: String? = i % 10 == 5 ? nil : nodeId
+            if let owner, i % 4 != 3 {
+                // The node, as schema 11 stored it: the blob id as TEXT in local_path.
+                try db.run("""
+                    INSERT INTO nodes(id, remote_id, parent_id, name, folder, size, modified_at, content_state, local_path, pinned, sha256)
+                    VALUES (?, X'', ?, ?, 0, ?, 0, 2, ?, ?, ?)
+                    """, [CompactColumns.key(owner), CompactColumns.key(Node.rootId), "f\(i)", Int64(rec.size), blob, i % 5 == 0, CompactColumns.digest(rec.sha256)])
+                files.append((owner, blob))
+            }
+            try db.run("""
+                INSERT INTO blobs(rowid, id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?,?)
+                """, [Int64(i * 3 + 1), blob, CompactColumns.key(owner), rec.area.rawValue, Int64(rec.size), Int64(rec.sealedSize), rec.sha256,
+                      Int64(rec.keyEpoch), Int64(i), rec.sealedSHA256])
+            records.append((rec, owner, Int64(i * 3 + 1)))
+        }
+        let kept = records[4].0.id, partial = hex(16)
+        try db.run("INSERT INTO revisions(id, node_id, size, modified_at, blob_id) VALUES ('r1', ?, 1, 0, ?)", [CompactColumns.key(files[0].id), kept])
+        try db.run("INSERT INTO transfers(node_id, direction, state, blob_id, created_at, updated_at) VALUES (?, 'download', 'running', ?, 0, 0)",
+                   [CompactColumns.key(files[1].id), partial])
+        let counters = CountersTable(db: db)
+        for (name, value) in try recountAsText(db, schema: 11) { try counters.set(name, value) }
+        let countedBefore = try counters.values()
+        let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(id) + length(area) + length(sha256) + coalesce(length(sealed_sha256), 0)) FROM blobs") ?? 0
+
+        try MetadataSchema.migrate(db)
+        XCTAssertEqual(try db.userVersion, 12)
+        let table = BlobsTable(db: db)
+        for (rec, owner, rowid) in records {
+            XCTAssertEqual(try table.record(id: rec.id), rec, "blob \(rec.id)")
+            XCTAssertEqual(try table.area(id: rec.id), rec.area)
+            XCTAssertEqual(try table.sealedSHA256(id: rec.id), rec.sealedSHA256)
+            XCTAssertEqual(try db.scalar(Int64.self, "SELECT rowid FROM blobs WHERE id = ?", [CompactColumns.key(rec.id)]), rowid, "rowid kept")
+            if let owner { XCTAssertTrue(try table.blobs(ofNode: owner).contains { $0.id == rec.id && $0.area == rec.area }) }
+        }
+        XCTAssertEqual(Set(try table.stagingIds()), Set(records.filter { $0.0.area == .staging }.map(\.0.id)))
+        for f in files {
+            XCTAssertEqual(try NodesTable(db: db).node(id: f.id)?.localPath, f.blob)
+            XCTAssertEqual(try NodesTable(db: db).syncedFile(withBlob: f.blob)?.id, f.id, "a node still finds its blob")
+        }
+        XCTAssertEqual(try table.cacheItems().filter(\.head).count, files.filter { f in records.contains { $0.0.id == f.blob && $0.0.area == .cache } }.count,
+                       "a cached blob is still its node's head content")
+        XCTAssertEqual(try RevisionsTable(db: db).blobIds(), [kept])
+        XCTAssertEqual(try TransfersTable(db: db).unfinishedDownloadBlobs(), [partial])
+        XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
+        XCTAssertEqual(try counters.recount(), countedBefore)
+        XCTAssertLessThan(try db.scalar(Int.self, "SELECT sum(length(id) + 1 + length(sha256) + coalesce(length(sealed_sha256), 0)) FROM blobs") ?? 0,
+                          bytesBefore * 6 / 10)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM blobs WHERE typeof(id) = 'blob' AND typeof(area) = 'integer'"), records.count - 1)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'blobs_schema11'"), 0)
+        // The triggers count on the codes: a blob moved, a node pinned, a blob and a node removed.
+        try table.markCached(id: records[0].0.id)
+        try NodesTable(db: db).setPinned(id: files[2].id, true)
+        try table.delete(id: records[3].0.id)
+        try NodesTable(db: db).delete(id: files[3].id)
+        XCTAssertEqual(try counters.values(), try counters.recount())
+        XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
     }
 
     /// A compact payload reads back exactly, is far smaller than its JSON, and a damaged one is

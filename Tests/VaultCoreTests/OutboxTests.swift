@@ -117,11 +117,11 @@ final class OutboxTests: VaultTestCase {
     func testBlobsAreFoundInEitherAreaAndRepaired() throws {
         let n = try vault.put(localFile: try file("f", size: 100), to: "/f")
         let blob = try XCTUnwrap(n.localPath)
-        try vault.db.run("UPDATE blobs SET area = 'cache' WHERE id = ?", [blob])   // committed, not moved
+        try vault.db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.cache, CompactColumns.key(blob)])   // committed, not moved
         XCTAssertEqual(try vault.openContent(n).plaintextSize, 100)
         XCTAssertEqual(try vault.repairBlobAreas().count, 1)
         XCTAssertTrue(FileManager.default.fileExists(atPath: vault.blobs.path(id: blob, area: .cache)))
-        try vault.db.run("UPDATE blobs SET area = 'staging' WHERE id = ?", [blob])  // moved, then rolled back
+        try vault.db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.staging, CompactColumns.key(blob)])  // moved, then rolled back
         XCTAssertEqual(try vault.openContent(n).plaintextSize, 100)
         XCTAssertTrue(try vault.doctor().repaired.contains { $0.contains("back to staging/") })
         XCTAssertTrue(FileManager.default.fileExists(atPath: vault.blobs.path(id: blob, area: .staging)))

@@ -1,8 +1,11 @@
 import VaultSQL
 
 /// The SQL of the `blobs` table: one row per sealed content blob in `cache/` or `staging/`
-/// (SECURITY.md "Blobs"). Typed reads and writes only; the caller (`Vault+Tree`, `+Publish`,
-/// `+Reencrypt`, the pull's plan) holds the transaction and the logic.
+/// (SECURITY.md "Blobs"). Since schema 12 (issue 21) a blob id is stored as its key (16 bytes,
+/// `CompactColumns.key`) here and wherever a row names a blob (`nodes.local_path`,
+/// `revisions.blob_id`, `transfers.blob_id`), the area as a small integer (`Codes`) and the
+/// SHA-256s as their 32 bytes. Typed reads and writes only; the caller (`Vault+Tree`,
+/// `+Publish`, `+Reencrypt`, the pull's plan) holds the transaction and the logic.
 struct BlobsTable {
     let db: SQLDatabase
 
@@ -10,48 +13,145 @@ struct BlobsTable {
 
     /// The record of a row selecting `columns`; throws `SQLError.Kind.decoding` on a damaged row.
     static func record(_ r: SQLRow) throws -> BlobRecord {
-        BlobRecord(id: try r.decode(String.self, "id"), area: try r.decode(BlobArea.self, "area"),
+        BlobRecord(id: try blobId(r["id"], column: "id"), area: try Codes.area(try r.decode(Int64.self, "area")),
                    size: UInt64(max(0, try r.decode(Int64.self, "size"))), sealedSize: UInt64(max(0, try r.decode(Int64.self, "sealed_size"))),
-                   sha256: try r.decode(String.self, "sha256"), keyEpoch: UInt32(try r.decode(Int64.self, "key_epoch")),
-                   sealedSHA256: try r.decode(String?.self, "sealed_sha256"))
+                   sha256: try digest(r["sha256"], column: "sha256"), keyEpoch: UInt32(try r.decode(Int64.self, "key_epoch")),
+                   sealedSHA256: try CompactColumns.digest(r["sealed_sha256"], column: "sealed_sha256"))
     }
+
+    /// The blob id a stored key holds (never NULL).
+    static func blobId(_ v: SQLValue, column: String) throws -> String {
+        guard let id = try CompactColumns.id(v, column: column) else {
+            throw SQLError(kind: .decoding, code: .mismatch, message: "column \"\(column)\" holds NULL")
+        }
+        return id
+    }
+
+    private static func digest(_ v: SQLValue, column: String) throws -> String {
+        guard let d = try CompactColumns.digest(v, column: column) else {
+            throw SQLError(kind: .decoding, code: .mismatch, message: "column \"\(column)\" holds NULL")
+        }
+        return d
+    }
+
+    /// The small integers the `area` column holds (frozen: stored).
+    enum Codes {
+        static func code(_ a: BlobArea) -> Int64 {
+            switch a { case .cache: 0; case .staging: 1 }
+        }
+
+        static func area(_ c: Int64) throws -> BlobArea {
+            switch c {
+            case 0: return .cache
+            case 1: return .staging
+            default: throw SQLError(kind: .decoding, code: .mismatch, message: "column \"area\" holds \(c), no blob area")
+            }
+        }
+    }
+
+    // MARK: - Migration 12
+
+    /// The schema-11 table set aside (its index and the counters' triggers that read it dropped first).
+    static let setAsideSQL = """
+        DROP TRIGGER counters_blobs_delete;
+        DROP TRIGGER counters_blobs_update;
+        DROP TRIGGER counters_nodes_delete_pinned;
+        DROP TRIGGER counters_nodes_pinned;
+        DROP INDEX blobs_node;
+        ALTER TABLE blobs RENAME TO blobs_schema11;
+        """
+
+    /// The compact table (a rowid table: the rowid is kept, `vault key reencrypt` marks its
+    /// progress by it) and the counters' triggers on the areas' codes.
+    static let compactSchemaSQL = """
+        CREATE TABLE blobs(
+          id BLOB NOT NULL UNIQUE,
+          node_id BLOB,
+          area INTEGER NOT NULL,
+          size INTEGER NOT NULL,
+          sealed_size INTEGER NOT NULL,
+          sha256 BLOB NOT NULL,
+          key_epoch INTEGER NOT NULL,
+          created_at INTEGER NOT NULL,
+          sealed_sha256 BLOB
+        );
+        CREATE INDEX blobs_node ON blobs(node_id);
+        \(CountersTable.blobsTriggersSQL(schema: 12))
+        \(CountersTable.pinningTriggersSQL(schema: 12))
+        """
+
+    /// The columns that name a blob by its id, as `table.column` (their ids become keys in migration 12).
+    static let referringColumns = [("nodes", "local_path"), ("revisions", "blob_id"), ("transfers", "blob_id")]
+
+    /// Migration 12's copy: every row of the schema-11 table into the compact one (same rowid),
+    /// streamed, then every blob id that a row of another table names as a key; `crashPoint` is
+    /// called after each blob and once the copy is done.
+    static func copySchema11Rows(_ db: SQLDatabase, crashPoint: (String) -> Void) throws {
+        let st = try db.prepare("SELECT rowid AS r, id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256 FROM blobs_schema11")
+        while try st.step() {
+            let r = st.row()
+            guard let area = BlobArea(rawValue: try r.decode(String.self, "area")) else {
+                throw SQLError(kind: .decoding, code: .mismatch, message: "column \"area\" holds no blob area")
+            }
+            try db.run("""
+                INSERT INTO blobs(rowid, id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
+                VALUES (?,?,?,?,?,?,?,?,?,?)
+                """, [r["r"], CompactColumns.key(try r.decode(String.self, "id")), r["node_id"], Codes.code(area), r["size"], r["sealed_size"],
+                      CompactColumns.digest(try r.decode(String.self, "sha256")), r["key_epoch"], r["created_at"],
+                      CompactColumns.digest(try r.decode(String?.self, "sealed_sha256"))])
+            crashPoint("migration-12-row")
+        }
+        for (table, column) in referringColumns {
+            var keyed: [(Int64, SQLValue)] = []
+            for r in try db.query("SELECT rowid AS r, \(column) AS v FROM \(table) WHERE typeof(\(column)) = 'text'") {
+                let key = CompactColumns.key(try r.decode(String.self, "v"))
+                if case .blob = key { keyed.append((try r.decode(Int64.self, "r"), key)) }
+            }
+            for (rowid, key) in keyed { try db.run("UPDATE \(table) SET \(column) = ? WHERE rowid = ?", [key, rowid]) }
+        }
+        crashPoint("migration-12-copied")
+    }
+
+    /// The schema-11 table dropped (with its unique index of the id).
+    static let dropSchema11SQL = "DROP TABLE blobs_schema11;"
 
     // MARK: - Reads
 
     /// The stored row of blob `id`, if any.
     func record(id: String) throws -> BlobRecord? {
-        try db.queryOne("SELECT \(Self.columns) FROM blobs WHERE id = ?", [id]).map(Self.record)
+        try db.queryOne("SELECT \(Self.columns) FROM blobs WHERE id = ?", [CompactColumns.key(id)]).map(Self.record)
     }
 
     /// Whether blob `id` has a row.
     func exists(id: String) throws -> Bool {
-        try db.scalar(Int.self, "SELECT 1 FROM blobs WHERE id = ?", [id]) != nil
+        try db.scalar(Int.self, "SELECT 1 FROM blobs WHERE id = ?", [CompactColumns.key(id)]) != nil
     }
 
     /// The area the row of blob `id` records, nil without a row.
     func area(id: String) throws -> BlobArea? {
-        try db.queryOne("SELECT area FROM blobs WHERE id = ?", [id])?.decode(BlobArea.self, "area")
+        try db.scalar(Int64.self, "SELECT area FROM blobs WHERE id = ?", [CompactColumns.key(id)]).map(Codes.area)
     }
 
     /// The key epoch blob `id` was sealed under, nil without a row.
     func keyEpoch(id: String) throws -> Int64? {
-        try db.scalar(Int64.self, "SELECT key_epoch FROM blobs WHERE id = ?", [id])
+        try db.scalar(Int64.self, "SELECT key_epoch FROM blobs WHERE id = ?", [CompactColumns.key(id)])
     }
 
     /// The recorded SHA-256 of blob `id`'s sealed bytes, nil when unknown or without a row.
     func sealedSHA256(id: String) throws -> String? {
-        try db.scalar(String?.self, "SELECT sealed_sha256 FROM blobs WHERE id = ?", [id]) ?? nil
+        try db.queryOne("SELECT sealed_sha256 FROM blobs WHERE id = ?", [CompactColumns.key(id)])
+            .flatMap { try CompactColumns.digest($0["sealed_sha256"], column: "sealed_sha256") }
     }
 
     /// The ids of the rows that say `staging`.
     func stagingIds() throws -> [String] {
-        try db.query("SELECT id FROM blobs WHERE area = ?", [BlobArea.staging]).map { try $0.decode(String.self, "id") }
+        try db.query("SELECT id FROM blobs WHERE area = ?", [BlobArea.staging]).map { try Self.blobId($0["id"], column: "id") }
     }
 
     /// The blobs of node `nodeId`, with their areas.
     func blobs(ofNode nodeId: String) throws -> [(id: String, area: BlobArea)] {
         try db.query("SELECT id, area FROM blobs WHERE node_id = ?", [CompactColumns.key(nodeId)]).map {
-            (try $0.decode(String.self, "id"), try $0.decode(BlobArea.self, "area"))
+            (try Self.blobId($0["id"], column: "id"), try Codes.area(try $0.decode(Int64.self, "area")))
         }
     }
 
@@ -63,7 +163,7 @@ struct BlobsTable {
     /// The blobs up to rowid `mark`, oldest first, with their areas.
     func blobs(upTo mark: Int64) throws -> [(id: String, area: BlobArea)] {
         try db.query("SELECT id, area FROM blobs WHERE rowid <= ? ORDER BY rowid", [mark]).map {
-            (try $0.decode(String.self, "id"), try $0.decode(BlobArea.self, "area"))
+            (try Self.blobId($0["id"], column: "id"), try Codes.area(try $0.decode(Int64.self, "area")))
         }
     }
 
@@ -76,7 +176,7 @@ struct BlobsTable {
             FROM blobs b LEFT JOIN nodes n ON n.id = b.node_id
             WHERE b.area = ?
             """, [BlobArea.cache]).map { r in
-            (try r.decode(String.self, "id"), try CompactColumns.id(r["node_id"], column: "node_id"), try r.decode(Int64.self, "sealed_size"),
+            (try Self.blobId(r["id"], column: "id"), try CompactColumns.id(r["node_id"], column: "node_id"), try r.decode(Int64.self, "sealed_size"),
              try r.decode(Bool.self, "pinned"), try r.decode(Int64.self, "last_used"),
              try r.decode(Bool?.self, "head") ?? false)   // NULL: the blob's node is gone
         }
@@ -87,7 +187,8 @@ struct BlobsTable {
     /// Records blob `b` of node `nodeId` (nil: no node), created `now`.
     func insert(_ b: BlobRecord, nodeId: String?, now: Int64) throws {
         try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
-                   [b.id, CompactColumns.key(nodeId), b.area, Int64(b.size), Int64(b.sealedSize), b.sha256, Int64(b.keyEpoch), now, b.sealedSHA256])
+                   [CompactColumns.key(b.id), CompactColumns.key(nodeId), b.area, Int64(b.size), Int64(b.sealedSize), CompactColumns.digest(b.sha256),
+                    Int64(b.keyEpoch), now, CompactColumns.digest(b.sealedSHA256)])
         try CountersTable(db: db).countBlob(id: b.id)
     }
 
@@ -96,19 +197,19 @@ struct BlobsTable {
         try db.run("""
             INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
               SELECT ?, node_id, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE id = ?
-            """, [fresh.id, area, Int64(fresh.size), Int64(fresh.sealedSize), fresh.sha256, Int64(fresh.keyEpoch), now,
-                  fresh.sealedSHA256, oldId])
+            """, [CompactColumns.key(fresh.id), area, Int64(fresh.size), Int64(fresh.sealedSize), CompactColumns.digest(fresh.sha256),
+                  Int64(fresh.keyEpoch), now, CompactColumns.digest(fresh.sealedSHA256), CompactColumns.key(oldId)])
         try CountersTable(db: db).countBlob(id: fresh.id)
     }
 
     /// Gives blob `id` to node `nodeId` (its bytes move between the counters if the node's pinning says so).
     func setNode(id: String, _ nodeId: String) throws {
-        try recounting(id) { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [CompactColumns.key(nodeId), id]) }
+        try recounting(id) { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [CompactColumns.key(nodeId), CompactColumns.key(id)]) }
     }
 
     /// Records that blob `id` is in the cache now (its bytes move from staged to cached or pinned).
     func markCached(id: String) throws {
-        try recounting(id) { try db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.cache, id]) }
+        try recounting(id) { try db.run("UPDATE blobs SET area = ? WHERE id = ?", [BlobArea.cache, CompactColumns.key(id)]) }
     }
 
     /// Runs `change` to blob `id`'s area or node, its bytes uncounted before and counted after.
@@ -120,16 +221,16 @@ struct BlobsTable {
     }
 
     func setSealedSHA256(id: String, _ digest: String) throws {
-        try db.run("UPDATE blobs SET sealed_sha256 = ? WHERE id = ?", [digest, id])
+        try db.run("UPDATE blobs SET sealed_sha256 = ? WHERE id = ?", [CompactColumns.digest(digest), CompactColumns.key(id)])
     }
 
     func delete(id: String) throws {
-        try db.run("DELETE FROM blobs WHERE id = ?", [id])
+        try db.run("DELETE FROM blobs WHERE id = ?", [CompactColumns.key(id)])
     }
 
     /// Deletes blob `id` unless a revision keeps it.
     func deleteUnlessRevision(id: String) throws {
-        try db.run("DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?)", [id, id])
+        try db.run("DELETE FROM blobs WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM revisions WHERE blob_id = ?1)", [CompactColumns.key(id)])
     }
 
     /// After a rotation rewrapped every header: no sealed SHA-256 recorded holds any more, and

@@ -237,7 +237,7 @@ struct NodesTable {
 
     /// The synced file whose content is blob `blobId`, if any.
     func syncedFile(withBlob blobId: String) throws -> Node? {
-        try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE local_path = ? AND remote_id IS NOT NULL AND folder = 0", [blobId])
+        try db.queryOne("SELECT \(Node.columns) FROM nodes WHERE local_path = ? AND remote_id IS NOT NULL AND folder = 0", [CompactColumns.key(blobId)])
             .map(Node.init(row:))
     }
 
@@ -379,7 +379,7 @@ struct NodesTable {
     /// Records `n`'s new local content (size, SHA-256, blob, state, times, local version, pending op).
     func setNewLocalContent(_ n: Node) throws {
         try db.run("UPDATE nodes SET size=?, sha256=?, local_path=?, content_state=?, modified_at=?, local_version=?, pending_op=?, last_accessed=? WHERE id=?",
-                   [Int64(n.size), CompactColumns.digest(n.sha256), n.localPath, Codes.code(n.contentState), n.modifiedAt, n.localVersion,
+                   [Int64(n.size), CompactColumns.digest(n.sha256), CompactColumns.key(n.localPath), Codes.code(n.contentState), n.modifiedAt, n.localVersion,
                     n.pendingOp.map(Codes.code), n.lastAccessed, CompactColumns.key(n.id)])
     }
 
@@ -408,7 +408,7 @@ struct NodesTable {
 
     /// Marks node `id`'s content local, in blob `blobId`.
     func setLocalContent(id: String, blobId: String) throws {
-        try db.run("UPDATE nodes SET content_state = ?, local_path = ? WHERE id = ?", [Codes.code(ContentState.local), blobId, CompactColumns.key(id)])
+        try db.run("UPDATE nodes SET content_state = ?, local_path = ? WHERE id = ?", [Codes.code(ContentState.local), CompactColumns.key(blobId), CompactColumns.key(id)])
     }
 
     /// Marks node `id`'s content not on this device (and forgets its blob).
@@ -423,7 +423,7 @@ struct NodesTable {
 
     /// Points the nodes whose content is blob `old` at `new` (a re-sealing).
     func rebindBlob(from old: String, to new: String) throws {
-        try db.run("UPDATE nodes SET local_path = ? WHERE local_path = ?", [new, old])
+        try db.run("UPDATE nodes SET local_path = ? WHERE local_path = ?", [CompactColumns.key(new), CompactColumns.key(old)])
     }
 
     /// Marks node `id` as having `op` to send, unless it has another pending op already.

@@ -89,7 +89,7 @@ struct OutboxTable {
           created_at INTEGER NOT NULL
         );
         CREATE INDEX outbox_node ON outbox(node_id);
-        \(CountersTable.outboxTriggersSQL(codes: true))
+        \(CountersTable.outboxTriggersSQL(schema: 11))
         """
 
     /// Migration 11's copy: every entry of the schema-10 table into the compact one, same `seq`,

@@ -28,7 +28,7 @@ struct RevisionsTable {
             modifiedAt: try r.decode(Int64.self, "modified_at"), size: try r.decode(Int64.self, "size"),
             sha256: try r.decode(String?.self, "sha256"), device: try r.decode(String?.self, "device"),
             isHead: try r.decode(Bool.self, "is_head"), contentJSON: try r.decode(String?.self, "content"),
-            blobId: try r.decode(String?.self, "blob_id"))
+            blobId: try CompactColumns.id(r["blob_id"], column: "blob_id"))
     }
 
     // MARK: - Reads
@@ -56,7 +56,7 @@ struct RevisionsTable {
 
     /// Every blob a revision keeps.
     func blobIds() throws -> [String] {
-        try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL").map { try $0.decode(String.self, "blob_id") }
+        try db.query("SELECT blob_id FROM revisions WHERE blob_id IS NOT NULL").map { try BlobsTable.blobId($0["blob_id"], column: "blob_id") }
     }
 
     // MARK: - Writes
@@ -66,23 +66,23 @@ struct RevisionsTable {
         try db.run("""
             INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device, content, is_head)
             VALUES (?,?,?,?,?,?,?,?,?,?)
-            """, [id, CompactColumns.key(nodeId), r.id, r.size, r.sha256, r.time, blobId, r.device, contentJSON, r.isHead])
+            """, [id, CompactColumns.key(nodeId), r.id, r.size, r.sha256, r.time, CompactColumns.key(blobId), r.device, contentJSON, r.isHead])
     }
 
     /// Records an older version of `nodeId` kept here in `blobId` (device `local`).
     func insertLocal(id: String, nodeId: String, size: Int64, sha256: String?, modifiedAt: Int64, blobId: String) throws {
         try db.run("INSERT INTO revisions(id, node_id, remote_revision_id, size, sha256, modified_at, blob_id, device) VALUES (?,?,?,?,?,?,?,?)",
-                   [id, CompactColumns.key(nodeId), nil as String?, size, sha256, modifiedAt, blobId, "local"])
+                   [id, CompactColumns.key(nodeId), nil as String?, size, sha256, modifiedAt, CompactColumns.key(blobId), "local"])
     }
 
     /// Records that server revision `revision` of `nodeId` has its content here in `blobId`.
     func setBlob(nodeId: String, revision: String, _ blobId: String) throws {
-        try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [blobId, CompactColumns.key(nodeId), revision])
+        try db.run("UPDATE revisions SET blob_id = ? WHERE node_id = ? AND remote_revision_id = ?", [CompactColumns.key(blobId), CompactColumns.key(nodeId), revision])
     }
 
     /// Points every revision kept in blob `old` at `new` (a re-sealing).
     func rebindBlob(from old: String, to new: String) throws {
-        try db.run("UPDATE revisions SET blob_id = ? WHERE blob_id = ?", [new, old])
+        try db.run("UPDATE revisions SET blob_id = ? WHERE blob_id = ?", [CompactColumns.key(new), CompactColumns.key(old)])
     }
 
     /// Deletes the server revisions of `nodeId`.

@@ -47,7 +47,7 @@ struct TransfersTable {
         try db.query("""
             SELECT t.id AS id, t.node_id AS node_id, t.bytes_total = n.size AS complete
             FROM transfers t JOIN nodes n ON n.id = t.node_id JOIN blobs b ON b.id = n.local_path
-            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND lower(b.sha256) = \(NodesTable.sha256Text("n.sha256"))
+            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND \(NodesTable.sha256Text("b.sha256")) = \(NodesTable.sha256Text("n.sha256"))
             """, [TransferDirection.download, TransferState.done, NodesTable.Codes.code(ContentState.local)])
             .map { (try $0.decode(Int64.self, "id"), try NodesTable.nodeId($0["node_id"], column: "node_id"), try $0.decode(Bool.self, "complete")) }
     }
@@ -56,7 +56,7 @@ struct TransfersTable {
     func unfinishedDownloadBlobs() throws -> [String] {
         try db.query("SELECT blob_id FROM transfers WHERE direction = ? AND state != ? AND blob_id IS NOT NULL",
                      [TransferDirection.download, TransferState.done])
-            .map { try $0.decode(String.self, "blob_id") }
+            .map { try BlobsTable.blobId($0["blob_id"], column: "blob_id") }
     }
 
     /// How many uploads of `nodeId` are marked running.
@@ -71,7 +71,7 @@ struct TransfersTable {
         try db.run("""
             INSERT INTO transfers(node_id, direction, state, blob_id, bytes_total, bytes_done, request_id, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
-            """, [CompactColumns.key(nodeId), direction, state, blobId, total, requestId, now, now])
+            """, [CompactColumns.key(nodeId), direction, state, CompactColumns.key(blobId), total, requestId, now, now])
         return db.lastInsertRowID
     }
 
@@ -80,7 +80,7 @@ struct TransfersTable {
         let (set, params): (String, [any SQLBindable]) = switch change {
         case let .state(state, error, retryAt): ("state = ?, error = ?, next_attempt_at = ?", [state, error, retryAt])
         case let .progress(bytes): ("bytes_done = ?", [bytes])
-        case let .partialBlob(blobId): ("blob_id = ?", [blobId])
+        case let .partialBlob(blobId): ("blob_id = ?", [CompactColumns.key(blobId)])
         case let .session(uploadId, url): ("upload_id = ?, upload_url = ?", [uploadId, url])
         case .attempt: ("attempts = attempts + 1", [])
         }
