@@ -216,6 +216,10 @@ enum MetadataSchema {
             try db.execute(BlobsTable.dropSchema11SQL)
             TestHooks.crashPoint("migration-12-swapped")
         },
+        // 13: the folders of a folder in an index of their own (issue 21, "browsing at scale"): a
+        // listing reads folders first, then files; without it the folders' pass read every child's
+        // row to find the folders among them, so a folder of 999 files was read twice.
+        SQLMigrator.Migration("folders index", sql: NodesTable.foldersIndexSQL),
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

@@ -3,7 +3,7 @@ import VaultTestSupport
 import XCTest
 
 /// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
-/// schema8) to schema 12 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs), through the `vault`
+/// schema8) to schema 13 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs, folders index), through the `vault`
 /// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
 /// point of a migration leaves the schema before it (the next open migrates) and never a mix;
 /// old backup bundles still import.
@@ -82,7 +82,7 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "12", label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "13", label, file: file, line: line)
         // The compact blobs: ids as keys, areas as integers, in the rows that name them too.
         XCTAssertEqual(try sql("""
             SELECT count(*) > 0 AND count(*) = sum(typeof(id) = 'blob' AND typeof(area) = 'integer' AND length(sha256) = 32) FROM blobs

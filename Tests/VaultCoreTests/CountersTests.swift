@@ -116,10 +116,12 @@ final class CountersTests: VaultTestCase {
     }
 
     func testAFolderIsReadInPagesThroughTheParentNameIndex() throws {
-        let plan = try vault.db.query("EXPLAIN QUERY PLAN " + NodesTable.childPageSQL, [Node.rootId, "", false, 10])
-            .map { try $0.decode(String.self, "detail") }.joined(separator: "\n")
-        XCTAssertTrue(plan.contains("USING INDEX nodes_folder_name (parent_id=? AND name>?)"), plan)
-        XCTAssertFalse(plan.contains("TEMP B-TREE"), "read in the index's order, not sorted: \(plan)")
+        for (type, index) in [(NodeType.file, "nodes_folder_name"), (.folder, "nodes_folders")] {
+            let plan = try vault.db.query("EXPLAIN QUERY PLAN " + NodesTable.childPageSQL(type), [Node.rootId, "", 10])
+                .map { try $0.decode(String.self, "detail") }.joined(separator: "\n")
+            XCTAssertTrue(plan.contains("USING INDEX \(index) (parent_id=? AND name>?)"), plan)
+            XCTAssertFalse(plan.contains("TEMP B-TREE"), "read in the index's order, not sorted: \(plan)")
+        }
 
         for name in ["d2", "d1", "d3"] { try vault.mkdir("/" + name) }
         for i in 0..<7 { _ = try vault.put(localFile: try file("f\(i)", size: 10), to: "/f\(6 - i)") }

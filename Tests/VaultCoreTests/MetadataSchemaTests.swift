@@ -19,10 +19,10 @@ final class MetadataSchemaTests: XCTestCase {
         return out
     }
 
-    func testMigratesAFreshDatabaseToTwelveOnceAndResumesAnOlderOne() throws {
+    func testMigratesAFreshDatabaseToThirteenOnceAndResumesAnOlderOne() throws {
         let db = try SQLDatabase(path: ":memory:")
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 12)
+        XCTAssertEqual(try db.userVersion, 13)
         XCTAssertTrue(try MetadataSchema.isCurrent(db))
         try MetadataSchema.migrate(db)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'quarantine'"), 1)
@@ -32,19 +32,19 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try older.userVersion, 3)
         XCTAssertFalse(try MetadataSchema.isCurrent(older))
         try MetadataSchema.migrate(older)
-        XCTAssertEqual(try older.userVersion, 12)
+        XCTAssertEqual(try older.userVersion, 13)
         let schema = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)"
         XCTAssertEqual(try older.scalar(String.self, schema), try db.scalar(String.self, schema))
     }
 
     func testANewerDatabaseIsRefusedWithTheUpgradeHint() throws {
         let db = try SQLDatabase(path: ":memory:")
-        try db.setUserVersion(13)
+        try db.setUserVersion(14)
         XCTAssertFalse(try MetadataSchema.isCurrent(db))
         XCTAssertThrowsError(try MetadataSchema.migrate(db)) {
             let e = $0 as? VaultError
             XCTAssertEqual(e?.kind, .integrity)
-            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 13)")
+            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 14)")
             XCTAssertEqual(e?.hint, "upgrade vault")
         }
     }
@@ -134,7 +134,7 @@ final class MetadataSchemaTests: XCTestCase {
         let counters = CountersTable(db: db)
         let (countedBefore, recountBefore) = (try counters.values(), try recountAsText(db))
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 12)
+        XCTAssertEqual(try db.userVersion, 13)
         XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
         XCTAssertEqual(try counters.recount(), recountBefore, "the recount joins the keys as it joined the ids")
         let table = NodesTable(db: db)
@@ -156,7 +156,7 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE remote_id = X''"), nodes.filter { $0.remoteId == $0.id }.count)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM nodes WHERE typeof(id) = 'blob' AND length(id) = 16"),
                        nodes.filter { $0.id.count == 32 }.count)
-        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'nodes%' AND type != 'trigger'"), 3, "the table and its two indexes")
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'nodes%' AND type != 'trigger'"), 4, "the table and its three indexes (nodes_folders since 13)")
         XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
     }
 
@@ -212,7 +212,7 @@ final class MetadataSchemaTests: XCTestCase {
             try db.run("INSERT INTO remote_base(\(RemoteBaseTable.schema8Columns)) VALUES (?,?,?,?,?,?,?,?)", RemoteBaseTable.schema8Bindings(b))
         }
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 12)
+        XCTAssertEqual(try db.userVersion, 13)
         XCTAssertGreaterThan(alike, 150)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1 AND (name IS NOT NULL OR parent_id IS NOT NULL)"), 0)
@@ -315,7 +315,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(op) + length(state)) FROM outbox") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 12)
+        XCTAssertEqual(try db.userVersion, 13)
         let table = OutboxTable(db: db)
         let read = try table.entries()
         XCTAssertEqual(read.count, entries.count + 1)
@@ -381,7 +381,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(id) + length(area) + length(sha256) + coalesce(length(sealed_sha256), 0)) FROM blobs") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 12)
+        XCTAssertEqual(try db.userVersion, 13)
         let table = BlobsTable(db: db)
         for (rec, owner, rowid) in records {
             XCTAssertEqual(try table.record(id: rec.id), rec, "blob \(rec.id)")
