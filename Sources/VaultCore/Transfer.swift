@@ -57,6 +57,8 @@ public struct TransferRow: Sendable, Equatable {
 public enum TransferChange: Sendable {
     /// A new state, with its reason and (when waiting to retry) the next attempt time.
     case state(TransferState, error: String? = nil, retryAt: Int64? = nil)
+    /// A new state and the bytes done with it, in one write (a transfer's last progress and its end).
+    case stateAndProgress(TransferState, error: String?, retryAt: Int64?, bytes: Int64)
     /// Bytes confirmed by the server (uploads) or arrived (downloads).
     case progress(Int64)
     /// The partial blob a download writes into (nil: none).

@@ -244,8 +244,7 @@ final class ContentDownload {
             if fresh { vault.blobs.delete(blob.id, area: .cache) }
             throw error
         }
-        record.progress(Int64(blob.size), force: true)
-        record.set(.done)
+        record.end(.done, bytes: Int64(blob.size))
         guard let published else { throw VaultError(.conflict, "\(path) changed while it downloaded", hint: "try again") }
         // New content in the cache: fit the cache to the budget, keeping this file (it is being
         // read or was asked for). The download stands even if that bookkeeping fails.

@@ -109,8 +109,7 @@ final class ResumableUpload {
             do {
                 switch try attempt(job, record, handle, sent: &sent) {
                 case .done(let file):
-                    record.progress(job.size, force: true)
-                    record.set(.done)
+                    record.end(.done, bytes: job.size)
                     return .uploaded(file)
                 case .refused(let r):
                     record.set(.conflict, error: Self.refusalReason(r, job))

@@ -83,4 +83,43 @@ final class TransferRetryTests: SyncTestCase {
         XCTAssertTrue(heard.contains { $0.contains("resuming the download at") }, "\(heard)")
         XCTAssertLessThan(proxy.forwarded(.toClient) - before, bytes.count - 200_000, "only the rest was fetched")
     }
+
+    /// A transfer's row is written only when it changes (each write is a durable transaction):
+    /// a small upload's row is written at its start, its session, its progress and its end,
+    /// the last progress and the end in one write; what it holds at each step is as before.
+    func testATransferRowIsWrittenOnlyWhenItChanges() throws {
+        let (n, _) = try put("w.bin", size: 10)
+        func writes() throws -> Int { try vault.db.scalar(Int.self, "SELECT total_changes()") ?? -1 }
+        func row() throws -> TransferRow { try XCTUnwrap(try vault.uploadTransfer(requestId: "req-w")) }
+        var before = try writes()
+        let r = try TransferRecord.upload(in: vault, nodeId: n.id, requestId: "req-w", blobId: try XCTUnwrap(n.localPath), total: 10)
+        XCTAssertEqual(try writes() - before, 1, "the row, inserted running")
+        XCTAssertEqual(try row().state, .running)
+        before = try writes()
+        r.set(.running)
+        r.progress(0, force: true)
+        XCTAssertEqual(try writes() - before, 0, "nothing changed: nothing written")
+        r.setSession(uploadId: "u-1", url: "/v1/upload/u-1/chunk")
+        r.progress(6)
+        XCTAssertEqual(try writes() - before, 2)
+        XCTAssertEqual(try row().bytesDone, 6)
+        var seen: [Int64] = []
+        r.observer = { seen.append($0) }
+        before = try writes()
+        r.end(.done, bytes: 10)
+        XCTAssertEqual(try writes() - before, 1, "the last progress and the end in one write")
+        XCTAssertEqual(try row().state, .done)
+        XCTAssertEqual(try row().bytesDone, 10)
+        XCTAssertEqual(seen, [10], "the last progress is shown")
+        // Taken up again (another run): its row as stored is what it compares with.
+        before = try writes()
+        let again = try TransferRecord.upload(in: vault, nodeId: n.id, requestId: "req-w", blobId: try XCTUnwrap(n.localPath), total: 10)
+        again.set(.done)
+        XCTAssertEqual(try writes() - before, 0)
+        again.set(.failed, error: "refused")
+        again.set(.failed, error: "refused")
+        again.set(.failed, error: "refused again")
+        XCTAssertEqual(try writes() - before, 2, "a new reason is a change")
+        XCTAssertEqual(try row().error, "refused again")
+    }
 }

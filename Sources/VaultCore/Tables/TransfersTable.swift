@@ -79,6 +79,8 @@ struct TransfersTable {
     func update(_ id: Int64, _ change: TransferChange, now: Int64) throws {
         let (set, params): (String, [any SQLBindable]) = switch change {
         case let .state(state, error, retryAt): ("state = ?, error = ?, next_attempt_at = ?", [state, error, retryAt])
+        case let .stateAndProgress(state, error, retryAt, bytes):
+            ("state = ?, error = ?, next_attempt_at = ?, bytes_done = ?", [state, error, retryAt, bytes])
         case let .progress(bytes): ("bytes_done = ?", [bytes])
         case let .partialBlob(blobId): ("blob_id = ?", [CompactColumns.key(blobId)])
         case let .session(uploadId, url): ("upload_id = ?, upload_url = ?", [uploadId, url])
