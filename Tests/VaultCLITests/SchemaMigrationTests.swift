@@ -156,13 +156,21 @@ final class SchemaMigrationTests: XCTestCase {
     /// `kill -9` inside migration 10 (after the first base copied, after the copy, after the swap)
     /// leaves schema 9 (migration 9 of the schema-8 fixture committed before it); the next open upgrades.
     func testAKillAtAnyPointOfMigrationTenLeavesSchemaNine() throws {
-        for point in ["migration-10-row#1", "migration-10-copied", "migration-10-swapped"] {
+        try assertKillsInside(migration: 10, leave: assertSchemaNine)
+    }
+
+    /// `kill -9` of a first open of the schema-8 fixture after the first row of `migration`
+    /// copied, after the copy, and after the old table is dropped: each leaves the schema before
+    /// it (`leave` checks that), and the next open upgrades.
+    func assertKillsInside(migration: Int, leave: (String, StaticString, UInt) throws -> Void,
+                           file: StaticString = #filePath, line: UInt = #line) throws {
+        for point in ["row#1", "copied", "swapped"].map({ "migration-\(migration)-\($0)" }) {
             try copyFixtureVault(to: h.home, from: Self.fixture8)
             let label = "schema8 killed at \(point)"
             let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
-            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
-            try assertSchemaNine(label)
-            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
+            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)", file: file, line: line)
+            try leave(label, file, line)
+            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n", file: file, line: line)
         }
     }
 
@@ -176,14 +184,7 @@ final class SchemaMigrationTests: XCTestCase {
     /// `kill -9` inside migration 11 (after the first entry copied, after the copy, after the old
     /// table is dropped) leaves schema 10 (migrations 9 and 10 committed before it); the next open upgrades.
     func testAKillAtAnyPointOfMigrationElevenLeavesSchemaTen() throws {
-        for point in ["migration-11-row#1", "migration-11-copied", "migration-11-swapped"] {
-            try copyFixtureVault(to: h.home, from: Self.fixture8)
-            let label = "schema8 killed at \(point)"
-            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
-            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
-            try assertSchemaTen(label)
-            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
-        }
+        try assertKillsInside(migration: 11, leave: assertSchemaTen)
     }
 
     /// Schema 11 exactly: its version, its blobs (ids and areas as text), no half-made copy.
@@ -196,14 +197,7 @@ final class SchemaMigrationTests: XCTestCase {
     /// `kill -9` inside migration 12 (after the first blob copied, after the copy, after the old
     /// table is dropped) leaves schema 11; the next open upgrades.
     func testAKillAtAnyPointOfMigrationTwelveLeavesSchemaEleven() throws {
-        for point in ["migration-12-row#1", "migration-12-copied", "migration-12-swapped"] {
-            try copyFixtureVault(to: h.home, from: Self.fixture8)
-            let label = "schema8 killed at \(point)"
-            let killed = try h.run(["tree"] + h.pw, env: ["VAULT_TEST_HOOKS": "1", "VAULT_TEST_CRASH_AT": point])
-            XCTAssertEqual(killed.status, 9, "\(label): expected SIGKILL, got \(killed.status): \(killed.stderr)")
-            try assertSchemaEleven(label)
-            try assertUpgraded("the open after \(label)", greeting: "hello schema eight\n")
-        }
+        try assertKillsInside(migration: 12, leave: assertSchemaEleven)
     }
 
     /// A vault made by the schema-8 release upgrades in place on first open, and its backup
