@@ -101,14 +101,7 @@ struct BlobsTable {
                       CompactColumns.digest(try r.decode(String?.self, "sealed_sha256"))])
             crashPoint("migration-12-row")
         }
-        for (table, column) in referringColumns {
-            var keyed: [(Int64, SQLValue)] = []
-            for r in try db.query("SELECT rowid AS r, \(column) AS v FROM \(table) WHERE typeof(\(column)) = 'text'") {
-                let key = CompactColumns.key(try r.decode(String.self, "v"))
-                if case .blob = key { keyed.append((try r.decode(Int64.self, "r"), key)) }
-            }
-            for (rowid, key) in keyed { try db.run("UPDATE \(table) SET \(column) = ? WHERE rowid = ?", [key, rowid]) }
-        }
+        for (table, column) in referringColumns { try CompactColumns.rekey(db, table: table, column: column) }
         crashPoint("migration-12-copied")
     }
 

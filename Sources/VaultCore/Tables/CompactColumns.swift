@@ -17,6 +17,17 @@ enum CompactColumns {
     /// `key(id)` for an optional id (NULL for nil).
     static func key(_ id: String?) -> SQLValue { id.map(key) ?? .null }
 
+    /// Rewrites every id `table.column` holds as TEXT as its key (a migration's step: the ids
+    /// of 32 lowercase hex digits become 16 bytes, the others stay as they are).
+    static func rekey(_ db: SQLDatabase, table: String, column: String) throws {
+        var keyed: [(Int64, SQLValue)] = []
+        for r in try db.query("SELECT rowid AS r, \(column) AS v FROM \(table) WHERE typeof(\(column)) = 'text'") {
+            let k = key(try r.decode(String.self, "v"))
+            if case .blob = k { keyed.append((try r.decode(Int64.self, "r"), k)) }
+        }
+        for (rowid, k) in keyed { try db.run("UPDATE \(table) SET \(column) = ? WHERE rowid = ?", [k, rowid]) }
+    }
+
     /// The id a stored key holds (BLOB: 16 bytes back to hex; TEXT as it is; NULL: nil).
     static func id(_ v: SQLValue, column: String) throws -> String? {
         switch v {

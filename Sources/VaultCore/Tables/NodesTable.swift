@@ -75,14 +75,7 @@ struct NodesTable {
                        [try r.decode(Int64.self, "r")] + n.bindings + [try r.decode(Int64.self, "record_seq"), try r.decode(Int64.self, "content_seq")])
             crashPoint("migration-9-row")
         }
-        for table in referringTables {
-            var keyed: [(Int64, SQLValue)] = []
-            for r in try db.query("SELECT rowid AS r, node_id FROM \(table) WHERE node_id IS NOT NULL") {
-                let key = CompactColumns.key(try r.decode(String.self, "node_id"))
-                if case .blob = key { keyed.append((try r.decode(Int64.self, "r"), key)) }
-            }
-            for (rowid, key) in keyed { try db.run("UPDATE \(table) SET node_id = ? WHERE rowid = ?", [key, rowid]) }
-        }
+        for table in referringTables { try CompactColumns.rekey(db, table: table, column: "node_id") }
         crashPoint("migration-9-copied")
     }
 
