@@ -77,9 +77,13 @@ public final class BlobStore {
     /// The plaintext SHA-256 is computed on a second core while the first seals and writes.
     /// With `durable: false` the fsyncs are left to the caller, who must make the batch durable
     /// (`BlobStore.syncAll()`) before publishing any metadata that points at it.
-    public func write(area: BlobArea, durable: Bool = true,
+    /// `sizeHint`: the plaintext size expected, when known (a small blob then gets small buffers).
+    /// `id`: the blob's 16 random bytes, when the caller drew them.
+    public func write(area: BlobArea, durable: Bool = true, sizeHint: UInt64? = nil, id: [UInt8]? = nil,
                       _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> BlobRecord {
-        let stream = try beginStream()
+        // With no name until it is published (one directory entry made, none removed), where the
+        // filesystem allows it.
+        let stream = try (try? beginStream(unnamed: true, sizeHint: sizeHint, id: id)) ?? beginStream(sizeHint: sizeHint, id: id)
         defer { stream.abandon() }   // unless published
         try produce { piece in
             try stream.append(piece)
@@ -202,23 +206,30 @@ public final class BlobStore {
     /// Imports an opened regular file into a new sealed blob, reading it once in 1 MiB pieces.
     /// A file that changes while it is read (its size or modification time, or more or fewer bytes
     /// than its size) is refused and nothing is kept. Failures of the source (reading, changing)
-    /// throw `SourceProblem`; failures of the vault throw `VaultError`.
-    public func importFile(_ source: SourceFile, area: BlobArea, durable: Bool = true, checkSpace: Bool = true) throws -> BlobRecord {
+    /// throw `SourceProblem`; failures of the vault throw `VaultError`. `id`: the blob's 16 random
+    /// bytes, when the caller drew them.
+    public func importFile(_ source: SourceFile, area: BlobArea, durable: Bool = true, checkSpace: Bool = true,
+                           id: [UInt8]? = nil) throws -> BlobRecord {
         guard source.isRegular else { throw SourceProblem(VaultError(.usage, "\(DisplayText.escaped(source.path)) is not a regular file")) }
         if checkSpace { try checkFreeSpace(for: Self.sealedSize(plaintextSize: source.size), doing: "import \(DisplayText.escaped(source.path))") }
         _ = posix_fadvise(source.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
-        let bufSize = 1 << 20
+        // Room for the whole file and a byte more (a file that grew shows at once), up to 1 MiB.
+        let bufSize = Int(min(source.size + 1, 1 << 20))
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bufSize, alignment: 16)
-        defer { memset(buf.baseAddress!, 0, bufSize); buf.deallocate() }   // it held plaintext
-        return try write(area: area, durable: durable) { emit in
+        var dirty = 0   // how far plaintext reached in `buf`: only that is zeroed
+        defer { memset(buf.baseAddress!, 0, dirty); buf.deallocate() }
+        return try write(area: area, durable: durable, sizeHint: source.size, id: id) { emit in
             var total: UInt64 = 0
             while true {
                 let n: Int
                 do { n = try source.read(into: buf) } catch let e as VaultError { throw SourceProblem(e) }
                 if n == 0 { break }
+                dirty = max(dirty, n)
                 total += UInt64(n)
                 if total > source.size { throw SourceProblem(SourceFile.changed(source.path)) }   // it grew
                 try emit(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+                // A short read of a regular file is its end; growth since shows in `checkUnchanged`.
+                if n < bufSize && total == source.size { break }
             }
             do { try source.checkUnchanged(bytesRead: total) } catch let e as VaultError { throw SourceProblem(e) }
         }
@@ -371,7 +382,10 @@ final class BufferedSink {
     private(set) var total: UInt64 = 0
     private var hasher: SHA256Hasher?
 
-    init(fd: Int32, path: String, capacity: Int = 1 << 20, alreadyWritten: UInt64 = 0, hashing: Bool = false) {
+    /// The buffer's size unless told (1 MiB).
+    static let defaultCapacity = 1 << 20
+
+    init(fd: Int32, path: String, capacity: Int = defaultCapacity, alreadyWritten: UInt64 = 0, hashing: Bool = false) {
         self.fd = fd; self.path = path; self.total = alreadyWritten
         buffer = .allocate(byteCount: capacity, alignment: 16)
         if hashing && alreadyWritten == 0 { hasher = SHA256Hasher() }

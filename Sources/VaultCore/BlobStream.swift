@@ -28,7 +28,8 @@ public final class BlobStream {
     public private(set) var size: UInt64 = 0
     private var finished = false
 
-    init(id: String, idBytes: [UInt8], in folder: String, keys: KeyHierarchy, unnamed: Bool, sealedDigest: Bool) throws {
+    init(id: String, idBytes: [UInt8], in folder: String, keys: KeyHierarchy, unnamed: Bool, sealedDigest: Bool,
+         sizeHint: UInt64?) throws {
         self.id = id
         self.unnamed = unnamed
         keyEpoch = keys.epoch
@@ -41,10 +42,11 @@ public final class BlobStream {
             fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         }
-        sink = BufferedSink(fd: fd, path: path, hashing: sealedDigest)
+        let capacity = sizeHint.map { Int(min(BlobStore.sealedSize(plaintextSize: $0), UInt64(BufferedSink.defaultCapacity))) }
+        sink = BufferedSink(fd: fd, path: path, capacity: capacity ?? BufferedSink.defaultCapacity, hashing: sealedDigest)
         do {
             writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
-                                          wrapKey: keys.blobWrapKey, computeChecksum: false, sink: sink.write)
+                                          wrapKey: keys.blobWrapKey, computeChecksum: false, sizeHint: sizeHint, sink: sink.write)
         } catch {
             close(fd); if !unnamed { unlink(path) }
             throw BlobStore.mapCrypto(error, blob: id)
@@ -109,11 +111,15 @@ extension BlobStore {
     /// with no name until it is published (throws where the filesystem has no `O_TMPFILE`).
     /// `sealedDigest` false: the SHA-256 of its sealed bytes is not computed as they are written
     /// (one hash fewer on the writer's core) and is left to the upload (`uploadSHA256`), which
-    /// computes it from the file once.
-    public func beginStream(unnamed: Bool = false, sealedDigest: Bool = true) throws -> BlobStream {
-        let idBytes = SecureRandom.bytes(16)
+    /// computes it from the file once. `sizeHint`: the plaintext size expected, when known (a
+    /// small blob then gets small buffers). `id`: the blob's 16 random bytes, when the caller drew
+    /// them (a batch draws its ids at once, in order); a fresh draw otherwise.
+    public func beginStream(unnamed: Bool = false, sealedDigest: Bool = true, sizeHint: UInt64? = nil,
+                            id: [UInt8]? = nil) throws -> BlobStream {
+        let idBytes = id ?? SecureRandom.bytes(16)
+        precondition(idBytes.count == 16, "a blob id is 16 bytes")
         return try BlobStream(id: Hex.encode(idBytes), idBytes: idBytes, in: layout.tempDirectory, keys: keys,
-                              unnamed: unnamed, sealedDigest: sealedDigest)
+                              unnamed: unnamed, sealedDigest: sealedDigest, sizeHint: sizeHint)
     }
 
     /// Finishes `stream` and moves it into `area` (durable: fsynced, then renamed, then the

@@ -35,12 +35,13 @@ extension NameRules {
     /// A MIME type from the file extension (for the server; content is never sniffed).
     public static func mimeType(forName name: String) -> String {
         let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        let table: [String: String] = [
-            "txt": "text/plain", "md": "text/markdown", "csv": "text/csv", "json": "application/json",
-            "pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
-            "gif": "image/gif", "zip": "application/zip", "gz": "application/gzip", "tar": "application/x-tar",
-            "html": "text/html", "mp4": "video/mp4", "mp3": "audio/mpeg", "doc": "application/msword",
-        ]
-        return table[ext] ?? "application/octet-stream"
+        return mimeTypes[ext] ?? "application/octet-stream"
     }
+
+    private static let mimeTypes: [String: String] = [
+        "txt": "text/plain", "md": "text/markdown", "csv": "text/csv", "json": "application/json",
+        "pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
+        "gif": "image/gif", "zip": "application/zip", "gz": "application/gzip", "tar": "application/x-tar",
+        "html": "text/html", "mp4": "video/mp4", "mp3": "audio/mpeg", "doc": "application/msword",
+    ]
 }

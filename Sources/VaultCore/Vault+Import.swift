@@ -21,9 +21,10 @@ extension Vault {
         try importFolder(try LocalTree.scan(localDir), to: dest, progress: progress)
     }
 
-    /// Imports a scanned tree (scan it before opening the vault) under `dest`. Blobs are written
-    /// first and made durable with one filesystem sync; then every node, `dest` and its missing
-    /// parents included, is published in one transaction, so a crash or a failure leaves either
+    /// Imports a scanned tree (scan it before opening the vault) under `dest`. Blobs are sealed
+    /// on other threads while one transaction records every node (`dest` and its missing parents
+    /// included) as its blob comes; one filesystem sync makes the blobs durable before that
+    /// transaction commits, so a crash or a failure leaves either
     /// nothing or everything (`vault doctor`, or the next command, removes blobs of an import that
     /// never committed). A file that cannot be read, or changes while it is read, is skipped and
     /// reported in `skipped` with the tree's other skipped entries; the rest is imported.
@@ -45,8 +46,8 @@ extension Vault {
         func under(_ rel: String) -> String { prefix.isEmpty ? rel : rel.isEmpty ? prefix : prefix + "/" + rel }
         /// "a/b/c" → ("a/b", "c"); "c" → ("", "c").
         func split(_ rel: String) -> (String, String) {
-            let parts = rel.split(separator: "/").map(String.init)
-            return (parts.dropLast().joined(separator: "/"), parts.last ?? "")
+            guard let slash = rel.lastIndex(of: "/") else { return ("", rel) }
+            return (String(rel[..<slash]), String(rel[rel.index(after: slash)...]))
         }
         if prefix.isEmpty {
             for f in tree.files where !f.relativePath.contains("/") {
@@ -57,26 +58,14 @@ extension Vault {
         }
         try blobs.checkFreeSpace(for: tree.files.reduce(0) { $0 + BlobStore.sealedSize(plaintextSize: $1.size) },
                                  doing: "import \(DisplayText.escaped(tree.root))")
-        // Seal every file (no fsync each), then one sync.
+        // Files are sealed on other threads (no fsync each) while this one records each in the
+        // transaction as it comes; one sync makes the blobs durable before the transaction commits.
+        let batch = blobs.beginBatch(tree.files.map(\.path), area: .staging)
         var sealed: [(rel: String, blob: BlobRecord)] = []
-        var failed: [LocalTree.Skipped] = []
         do {
-            for (i, f) in tree.files.enumerated() {
-                defer { progress(i + 1) }
-                let source: SourceFile
-                do { source = try SourceFile(f.path, accepting: .regular) } catch let e as VaultError {
-                    tree.skip(f, e)   // it vanished, became unreadable or not a file since the scan
-                    continue
-                }
-                do {
-                    sealed.append((f.relativePath, try blobs.importFile(source, area: .staging, durable: false, checkSpace: false)))
-                } catch let p as SourceProblem {
-                    tree.skip(f, p.error)   // unreadable, or changed while it was read
-                }
-            }
-            failed = tree.skipped
-            blobs.syncAll()
-            try POSIX.fsyncDirectory(layout.stagingDirectory)
+            // New nodes take ids in ascending order, as the blobs do (`BlobStore.ascendingIds`).
+            var newIds = BlobStore.ascendingIds(missing.count + tree.folders.count + tree.files.count).makeIterator()
+            func nextId() -> String { newIds.next().map(Hex.encode) ?? Self.newId() }
             try db.transaction {
                 var ids: [String: Node] = ["": base]
                 func folder(_ rel: String) throws -> Node {
@@ -87,7 +76,7 @@ extension Vault {
                         guard existing.isFolder else { throw VaultError(.alreadyExists, "'\(name)' exists and is a file") }
                         ids[rel] = existing; return existing
                     }
-                    let n = Node(id: Self.newId(), remoteId: nil, parentId: parent.id, name: name, type: .folder, size: 0,
+                    let n = Node(id: nextId(), remoteId: nil, parentId: parent.id, name: name, type: .folder, size: 0,
                                  version: 0, modifiedAt: Vault.now, mimeType: nil, contentState: .local, localPath: nil,
                                  pinned: parent.pinned, lastAccessed: nil, pendingOp: .create, localVersion: 1, sha256: nil)
                     try insert(n)
@@ -97,13 +86,20 @@ extension Vault {
                 }
                 _ = try folder(prefix)
                 for f in tree.folders { _ = try folder(under(f)) }
-                for (rel, blob) in sealed {
-                    let (parentRel, name) = split(under(rel))
+                for (i, f) in tree.files.enumerated() {
+                    defer { progress(i + 1) }
+                    guard let result = try batch.next() else { break }
+                    guard case .sealed(let blob) = result else {
+                        if case .skipped(let why) = result { tree.skip(f, why) }   // unreadable, changed while read, or gone
+                        continue
+                    }
+                    sealed.append((f.relativePath, blob))
+                    let (parentRel, name) = split(under(f.relativePath))
                     let parent = try folder(parentRel)
                     if try child(of: parent.id, named: name) != nil {
                         throw VaultError(.alreadyExists, "'\(name)' already exists in \(try path(of: parent))")
                     }
-                    let n = Node(id: Self.newId(), remoteId: nil, parentId: parent.id, name: name, type: .file, size: blob.size,
+                    let n = Node(id: nextId(), remoteId: nil, parentId: parent.id, name: name, type: .file, size: blob.size,
                                  version: 0, modifiedAt: Vault.now, mimeType: NameRules.mimeType(forName: name),
                                  contentState: .local, localPath: blob.id, pinned: parent.pinned, lastAccessed: Vault.now,
                                  pendingOp: .upload, localVersion: 1, sha256: blob.sha256)
@@ -113,11 +109,14 @@ extension Vault {
                                 payload: .init(name: name, parentId: parent.id, blobId: blob.id, size: blob.size,
                                                sha256: blob.sha256, mimeType: n.mimeType), baseVersion: nil)
                 }
+                blobs.syncAll()
+                try POSIX.fsyncDirectory(layout.stagingDirectory)
             }
         } catch {
-            for s in sealed { blobs.delete(s.blob.id, area: .staging) }
+            for blob in batch.stop() { blobs.delete(blob.id, area: .staging) }
             throw error
         }
+        let failed = tree.skipped
         let order = failed.filter { $0.failure != nil } + failed.filter { $0.failure == nil }
         return ImportResult(files: sealed.count, folders: tree.folders.count, bytes: sealed.reduce(0) { $0 + $1.blob.size },
                             skipped: order)

@@ -1,4 +1,5 @@
 import Foundation
+import VaultCrypto
 import VaultSQL
 
 /// The outbox: local changes waiting for the server, in order (docs/outbox.md). The tree
@@ -10,7 +11,7 @@ extension Vault {
         try outboxTable.append(op, nodeId: nodeId, payload: payload, baseVersion: baseVersion, requestId: Self.newRequestId(), now: Vault.now)
     }
 
-    static func newRequestId() -> String { UUID().uuidString.lowercased() }
+    static func newRequestId() -> String { SecureRandom.uuidString() }
 
     /// Every outbox entry, oldest first (the replay order).
     public func outbox() throws -> [OutboxEntry] {

@@ -18,6 +18,8 @@ public final class SealedBlobWriter {
     /// One segment of plaintext waiting to be sealed (it may turn out to be the final one).
     private let plaintext: UnsafeMutableRawBufferPointer
     private var buffered = 0
+    /// How far into `plaintext` any byte was ever put (what a wipe must zero).
+    private var dirty = 0
     /// Sealed output waiting for the sink: header first, then whole segments.
     private let output: UnsafeMutableRawBufferPointer
     private var pending = 0
@@ -31,18 +33,20 @@ public final class SealedBlobWriter {
     /// the writer was made with `computeChecksum: false` (the caller hashes elsewhere, e.g. in parallel).
     public private(set) var plaintextSHA256: [UInt8]?
 
+    /// `sizeHint`: the plaintext size expected, when known; a small blob then gets buffers its
+    /// size, not a segment's and 256 KiB (it may still grow past the hint).
     public convenience init(vaultId: [UInt8], blobId: [UInt8], keyEpoch: UInt32, wrapKey: SecureBytes,
                             segmentSize: Int = SealedBlobHeader.defaultSegmentSize, computeChecksum: Bool = true,
-                            sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+                            sizeHint: UInt64? = nil, sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         let dataKey = SecureBytes.random(count: AESGCMKey.keySize)
         let header = try SealedBlobHeader(segmentSize: segmentSize, vaultId: vaultId, blobId: blobId,
                                           keyEpoch: keyEpoch, dataKey: dataKey, wrapKey: wrapKey)
         try self.init(header: header, dataKey: dataKey, computeChecksum: computeChecksum, emitHeader: true,
-                      startIndex: 0, total: 0, hasher: SHA256Hasher(), sink: sink)
+                      startIndex: 0, total: 0, hasher: SHA256Hasher(), sizeHint: sizeHint, sink: sink)
     }
 
     private init(header: SealedBlobHeader, dataKey: SecureBytes, computeChecksum: Bool, emitHeader: Bool,
-                 startIndex: UInt64, total: UInt64, hasher: SHA256Hasher,
+                 startIndex: UInt64, total: UInt64, hasher: SHA256Hasher, sizeHint: UInt64? = nil,
                  sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         self.computeChecksum = computeChecksum
         segments = try SegmentCrypto(dataKey: dataKey, header: header)
@@ -50,7 +54,11 @@ public final class SealedBlobWriter {
         self.segmentSize = header.segmentSize
         blobIdHex = Hex.encode(header.blobId)
         let stride = segmentSize + AESGCMKey.tagSize
-        let segmentsPerWrite = Swift.max(1, (256 << 10) / stride)
+        var segmentsPerWrite = Swift.max(1, (256 << 10) / stride)
+        if let sizeHint {
+            let expected = Swift.max(1, (sizeHint + UInt64(segmentSize) - 1) / UInt64(segmentSize))
+            segmentsPerWrite = Swift.min(segmentsPerWrite, Int(Swift.min(expected, UInt64(segmentsPerWrite))))
+        }
         plaintext = .allocate(byteCount: segmentSize, alignment: 64)
         output = .allocate(byteCount: SealedBlobHeader.size + segmentsPerWrite * stride, alignment: 64)
         segmentIndex = startIndex
@@ -104,7 +112,7 @@ public final class SealedBlobWriter {
     }
 
     deinit {
-        plaintext.initializeMemory(as: UInt8.self, repeating: 0)
+        wipePlaintext()
         plaintext.deallocate()
         output.deallocate()
         segments.deallocate()
@@ -137,6 +145,7 @@ public final class SealedBlobWriter {
                 let take = Swift.min(segmentSize - buffered, remaining)
                 (plaintext.baseAddress! + buffered).copyMemory(from: source + offset, byteCount: take)
                 buffered += take
+                dirty = Swift.max(dirty, buffered)
                 offset += take
             }
         } catch {
@@ -156,7 +165,7 @@ public final class SealedBlobWriter {
             state = .failed
             throw error
         }
-        plaintext.initializeMemory(as: UInt8.self, repeating: 0)
+        wipePlaintext()
         buffered = 0
         state = .finished
         if computeChecksum { plaintextSHA256 = hasher.finalize() }
@@ -168,6 +177,13 @@ public final class SealedBlobWriter {
     public func flushCompleteSegments() throws {
         try checkOpen()
         try flush()
+    }
+
+    /// Zeroes what `plaintext` ever held (only that: the rest of its pages were never touched).
+    private func wipePlaintext() {
+        guard dirty > 0 else { return }
+        plaintext.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: dirty)
+        dirty = 0
     }
 
     private func checkOpen() throws {

@@ -6,7 +6,9 @@ internal import Glibc
 /// Key material.
 ///
 /// The bytes live in memory from `sodium_malloc`: guard pages on both sides, `mlock`ed where the
-/// process's RLIMIT_MEMLOCK allows, and wiped with `sodium_memzero` before `sodium_free` on release.
+/// process's RLIMIT_MEMLOCK allows, and wiped with `sodium_memzero` on release. A key of up to
+/// 64 bytes takes a slot of a shared region of such memory (`SecureSlab`: one `sodium_malloc` for
+/// 256 keys, where a blob's data key costs no system call); a larger one has its own.
 /// The bytes are reachable only inside `withUnsafeBytes`/`withUnsafeMutableBytes`; `description`
 /// and `debugDescription` are redacted; comparison is constant-time.
 ///
@@ -22,8 +24,12 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
         precondition(count >= 0, "SecureBytes count must not be negative")
         ensureSodium()
         // sodium_malloc(0) is legal but a 1-byte allocation keeps baseAddress non-nil for C calls.
-        guard let pointer = sodium_malloc(Swift.max(count, 1)) else {
-            fatalError("sodium_malloc(\(count)) failed: out of memory")
+        let pointer: UnsafeMutableRawPointer
+        if count <= SecureSlab.slotSize {
+            pointer = SecureSlab.shared.take()
+        } else {
+            guard let p = sodium_malloc(count) else { fatalError("sodium_malloc(\(count)) failed: out of memory") }
+            pointer = p
         }
         sodium_memzero(pointer, Swift.max(count, 1))
         self.base = pointer
@@ -62,7 +68,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
 
     deinit {
         sodium_memzero(base, Swift.max(count, 1))
-        sodium_free(base)
+        if count <= SecureSlab.slotSize { SecureSlab.shared.give(base) } else { sodium_free(base) }
     }
 
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
@@ -130,6 +136,42 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
     /// True when `mlock` works in this process (RLIMIT_MEMLOCK permits it). When false, key pages
     /// may be swapped out; the vault warns about it.
     public static var memoryLockingAvailable: Bool { memoryLockingProbe }
+}
+
+/// Slots for small keys in locked memory: regions of 256 slots of 64 bytes, each from one
+/// `sodium_malloc` (guard pages around the region, `mlock`ed where permitted), taken and given
+/// back under a lock. A region is never released (the slots are wiped as each key goes); the
+/// process keeps as many as it ever held keys at once, over 256.
+final class SecureSlab: @unchecked Sendable {
+    static let shared = SecureSlab()
+    static let slotSize = 64
+    static let slotsPerRegion = 256
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var free: [UnsafeMutableRawPointer] = []
+
+    private init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    /// A slot of `slotSize` bytes (not zeroed).
+    func take() -> UnsafeMutableRawPointer {
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
+        if free.isEmpty {
+            guard let region = sodium_malloc(Self.slotSize * Self.slotsPerRegion) else {
+                fatalError("sodium_malloc(\(Self.slotSize * Self.slotsPerRegion)) failed: out of memory")
+            }
+            free.reserveCapacity(free.count + Self.slotsPerRegion)
+            for i in stride(from: Self.slotsPerRegion - 1, through: 0, by: -1) { free.append(region + i * Self.slotSize) }
+        }
+        return free.removeLast()
+    }
+
+    /// Returns a slot (its bytes wiped by the caller).
+    func give(_ slot: UnsafeMutableRawPointer) {
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }
+        free.append(slot)
+    }
 }
 
 /// Probed once: lock and unlock one page.

@@ -65,6 +65,33 @@ public final class SourceFile {
         modified = now.st_mtim
     }
 
+    /// Opens `path`, which a scan found to be a regular file, in two system calls (no `lstat`,
+    /// no flag changes): a symbolic link put there since is refused (`O_NOFOLLOW`), and any other
+    /// kind of file once opened (`O_NONBLOCK`: a FIFO does not block the open) — the same
+    /// `VaultError`s as `init(_:accepting:)`.
+    public init(regularFileAt path: String) throws {
+        let named = DisplayText.escaped(path)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw VaultError(.usage, "\(named) is a symbolic link, not a regular file") }
+            throw Self.openError(errno, named)
+        }
+        var now = stat()
+        do {
+            guard fstat(fd, &now) == 0 else { throw Self.openError(errno, named) }
+            try Self.check(now.st_mode, .regular, named, nil)
+        } catch {
+            close(fd)
+            throw error
+        }
+        // O_NONBLOCK stays: it changes nothing for a regular file.
+        self.path = path
+        self.fd = fd
+        isRegular = true
+        size = UInt64(max(0, now.st_size))
+        modified = now.st_mtim
+    }
+
     deinit { close(fd) }
 
     /// Reads into `buffer`, retrying EINTR; 0 at the end of the file.

@@ -13,9 +13,9 @@ public final class SQLDatabase {
     // SAFETY: the handle is owned by this object and used only through it.
     private var handle: OpaquePointer?
     public let path: String
-    /// Prepared statements of `run`/`query`/`queryOne`/`scalar`, by SQL text. A statement is taken
-    /// out while in use (a nested or concurrent use of the same text prepares its own) and put back
-    /// reset, its bindings cleared; all are finalized on close.
+    /// Prepared statements of `run`/`query`/`queryOne`/`scalar`, by SQL text. A statement is marked
+    /// taken while in use (a nested or concurrent use of the same text prepares its own) and given
+    /// back reset, its bindings cleared; all are finalized on close.
     private let statements = StatementCache()
     /// How many statements the cache holds at most (the rest are finalized after use).
     static let statementCacheLimit = 256
@@ -83,22 +83,24 @@ public final class SQLDatabase {
 
     /// Closes the connection now (also done on deinit), finalizing the cached statements first.
     public func close() {
-        statements.withLock { $0.removeAll() }
+        statements.removeAll()
         sqlite3_close_v2(handle); handle = nil
     }
 
     /// How many prepared statements the cache holds (for tests).
-    var cachedStatementCount: Int { statements.withLock { $0.count } }
+    var cachedStatementCount: Int { statements.count }
 
     /// Runs `body` with a prepared statement for `sql`, from the cache when one is free, and puts
     /// it back reset with its bindings cleared.
     func withCachedStatement<R>(_ sql: String, _ body: (SQLStatement) throws -> R) throws -> R {
-        let st = try statements.withLock { $0.removeValue(forKey: sql) } ?? prepare(sql)
+        if let slot = statements.take(sql) {
+            defer { slot.statement.reset(); statements.release(slot) }
+            return try body(slot.statement)
+        }
+        let st = try prepare(sql)
         defer {
             st.reset()
-            statements.withLock { cache in
-                if handle != nil, cache.count < Self.statementCacheLimit { cache[sql] = st }
-            }
+            if handle != nil { statements.keep(sql, st, limit: Self.statementCacheLimit) }
         }
         return try body(st)
     }

@@ -96,6 +96,23 @@ final class SealedBlobTests: XCTestCase {
         }
     }
 
+    /// A size hint sizes the writer's buffers only: a blob smaller, equal to or larger than its
+    /// hint comes out byte for byte as one written without a hint would read back.
+    func testASizeHintChangesNothingButBuffers() throws {
+        let s = smallSegment
+        for (size, hint) in [(0, 0), (10, 10), (3 * s + 5, 1), (5 * s, UInt64(5 * s)), (s + 1, UInt64(10 * s))] as [(Int, UInt64)] {
+            let plaintext = random.bytes(size)
+            var blob: [UInt8] = []
+            let writer = try SealedBlobWriter(vaultId: vaultId, blobId: blobId, keyEpoch: 1, wrapKey: wrapKey, segmentSize: s,
+                                              sizeHint: hint) { blob.append(contentsOf: $0) }
+            for piece in stride(from: 0, to: size, by: 777) { try writer.write(Array(plaintext[piece..<min(piece + 777, size)])) }
+            XCTAssertEqual(try writer.finish(), UInt64(size))
+            XCTAssertEqual(writer.plaintextSHA256, sha256(plaintext))
+            XCTAssertEqual(blob.count, SealedBlobHeader.size + size + 16 * max(1, (size + s - 1) / s), "size \(size) hint \(hint)")
+            XCTAssertEqual(try openAll(blob), plaintext, "size \(size) hint \(hint)")
+        }
+    }
+
     func testDefaultSegmentSizeAndHeaderFields() throws {
         let plaintext = random.bytes(200_000)
         var blob: [UInt8] = []

@@ -50,4 +50,35 @@ final class SecureBytesTests: XCTestCase {
         XCTAssertEqual(a.withUnsafeBytes { $0[0] }, 1)
         _ = SecureBytes.memoryLockingAvailable   // must not crash; the value depends on RLIMIT_MEMLOCK
     }
+
+    /// Keys of up to 64 bytes share slots of locked regions (`SecureSlab`): each keeps its own
+    /// bytes however many are alive (more than one region's 256), and a slot given out again
+    /// starts zeroed, never with the bytes of the key that held it.
+    func testSmallKeysInSharedSlotsKeepTheirOwnBytesAndStartZeroed() {
+        var keys: [(SecureBytes, [UInt8])] = []
+        for i in 0..<700 {
+            let n = 1 + i % 64
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: i &* 31 &+ $0) | 1 }
+            keys.append((SecureBytes(copying: bytes), bytes))
+        }
+        for (key, bytes) in keys { XCTAssertEqual(key.withUnsafeBytes { Array($0) }, bytes) }
+        keys.removeAll()   // every slot wiped and given back
+        let fresh = (0..<700).map { _ in SecureBytes(count: 64) }
+        XCTAssertTrue(fresh.allSatisfy { $0.withUnsafeBytes { $0.allSatisfy { $0 == 0 } } }, "a reused slot starts zeroed")
+        let big = SecureBytes.random(count: 65)   // past a slot: its own allocation
+        XCTAssertEqual(big.count, 65)
+        XCTAssertFalse(big.withUnsafeBytes { $0.allSatisfy { $0 == 0 } })
+    }
+
+    func testUUIDStringsAreVersion4AndDistinct() {
+        let all = (0..<1000).map { _ in SecureRandom.uuidString() }
+        XCTAssertEqual(Set(all).count, all.count)
+        for u in all {
+            XCTAssertEqual(UUID(uuidString: u)?.uuidString.lowercased(), u, "Foundation reads it back the same")
+            let c = Array(u.utf8)
+            XCTAssertEqual(c.count, 36)
+            XCTAssertEqual(c[14], UInt8(ascii: "4"), "version 4")
+            XCTAssertTrue("89ab".utf8.contains(c[19]), "RFC 4122 variant")
+        }
+    }
 }

@@ -239,15 +239,20 @@ enum CompactColumns {
 
     /// The bytes of `s` when it is exactly `count * 2` lowercase hex digits.
     private static func hexBytes(_ s: String, count: Int) -> [UInt8]? {
-        let u = s.utf8
-        guard u.count == count * 2 else { return nil }
-        var out = [UInt8](); out.reserveCapacity(count)
-        var high: UInt8? = nil
-        for c in u {
-            guard let d = lowerHexDigit(c) else { return nil }
-            if let h = high { out.append(h << 4 | d); high = nil } else { high = d }
+        var s = s
+        return s.withUTF8 { u -> [UInt8]? in
+            guard u.count == count * 2 else { return nil }
+            var ok = true
+            let out = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                initialized = 0
+                for i in 0..<count {
+                    guard let h = lowerHexDigit(u[2 * i]), let l = lowerHexDigit(u[2 * i + 1]) else { ok = false; return }
+                    buffer[i] = h << 4 | l
+                }
+                initialized = count
+            }
+            return ok ? out : nil
         }
-        return out
     }
 
     /// The 16 bytes of a lowercase UUID (8-4-4-4-12 hex digits), else nil.

@@ -209,16 +209,21 @@ struct CountersTable {
     /// before a change of its area or node); nothing when it has no row. After an insert, and
     /// around a change of area or node.
     func countBlob(id: String, sign: Int64 = 1) throws {
-        try db.run("""
-            UPDATE counters SET value = value + ? * (SELECT sealed_size FROM blobs WHERE id = ?2)
-              WHERE name = (SELECT \(Self.blobBucket("b")) FROM blobs b WHERE b.id = ?2)
-            """, [sign, CompactColumns.key(id)])
+        try db.run(Self.countBlobSQL, [sign, CompactColumns.key(id)])
     }
+
+    private static let countBlobSQL = """
+        UPDATE counters SET value = value + ? * (SELECT sealed_size FROM blobs WHERE id = ?2)
+          WHERE name = (SELECT \(blobBucket("b")) FROM blobs b WHERE b.id = ?2)
+        """
 
     /// Counts an outbox entry just inserted in `state`.
     func countInsertedEntry(state: OutboxState) throws {
-        try db.run("UPDATE counters SET value = value + 1 WHERE name = \(Self.outboxBucket("?"))", [state])
+        try db.run(Self.countInsertedEntrySQL, [state])
     }
+
+    private static let countInsertedEntrySQL = "UPDATE counters SET value = value + 1 WHERE name = \(outboxBucket("?"))"
+
 
     /// Sets counter `name` to `value` (a repair; the triggers do the rest).
     func set(_ name: Name, _ value: Int64) throws {
