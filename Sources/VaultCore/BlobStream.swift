@@ -43,7 +43,9 @@ public final class BlobStream {
             guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         }
         let capacity = sizeHint.map { Int(min(BlobStore.sealedSize(plaintextSize: $0), UInt64(BufferedSink.defaultCapacity))) }
-        sink = BufferedSink(fd: fd, path: path, capacity: capacity ?? BufferedSink.defaultCapacity, hashing: sealedDigest)
+        // Messages name an unnamed file by its folder and blob id, not by its /proc path.
+        sink = BufferedSink(fd: fd, path: unnamed ? "\(folder)/\(id) (a blob not yet published)" : path,
+                            capacity: capacity ?? BufferedSink.defaultCapacity, hashing: sealedDigest)
         do {
             writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
                                           wrapKey: keys.blobWrapKey, computeChecksum: false, sizeHint: sizeHint, sink: sink.write)
