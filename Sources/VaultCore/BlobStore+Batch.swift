@@ -8,6 +8,8 @@ extension BlobStore {
         case sealed(BlobRecord)
         /// The source could not be imported (it vanished, is unreadable, or changed while read).
         case skipped(VaultError)
+        /// (Inside the batch: a result the caller has taken.)
+        case taken
     }
 
     /// The threads a batch seals on: every core, up to 4 (a file's reading, sealing and writing
@@ -96,12 +98,14 @@ final class SealingBatch: @unchecked Sendable {
             if stopped && nextToTake >= nextToStart { throw VaultError(.internalError, "the sealing batch stopped before this file") }
             condition.wait()
         }
+        let outcome = outcomes[nextToTake]!
+        outcomes[nextToTake] = .success(.taken)   // the caller holds it now
         nextToTake += 1
-        return try outcomes[nextToTake - 1]!.get()
+        return try outcome.get()
     }
 
     /// Starts no more files, waits for those being sealed, and returns every blob the batch
-    /// sealed, taken or not (for a caller that gives up to remove).
+    /// sealed that was not taken (for a caller that gives up to remove, with those it took).
     func stop() -> [BlobRecord] {
         condition.lock(); stopped = true; condition.unlock()
         workers.wait()

@@ -93,6 +93,7 @@ extension Vault {
                         if case .skipped(let why) = result { tree.skip(f, why) }   // unreadable, changed while read, or gone
                         continue
                     }
+                    // Recorded now, so it is removed with the batch's other blobs if the import fails.
                     sealed.append((f.relativePath, blob))
                     let (parentRel, name) = split(under(f.relativePath))
                     let parent = try folder(parentRel)
@@ -113,7 +114,7 @@ extension Vault {
                 try POSIX.fsyncDirectory(layout.stagingDirectory)
             }
         } catch {
-            for blob in batch.stop() { blobs.delete(blob.id, area: .staging) }
+            for blob in sealed.map(\.blob) + batch.stop() { blobs.delete(blob.id, area: .staging) }
             throw error
         }
         let failed = tree.skipped
