@@ -8,7 +8,7 @@
 #  3. the simulation's seeds per second (scripts/sim.sh, 1,000 seeds)
 # The account is seeded straight into the server's database with nodes sealed by the vault's own
 # codec (Tests/VaultCLITests/SyncBenchSeed.swift), as a device would have pushed them.
-# Usage: scripts/bench-sync.sh [NODES=100000]
+# Usage: scripts/bench-sync.sh [NODES=100000]   (env: BENCH_BIN=DIR, the release binaries of another build)
 # Reports figures and ratios against their targets; never fails on a missed target (exit 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ swift build -c release --product vault 2>&1 | grep -Ev "^warning: prohibited fla
 swift build -c release --product vault-server 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
 swift build -c release --product vault-sim 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
 swift build --build-tests 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1   # the seeding helper
-BIN=$(swift build -c release --show-bin-path)
+BIN=${BENCH_BIN:-$(swift build -c release --show-bin-path)}   # BENCH_BIN: another build's vault, vault-server and vault-sim (a before/after)
 
 BENCH_NAME=bench-sync
 source scripts/lib/seeded-account.sh

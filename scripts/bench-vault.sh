@@ -3,14 +3,14 @@
 #  1. seal / unseal throughput of 1 GiB on one core  vs  `openssl speed -evp aes-256-gcm` at the same block size
 #  2. `vault put` of a 2 GiB file  vs  a raw write of the same bytes to the same disk (dd, fsync)  and  vs `age`
 #  3. peak RSS of each (GNU time)
-# Usage: scripts/bench-vault.sh [SIZE_MIB=2048]   (BENCH_DIR=… to choose the disk; default ./bench-out)
+# Usage: scripts/bench-vault.sh [SIZE_MIB=2048]   (BENCH_DIR=… to choose the disk; default ./bench-out; BENCH_BIN=DIR, the release binaries of another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
 for p in time; do dpkg -s "$p" >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; done
 SIZE_MIB=${1:-2048}
 swift build -c release --product vault --product vault-bench 2>&1 | grep -Ev "^warning: prohibited flag" | tail -n 1
-BIN=$(swift build -c release --show-bin-path)
+BIN=${BENCH_BIN:-$(swift build -c release --show-bin-path)}   # BENCH_BIN: another build's vault and vault-bench (a before/after)
 OUT=${BENCH_DIR:-$(pwd)/bench-out}
 rm -rf "$OUT"; mkdir -p "$OUT"; trap 'rm -rf "$OUT"' EXIT
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b*100:.1f} %')" "$1" "$2"; }
