@@ -130,7 +130,7 @@ extension Vault {
         let src = Glibc.open(source, O_RDONLY | O_CLOEXEC)
         guard src >= 0 else { throw VaultError(.io, "cannot read \(source): \(POSIX.errnoMessage())") }
         defer { close(src) }
-        let bufSize = 1 << 20
+        let bufSize = Int(max(1, min(1 << 20, size)))   // a small file, a small buffer
         let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bufSize, alignment: 16)
         defer { buf.deallocate() }
         var left = size

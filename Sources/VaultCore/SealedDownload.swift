@@ -71,7 +71,7 @@ public final class SealedDownload {
     /// Feeds the kept prefix of an interrupted download through the verifier (every whole
     /// segment must open again; the bytes of a segment cut off stay pending until the rest arrives).
     private static func reverify(fd: Int32, verifier: SealedStreamVerifier, kept: UInt64, id blobId: String) throws {
-        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(1, min(1 << 20, kept))), alignment: 16)
         defer { buf.deallocate() }
         var offset: UInt64 = 0
         while offset < kept {

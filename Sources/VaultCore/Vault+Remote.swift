@@ -75,7 +75,7 @@ extension Vault {
         guard length >= file.size else { throw VaultError(.internalError, "an upload shorter than the sealed blob \(id)") }
         if length == file.size, let known = try blobsTable.sealedSHA256(id: id) { return known }
         var hasher = SHA256Hasher()
-        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(1, min(1 << 20, length))), alignment: 16)
         defer { buf.deallocate() }
         var offset: UInt64 = 0
         while offset < file.size {

@@ -117,7 +117,7 @@ extension RevisionReader {
 
     /// Feeds bytes `from..<to` to `hasher`, 1 MiB at a time; throws if the content is short.
     func hash(from: Int64, to: Int64, into hasher: inout SHA256Hasher) throws {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var buffer = [UInt8](repeating: 0, count: Int(max(1, min(1 << 20, to - from))))   // a small revision, a small buffer
         var offset = from
         while offset < to {
             let want = Int(min(Int64(buffer.count), to - offset))
@@ -175,7 +175,7 @@ extension ContentBackend {
     func export(revision revisionId: String, size: Int64, to path: String) throws {
         let reader = try open(revision: revisionId, size: size)
         let out = try POSIXFile(path: path, flags: O_WRONLY | O_CREAT | O_EXCL)   // mode 0600
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var buffer = [UInt8](repeating: 0, count: Int(max(1, min(1 << 20, size))))
         var at: Int64 = 0
         while at < size {
             let want = Int(min(Int64(buffer.count), size - at))
