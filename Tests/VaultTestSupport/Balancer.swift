@@ -4,8 +4,9 @@ import Glibc
 #endif
 
 /// Debian's `haproxy` on 127.0.0.1, round-robin over `vault-server` instances as a deployment
-/// runs them: each request to the next instance, an instance out of rotation as soon as its
-/// `GET /readyz` fails (checked every 200 ms) and back when it answers 200, a request that could
+/// runs them: each request to the next instance, an instance out of rotation once its
+/// `GET /readyz` fails three times running (checked every 200 ms: one slow probe on a loaded
+/// machine does not take every instance out at once) and back when it answers 200, a request that could
 /// not reach an instance tried on another, `X-Forwarded-For` added. Started by the test that uses
 /// it, on a free port; stopped by `stop()` or when released.
 public final class Balancer: @unchecked Sendable {
@@ -54,7 +55,7 @@ public final class Balancer: @unchecked Sendable {
     /// timeouts for event streams (the server sends a keep-alive comment every 15 s).
     static func configuration(port: UInt16, backends: [UInt16], tls pem: URL? = nil) -> String {
         let servers = backends.enumerated().map { i, p in
-            "    server vault\(i) 127.0.0.1:\(p) check inter 200ms fall 1 rise 1"
+            "    server vault\(i) 127.0.0.1:\(p) check inter 200ms fall 3 rise 1"
         }.joined(separator: "\n")
         return """
         global
