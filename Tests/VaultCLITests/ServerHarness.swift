@@ -190,8 +190,22 @@ final class ServerHarness: @unchecked Sendable {
     }
 
     deinit {
+        keepLogs()
         balancer?.stop()
         stopAll(kill: false)
+    }
+
+    /// Under `VAULT_TEST_KEEP_SERVER_LOGS=DIR`: each instance's log copied into DIR (a run to
+    /// look into), with a line saying whether it was still running or how it ended.
+    private func keepLogs() {
+        guard let dir = ProcessInfo.processInfo.environment["VAULT_TEST_KEEP_SERVER_LOGS"] else { return }
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for (i, p) in processes.enumerated() {
+            let state = p.map { $0.isRunning ? "running" : "ended: \($0.terminationReason == .uncaughtSignal ? "signal" : "exit") \($0.terminationStatus)" } ?? "stopped"
+            let name = "\(dir)/\(logFile.deletingLastPathComponent().lastPathComponent)-\(i).log"
+            let text = "instance \(i): \(state)\n" + log(instance: i)
+            FileManager.default.createFile(atPath: name, contents: Data(text.utf8))
+        }
     }
 
     /// The server's request log (one JSON line per request; no tokens): every instance's.
