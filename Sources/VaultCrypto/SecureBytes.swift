@@ -140,8 +140,8 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
 
 /// Slots for small keys in locked memory: regions of 256 slots of 64 bytes, each from one
 /// `sodium_malloc` (guard pages around the region, `mlock`ed where permitted), taken and given
-/// back under a lock. A region is never released (the slots are wiped as each key goes); the
-/// process keeps as many as it ever held keys at once, over 256.
+/// back under a lock. A region is never released (the slots are wiped as each key goes): the
+/// process keeps one region per 256 small keys it held at the same time, at its peak.
 final class SecureSlab: @unchecked Sendable {
     static let shared = SecureSlab()
     static let slotSize = 64
