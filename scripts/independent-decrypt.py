@@ -310,7 +310,7 @@ BLOB_QUERY[12] = ("SELECT 'B', CASE typeof(id) WHEN 'blob' THEN lower(hex(id)) E
 # keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
 # Schema 10: a base with from_node = 1 takes its parent, name and (a file's) mime, mtime, size and
 # SHA-256 from the node of the same id (a pulled node: remote_id = X''); the record holds the rest.
-SCHEMA_MAX = 13
+SCHEMA_MAX = 14
 BASE_QUERY = {
     7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
         " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
@@ -331,6 +331,11 @@ BASE_QUERY[12] = BASE_QUERY[10]
 BASE_QUERY[13] = BASE_QUERY[10]   # schema 13 only added an index
 BLOB_QUERY[13] = BLOB_QUERY[12]
 NODE_QUERY[13] = NODE_QUERY[12]
+# schema 14 changed only the outbox (entries take fields from their nodes) and the request ids of
+# the outbox and the transfers, which this decoder does not read
+BASE_QUERY[14] = BASE_QUERY[13]
+BLOB_QUERY[14] = BLOB_QUERY[13]
+NODE_QUERY[14] = NODE_QUERY[13]
 
 
 def stored_sha256(kind, hexed, schema):
@@ -492,7 +497,7 @@ def check_schema(version):
     if version > SCHEMA_MAX:
         raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
     if version < 7:
-        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 13)")
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 14)")
     return version
 
 

@@ -220,6 +220,18 @@ enum MetadataSchema {
         // listing reads folders first, then files; without it the folders' pass read every child's
         // row to find the folders among them, so a folder of 999 files was read twice.
         SQLMigrator.Migration("folders index", sql: NodesTable.foldersIndexSQL),
+        // 14: outbox entries that take from their node what they share with it (issue 21,
+        // SECURITY.md "Metadata database"): a file's upload entry held its name, parent, blob,
+        // size, SHA-256 and mime again; now a mask says which it takes from the node's row, and
+        // triggers on `nodes` copy them into the entry before the node changes one or goes. The
+        // request ids (outbox and transfers) as 16 bytes. One transaction, like migrations 8 to
+        // 12: a kill leaves schema 13 or 14.
+        SQLMigrator.Migration("outbox from its nodes", sql: OutboxTable.setAside13SQL + OutboxTable.schema14SQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try OutboxTable.copySchema13Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(OutboxTable.dropSchema13SQL)
+            TestHooks.crashPoint("migration-14-swapped")
+        },
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

@@ -84,7 +84,7 @@ extension TransferRow {
         bytesDone = try r.decode(Int64.self, "bytes_done")
         uploadId = try r.decode(String?.self, "upload_id")
         uploadURL = try r.decode(String?.self, "upload_url")
-        requestId = try r.decode(String?.self, "request_id")
+        requestId = try CompactColumns.requestId(r["request_id"], column: "request_id")
         attempts = try r.decode(Int64.self, "attempts")
         nextAttemptAt = try r.decode(Int64?.self, "next_attempt_at")
         error = try r.decode(String?.self, "error")

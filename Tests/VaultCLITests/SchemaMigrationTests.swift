@@ -3,7 +3,7 @@ import VaultTestSupport
 import XCTest
 
 /// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
-/// schema8) to schema 13 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs, folders index), through the `vault`
+/// schema8) to schema 14 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs, folders index, outbox entries from their nodes), through the `vault`
 /// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
 /// point of a migration leaves the schema before it (the next open migrates) and never a mix;
 /// old backup bundles still import.
@@ -82,7 +82,13 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "13", label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "14", label, file: file, line: line)
+        // Outbox entries from their nodes: the pending upload takes what its node holds alike
+        // (name, parent, blob, size, SHA-256, mime: mask 63), its request id 16 bytes.
+        XCTAssertEqual(try sql("SELECT from_node, typeof(request_id), length(request_id), coalesce(name, parent_id, blob_id, size, sha256, mime) IS NULL FROM outbox",
+                               home: home), "63|blob|16|1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name IN ('outbox_schema13', 'nodes_keep_outbox_update', 'nodes_keep_outbox_delete')",
+                               home: home), "2", label, file: file, line: line)
         // The compact blobs: ids as keys, areas as integers, in the rows that name them too.
         XCTAssertEqual(try sql("""
             SELECT count(*) > 0 AND count(*) = sum(typeof(id) = 'blob' AND typeof(area) = 'integer' AND length(sha256) = 32) FROM blobs
@@ -198,6 +204,21 @@ final class SchemaMigrationTests: XCTestCase {
     /// table is dropped) leaves schema 11; the next open upgrades.
     func testAKillAtAnyPointOfMigrationTwelveLeavesSchemaEleven() throws {
         try assertKillsInside(migration: 12, leave: assertSchemaEleven)
+    }
+
+    /// Schema 13 exactly: its version, its outbox (request ids as text, no mask), no half-made copy.
+    func assertSchemaThirteen(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "13", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*), sum(typeof(request_id) = 'text') FROM outbox"), "1|1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'outbox' AND sql LIKE '%from_node%'"), "0", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name IN ('outbox_schema13', 'nodes_keep_outbox_update')"), "0",
+                       label, file: file, line: line)
+    }
+
+    /// `kill -9` inside migration 14 (after the first entry copied, after the copy, after the old
+    /// table is dropped) leaves schema 13; the next open upgrades.
+    func testAKillAtAnyPointOfMigrationFourteenLeavesSchemaThirteen() throws {
+        try assertKillsInside(migration: 14, leave: assertSchemaThirteen)
     }
 
     /// A vault made by the schema-8 release upgrades in place on first open, and its backup

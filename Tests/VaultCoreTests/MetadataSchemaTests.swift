@@ -19,10 +19,10 @@ final class MetadataSchemaTests: XCTestCase {
         return out
     }
 
-    func testMigratesAFreshDatabaseToThirteenOnceAndResumesAnOlderOne() throws {
+    func testMigratesAFreshDatabaseToFourteenOnceAndResumesAnOlderOne() throws {
         let db = try SQLDatabase(path: ":memory:")
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 13)
+        XCTAssertEqual(try db.userVersion, 14)
         XCTAssertTrue(try MetadataSchema.isCurrent(db))
         try MetadataSchema.migrate(db)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'quarantine'"), 1)
@@ -32,19 +32,19 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try older.userVersion, 3)
         XCTAssertFalse(try MetadataSchema.isCurrent(older))
         try MetadataSchema.migrate(older)
-        XCTAssertEqual(try older.userVersion, 13)
+        XCTAssertEqual(try older.userVersion, 14)
         let schema = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)"
         XCTAssertEqual(try older.scalar(String.self, schema), try db.scalar(String.self, schema))
     }
 
     func testANewerDatabaseIsRefusedWithTheUpgradeHint() throws {
         let db = try SQLDatabase(path: ":memory:")
-        try db.setUserVersion(14)
+        try db.setUserVersion(15)
         XCTAssertFalse(try MetadataSchema.isCurrent(db))
         XCTAssertThrowsError(try MetadataSchema.migrate(db)) {
             let e = $0 as? VaultError
             XCTAssertEqual(e?.kind, .integrity)
-            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 14)")
+            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 15)")
             XCTAssertEqual(e?.hint, "upgrade vault")
         }
     }
@@ -134,7 +134,7 @@ final class MetadataSchemaTests: XCTestCase {
         let counters = CountersTable(db: db)
         let (countedBefore, recountBefore) = (try counters.values(), try recountAsText(db))
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 13)
+        XCTAssertEqual(try db.userVersion, 14)
         XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
         XCTAssertEqual(try counters.recount(), recountBefore, "the recount joins the keys as it joined the ids")
         let table = NodesTable(db: db)
@@ -212,7 +212,7 @@ final class MetadataSchemaTests: XCTestCase {
             try db.run("INSERT INTO remote_base(\(RemoteBaseTable.schema8Columns)) VALUES (?,?,?,?,?,?,?,?)", RemoteBaseTable.schema8Bindings(b))
         }
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 13)
+        XCTAssertEqual(try db.userVersion, 14)
         XCTAssertGreaterThan(alike, 150)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1 AND (name IS NOT NULL OR parent_id IS NOT NULL)"), 0)
@@ -315,7 +315,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(op) + length(state)) FROM outbox") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 13)
+        XCTAssertEqual(try db.userVersion, 14)
         let table = OutboxTable(db: db)
         let read = try table.entries()
         XCTAssertEqual(read.count, entries.count + 1)
@@ -381,7 +381,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(id) + length(area) + length(sha256) + coalesce(length(sealed_sha256), 0)) FROM blobs") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 13)
+        XCTAssertEqual(try db.userVersion, 14)
         let table = BlobsTable(db: db)
         for (rec, owner, rowid) in records {
             XCTAssertEqual(try table.record(id: rec.id), rec, "blob \(rec.id)")
@@ -410,6 +410,123 @@ final class MetadataSchemaTests: XCTestCase {
         try NodesTable(db: db).setPinned(id: files[2].id, true)
         try table.delete(id: records[3].0.id)
         try NodesTable(db: db).delete(id: files[3].id)
+        XCTAssertEqual(try counters.values(), try counters.recount())
+        XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
+    }
+
+    /// Entries as schema 13 wrote them: of files whose node holds the entry's name, parent, blob,
+    /// size, SHA-256 and mime alike, of nodes that hold other values, of nodes that are gone, and
+    /// with request ids of other shapes. After migration 14 each reads back equal, takes from its
+    /// node only what the node holds alike, and stays equal when its node is renamed, moved,
+    /// given new content or removed; request ids are 16 bytes in the outbox and the transfers and
+    /// still join; a tombstone named by a parent the entry takes from its node is kept; the
+    /// outbox is smaller.
+    func testMigrationFourteenTakesFromItsNodeWhatItSharesAndKeepsEveryEntry() throws {
+        let db = try SQLDatabase(path: ":memory:")
+        try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(13))).migrate(db)
+        var rng = SplitMix64(seed: 0x14)
+        func hex(_ n: Int) -> String { (0..<n).map { _ in String(format: "%02x", Int(rng.next() & 0xFF)) }.joined() }
+        let nodes = NodesTable(db: db)
+        try nodes.insertRoot(now: 0)
+        func file(_ id: String, in parent: String, _ name: String, blob: String, size: UInt64, sha: String, mime: String?) -> Node {
+            Node(id: id, remoteId: nil, parentId: parent, name: name, type: .file, size: size, version: 0, modifiedAt: 7, mimeType: mime,
+                 contentState: .local, localPath: blob, pinned: false, lastAccessed: nil, pendingOp: .upload, localVersion: 1, sha256: sha)
+        }
+        let folder = hex(16), other = hex(16), gone = hex(16)
+        for f in [folder, other, gone] {
+            try nodes.insert(Node(id: f, remoteId: nil, parentId: Node.rootId, name: "d-\(f.prefix(4))", type: .folder, size: 0, version: 0,
+                                  modifiedAt: 0, mimeType: nil, contentState: .notDownloaded, localPath: nil, pinned: false, lastAccessed: nil,
+                                  pendingOp: nil, localVersion: 0, sha256: nil))
+        }
+        var entries: [OutboxEntry] = [], files: [Node] = []
+        for i in 1...120 {
+            let n = file(hex(16), in: i % 5 == 0 ? other : folder, "f\(i).txt", blob: hex(16), size: UInt64(i) * 4096, sha: hex(32),
+                         mime: i % 7 == 0 ? nil : "text/plain")
+            if i % 6 != 0 { try nodes.insert(n); files.append(n) }   // every sixth entry's node is gone
+            var p = OutboxPayload(name: n.name, parentId: n.parentId, blobId: n.localPath, size: n.size, sha256: n.sha256, mimeType: n.mimeType,
+                                  clientId: i % 2 == 0 ? hex(16) : nil)
+            if i % 4 == 0 { p.name = "other \(i)" }              // differs from its node: kept in its column
+            if i % 9 == 0 { p.parentId = gone }                  // a parent since removed
+            if i % 10 == 0 { p.size = UInt64.max; p.sha256 = hex(32).uppercased() }
+            if i % 11 == 0 { p.blobId = nil; p.remoteId = hex(16); p.uploadId = "up-\(i)"; p.replacesMove = true }
+            let e = OutboxEntry(seq: Int64(i * 3), op: i % 11 == 0 ? .move : .upload, nodeId: n.id, payload: p, baseVersion: i % 3 == 0 ? nil : Int64(i),
+                                requestId: i == 13 ? "r-odd" : UUID().uuidString.lowercased(), state: OutboxState.allCases[i % 5],
+                                attempts: i % 4, lastError: i % 5 == 1 ? "refused \(i)" : nil, sentAt: i % 6 == 1 ? Int64(i) : nil)
+            entries.append(e)
+            try db.run("""
+                INSERT INTO outbox(seq, op, node_id, payload, base_version, request_id, state, attempts, last_error, sent_at, created_at)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?)
+                """, [e.seq, OutboxTable.Codes.code(e.op), CompactColumns.key(e.nodeId), OutboxTable.stored(e.payload), e.baseVersion, e.requestId,
+                      OutboxTable.Codes.code(e.state), e.attempts, e.lastError, e.sentAt, Int64(i)])
+        }
+        try db.run("INSERT INTO outbox(seq, op, node_id, payload, request_id, created_at) VALUES (999, 2, ?, ?, 'r-top', 0)",
+                   [CompactColumns.key(hex(16)), OutboxTable.stored(OutboxPayload())])
+        try db.run("DELETE FROM outbox WHERE seq = 999")
+        try TombstonesTable(db: db).put(Tombstone(nodeId: gone, remoteId: gone, isFolder: true, version: 3))
+        let upload = entries[1]
+        _ = try TransfersTable(db: db).insert(.upload, nodeId: upload.nodeId, state: .running, blobId: upload.payload.blobId,
+                                              total: 10, requestId: upload.requestId, now: 0)
+        let stray = UUID().uuidString.lowercased()
+        _ = try TransfersTable(db: db).insert(.upload, nodeId: upload.nodeId, state: .running, blobId: nil, total: 10, requestId: stray, now: 0)
+        try db.run("UPDATE transfers SET request_id = ? WHERE request_id = ?", [upload.requestId, CompactColumns.requestKey(upload.requestId)])
+        try db.run("UPDATE transfers SET request_id = ? WHERE request_id = ?", [stray, CompactColumns.requestKey(stray)])
+        let counters = CountersTable(db: db)
+        for (name, value) in try counters.recount() { try counters.set(name, value) }
+        let countedBefore = try counters.values()
+        let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(request_id)) FROM outbox") ?? 0
+
+        try MetadataSchema.migrate(db)
+        XCTAssertEqual(try db.userVersion, 14)
+        let table = OutboxTable(db: db)
+        func assertEntriesKept(_ label: String) throws {
+            let read = try table.entries()
+            XCTAssertEqual(read.count, entries.count, label)
+            for (want, got) in zip(entries, read) { XCTAssertEqual(got, want, "\(label): entry \(want.seq)") }
+        }
+        try assertEntriesKept("after the migration")
+        XCTAssertEqual(try table.lastSeq(), 999, "the sequence goes on past the highest number used")
+        XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
+        XCTAssertEqual(try counters.recount(), countedBefore)
+        // The first entry's node holds everything alike: all six fields from the node, none stored.
+        XCTAssertEqual(try db.scalar(Int64.self, "SELECT from_node FROM outbox WHERE seq = 3"), 63)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM outbox WHERE seq = 3 AND coalesce(name, parent_id, blob_id, size, sha256, mime) IS NULL"), 1)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM outbox WHERE seq = 12 AND from_node & 1 = 0 AND name = 'other 4'"), 1)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM outbox WHERE seq = 18 AND from_node = 0"), 1, "an entry whose node is gone keeps its own")
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM outbox WHERE typeof(request_id) = 'blob' AND length(request_id) = 16"), entries.count - 1)
+        XCTAssertLessThan(try db.scalar(Int.self, "SELECT sum(length(payload) + length(request_id) + coalesce(length(name), 0) + coalesce(length(parent_id), 0) + coalesce(length(blob_id), 0) + coalesce(length(sha256), 0) + coalesce(length(mime), 0)) FROM outbox") ?? 0,
+                          bytesBefore * 6 / 10)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'outbox_schema13'"), 0)
+        // The transfers' request ids: 16 bytes, and still found by the entry's.
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM transfers WHERE typeof(request_id) = 'blob'"), 2)
+        XCTAssertEqual(try TransfersTable(db: db).upload(requestId: upload.requestId)?.requestId, upload.requestId)
+        XCTAssertEqual(try TransfersTable(db: db).deleteUploadsWithoutEntry(), 1, "the stray upload (no entry) goes, the entry's stays")
+        XCTAssertNotNil(try TransfersTable(db: db).upload(requestId: upload.requestId))
+        // A tombstone named only by the parent entries take from their nodes is still needed.
+        let child = files.first { $0.parentId == folder }!
+        try db.run("DELETE FROM outbox WHERE parent_id = ?", [CompactColumns.key(gone)])
+        try TombstonesTable(db: db).put(Tombstone(nodeId: folder, remoteId: nil, isFolder: true, version: 0))
+        try TombstonesTable(db: db).deleteSpent()
+        XCTAssertEqual(Set(try TombstonesTable(db: db).all().map(\.nodeId)), [folder], "the folder its children's entries take as their parent")
+        entries.removeAll { $0.payload.parentId == gone }
+        // The node changes every field its entries take from it, or goes: the entries stay as they were.
+        try nodes.move(id: child.id, to: other, name: "moved.txt", modifiedAt: 9)
+        var renewed = child
+        renewed.localPath = hex(16); renewed.size = 1; renewed.sha256 = hex(32); renewed.mimeType = "image/png"
+        try nodes.setNewLocalContent(renewed)
+        try assertEntriesKept("after its node moved and got new content")
+        XCTAssertEqual(try db.scalar(Int64.self, "SELECT from_node FROM outbox WHERE node_id = ?", [CompactColumns.key(child.id)]), 0)
+        for f in files.dropFirst(3) { try nodes.delete(id: f.id) }
+        try assertEntriesKept("after the nodes went")
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM outbox WHERE from_node != 0"), 2, "the two files left keep taking from their nodes")
+        // New entries: what their node holds alike is taken from it.
+        let fresh = file(hex(16), in: folder, "new.txt", blob: hex(16), size: 5, sha: hex(32), mime: "text/plain")
+        try nodes.insert(fresh)
+        try table.append(.upload, nodeId: fresh.id, payload: OutboxPayload(name: fresh.name, parentId: folder, blobId: fresh.localPath, size: 5,
+                                                                           sha256: fresh.sha256, mimeType: "text/plain"),
+                         baseVersion: nil, requestId: UUID().uuidString.lowercased(), now: 1)
+        XCTAssertEqual(try table.lastSeq(), 1000)
+        XCTAssertEqual(try db.scalar(Int64.self, "SELECT from_node FROM outbox WHERE seq = 1000"), 63)
+        XCTAssertEqual(try table.entry(seq: 1000)?.payload.name, "new.txt")
         XCTAssertEqual(try counters.values(), try counters.recount())
         XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
     }

@@ -17,12 +17,13 @@ enum CompactColumns {
     /// `key(id)` for an optional id (NULL for nil).
     static func key(_ id: String?) -> SQLValue { id.map(key) ?? .null }
 
-    /// Rewrites every id `table.column` holds as TEXT as its key (a migration's step: the ids
-    /// of 32 lowercase hex digits become 16 bytes, the others stay as they are).
-    static func rekey(_ db: SQLDatabase, table: String, column: String) throws {
+    /// Rewrites every id `table.column` holds as TEXT in its stored `form` (a migration's step:
+    /// by default `key`, so the ids of 32 lowercase hex digits become 16 bytes; the ids `form`
+    /// leaves as TEXT stay as they are).
+    static func rekey(_ db: SQLDatabase, table: String, column: String, as form: (String) -> SQLValue = key) throws {
         var keyed: [(Int64, SQLValue)] = []
         for r in try db.query("SELECT rowid AS r, \(column) AS v FROM \(table) WHERE typeof(\(column)) = 'text'") {
-            let k = key(try r.decode(String.self, "v"))
+            let k = form(try r.decode(String.self, "v"))
             if case .blob = k { keyed.append((try r.decode(Int64.self, "r"), k)) }
         }
         for (rowid, k) in keyed { try db.run("UPDATE \(table) SET \(column) = ? WHERE rowid = ?", [k, rowid]) }
@@ -34,6 +35,29 @@ enum CompactColumns {
         case .null: return nil
         case .text(let s): return s
         case .blob(let b) where b.count == 16: return lowerHex(b[...])
+        default: throw damaged(column)
+        }
+    }
+
+    // MARK: - Request ids (schema 14)
+
+    /// A request id as stored (schema 14's `outbox.request_id` and `transfers.request_id`): a
+    /// lowercase UUID (8-4-4-4-12 hex digits) as its 16 bytes (a BLOB), anything else as TEXT.
+    /// The outbox and the transfers bind this one form, so their ids still compare equal.
+    static func requestKey(_ id: String) -> SQLValue {
+        if let bytes = uuidBytes(id) { return .blob(bytes) }
+        return .text(id)
+    }
+
+    /// `requestKey(id)` for an optional id (NULL for nil).
+    static func requestKey(_ id: String?) -> SQLValue { id.map(requestKey) ?? .null }
+
+    /// The request id a stored key holds (BLOB: 16 bytes back to the UUID; TEXT as it is; NULL: nil).
+    static func requestId(_ v: SQLValue, column: String) throws -> String? {
+        switch v {
+        case .null: return nil
+        case .text(let s): return s
+        case .blob(let b) where b.count == 16: return uuidText(b[...])
         default: throw damaged(column)
         }
     }
@@ -257,10 +281,20 @@ enum CompactColumns {
 
     /// The 16 bytes of a lowercase UUID (8-4-4-4-12 hex digits), else nil.
     private static func uuidBytes(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count == 36, [8, 13, 18, 23].allSatisfy({ u[$0] == UInt8(ascii: "-") }) else { return nil }
-        let digits = u.enumerated().filter { ![8, 13, 18, 23].contains($0.offset) }.map(\.element)
-        return hexBytes(String(decoding: digits, as: UTF8.self), count: 16)
+        var s = s
+        return s.withUTF8 { u -> [UInt8]? in
+            guard u.count == 36, u[8] == UInt8(ascii: "-"), u[13] == UInt8(ascii: "-"), u[18] == UInt8(ascii: "-"),
+                  u[23] == UInt8(ascii: "-") else { return nil }
+            var out = [UInt8](); out.reserveCapacity(16)
+            var i = 0
+            while i < 36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 { i += 1; continue }
+                guard let h = lowerHexDigit(u[i]), let l = lowerHexDigit(u[i + 1]) else { return nil }
+                out.append(h << 4 | l)
+                i += 2
+            }
+            return out
+        }
     }
 
     private static func lowerHexDigit(_ c: UInt8) -> UInt8? {

@@ -36,11 +36,15 @@ struct TombstonesTable {
     }
 
     /// Deletes the tombstones no entry needs: none of their own, and none whose payload names them
-    /// (a compact payload holds a node id as its key's bytes: `CompactColumns.payload`).
+    /// (a compact payload holds a node id as its key's bytes: `CompactColumns.payload`; the
+    /// parent is a column of its own, or the parent of the entry's node: `OutboxTable`).
     func deleteSpent() throws {
         try db.run("""
             DELETE FROM outbox_tombstones WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.node_id = outbox_tombstones.node_id)
-              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, CAST(outbox_tombstones.node_id AS BLOB)) > 0)
+              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE instr(o.payload, CAST(outbox_tombstones.node_id AS BLOB)) > 0
+                OR o.parent_id = outbox_tombstones.node_id)
+              AND NOT EXISTS (SELECT 1 FROM outbox o JOIN nodes n ON n.id = o.node_id
+                WHERE o.from_node & \(OutboxTable.SharedField.parentId.bit) AND n.parent_id = outbox_tombstones.node_id)
             """)
     }
 }

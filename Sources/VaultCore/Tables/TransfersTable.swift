@@ -13,7 +13,7 @@ struct TransfersTable {
 
     /// The upload recorded for the outbox entry with `requestId`, if any.
     func upload(requestId: String) throws -> TransferRow? {
-        try db.queryOne("SELECT \(Self.columns()) FROM transfers WHERE request_id = ? AND direction = ?", [requestId, TransferDirection.upload])
+        try db.queryOne("SELECT \(Self.columns()) FROM transfers WHERE request_id = ? AND direction = ?", [CompactColumns.requestKey(requestId), TransferDirection.upload])
             .map(TransferRow.init(row:))
     }
 
@@ -71,7 +71,7 @@ struct TransfersTable {
         try db.run("""
             INSERT INTO transfers(node_id, direction, state, blob_id, bytes_total, bytes_done, request_id, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
-            """, [CompactColumns.key(nodeId), direction, state, CompactColumns.key(blobId), total, requestId, now, now])
+            """, [CompactColumns.key(nodeId), direction, state, CompactColumns.key(blobId), total, CompactColumns.requestKey(requestId), now, now])
         return db.lastInsertRowID
     }
 
@@ -123,7 +123,7 @@ struct TransfersTable {
 
     /// Deletes the upload of the outbox entry with `requestId`.
     func deleteUpload(requestId: String) throws {
-        try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = ?", [requestId, TransferDirection.upload])
+        try db.run("DELETE FROM transfers WHERE request_id = ? AND direction = ?", [CompactColumns.requestKey(requestId), TransferDirection.upload])
     }
 
     /// Deletes the unfinished uploads whose request id no outbox entry has any more; returns how many.
