@@ -294,8 +294,8 @@ done
 
 # Vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7, schema8): the
 # decryptor reads each as it is (schema 7: JSON content records; 8: compact bases, TEXT nodes)
-# and, once vault upgraded a copy to schema 14 (compact nodes, bases from their nodes, compact outbox and blobs, the folders index, outbox entries from their nodes), the same bases and every file.
-echo "== schemas 7, 8 and 14 =="
+# and, once vault upgraded a copy to schema 15 (compact nodes, bases from their nodes, compact outbox and blobs, the folders index, outbox entries and blobs from their nodes), the same bases and every file.
+echo "== schemas 7, 8 and 15 =="
 for S in 7 8; do
   FX="$ROOT/Tests/Fixtures/schema$S"
   SD="$WORK/schema$S"; mkdir -p "$SD"; cp -r "$FX/vault" "$SD/home"; mkdir -p "$SD/home/tmp"
@@ -306,13 +306,13 @@ for S in 7 8; do
   else bad "schema $S: independent-decrypt.py on the fixture:"; sed 's/^/    /' "$SD/before"; fi
   check "schema $S: vault upgrades the fixture on first open (doctor)" run_vault "$SD/home" "$FX/password" doctor
   if python3 "$DECRYPT" "$SD/home" --password-file "$FX/password" --out "$SD/out" --check-db-pages --dump-bases >"$SD/after" 2>&1 \
-      && grep -q "schema 14, 9 nodes, 5 blobs, 7 bases (4 with a content record)" "$SD/after" && grep -q "5 file(s), 5 decrypted and verified" "$SD/after"; then
-    ok "schema $S upgraded to 14: independent-decrypt.py reads the vault and decrypts its 5 files"
-  else bad "schema $S upgraded to 14: independent-decrypt.py on the upgraded fixture:"; sed 's/^/    /' "$SD/after"; fi
+      && grep -q "schema 15, 9 nodes, 5 blobs, 7 bases (4 with a content record)" "$SD/after" && grep -q "5 file(s), 5 decrypted and verified" "$SD/after"; then
+    ok "schema $S upgraded to 15: independent-decrypt.py reads the vault and decrypts its 5 files"
+  else bad "schema $S upgraded to 15: independent-decrypt.py on the upgraded fixture:"; sed 's/^/    /' "$SD/after"; fi
   grep '^base ' "$SD/before" > "$SD/bases-before" || true; grep '^base ' "$SD/after" > "$SD/bases-after" || true
   if [ "$(wc -l < "$SD/bases-before")" -eq 7 ] && cmp -s "$SD/bases-before" "$SD/bases-after"; then
-    ok "schema $S upgraded to 14: the same 7 bases, field by field"
-  else bad "schema $S upgraded to 14: the bases differ"; diff "$SD/bases-before" "$SD/bases-after" | head -n 10 | sed 's/^/    /'; fi
+    ok "schema $S upgraded to 15: the same 7 bases, field by field"
+  else bad "schema $S upgraded to 15: the bases differ"; diff "$SD/bases-before" "$SD/bases-after" | head -n 10 | sed 's/^/    /'; fi
 done
 
 echo "$PASS passed, $FAIL failed"

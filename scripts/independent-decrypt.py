@@ -310,7 +310,7 @@ BLOB_QUERY[12] = ("SELECT 'B', CASE typeof(id) WHEN 'blob' THEN lower(hex(id)) E
 # keys it by the server id's 16 bytes (TEXT for an id of another shape) and keeps a compact record.
 # Schema 10: a base with from_node = 1 takes its parent, name and (a file's) mime, mtime, size and
 # SHA-256 from the node of the same id (a pulled node: remote_id = X''); the record holds the rest.
-SCHEMA_MAX = 14
+SCHEMA_MAX = 15
 BASE_QUERY = {
     7: ("SELECT 'R', 'text', hex(remote_id), CASE WHEN parent_id IS NULL THEN 'null' ELSE 'text' END, hex(parent_id), hex(name),"
         " type = 'folder', version, CASE WHEN content IS NULL THEN '-' ELSE hex(content) END FROM remote_base;"),
@@ -336,6 +336,13 @@ NODE_QUERY[13] = NODE_QUERY[12]
 BASE_QUERY[14] = BASE_QUERY[13]
 BLOB_QUERY[14] = BLOB_QUERY[13]
 NODE_QUERY[14] = NODE_QUERY[13]
+# Schema 15: a blob's NULL sha256 is the SHA-256 of its node (blobs.node_id), which holds it alike.
+BASE_QUERY[15] = BASE_QUERY[14]
+NODE_QUERY[15] = NODE_QUERY[14]
+BLOB_QUERY[15] = BLOB_QUERY[12].replace(
+    "CASE typeof(sha256) WHEN 'blob' THEN lower(hex(sha256)) ELSE sha256 END",
+    "CASE typeof(sh) WHEN 'blob' THEN lower(hex(sh)) ELSE sh END").replace(
+    "FROM blobs;", "FROM (SELECT b.*, coalesce(b.sha256, (SELECT n.sha256 FROM nodes n WHERE n.id = b.node_id)) AS sh FROM blobs b);")
 
 
 def stored_sha256(kind, hexed, schema):
@@ -497,7 +504,7 @@ def check_schema(version):
     if version > SCHEMA_MAX:
         raise Failure(f"metadata.db has schema {version}; this decoder knows up to {SCHEMA_MAX}")
     if version < 7:
-        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 14)")
+        raise Failure(f"metadata.db has schema {version}; open it once with vault to upgrade it (this decoder reads 7 to 15)")
     return version
 
 

@@ -232,6 +232,16 @@ enum MetadataSchema {
             try db.execute(OutboxTable.dropSchema13SQL)
             TestHooks.crashPoint("migration-14-swapped")
         },
+        // 15: blobs that take their SHA-256 from their node (issue 21, SECURITY.md "Metadata
+        // database"): a file's blob held its node's SHA-256 again; now NULL says "the node's",
+        // and triggers on `nodes` copy it into the blob before the node changes it or goes. One
+        // transaction, like migrations 8 to 14: a kill leaves schema 14 or 15.
+        SQLMigrator.Migration("blobs from their nodes", sql: BlobsTable.setAside14SQL + BlobsTable.schema15SQL) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try BlobsTable.copySchema14Rows(db, crashPoint: TestHooks.crashPoint)
+            try db.execute(BlobsTable.dropSchema14SQL)
+            TestHooks.crashPoint("migration-15-swapped")
+        },
     ])
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.

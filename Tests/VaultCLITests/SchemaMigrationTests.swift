@@ -3,7 +3,7 @@ import VaultTestSupport
 import XCTest
 
 /// The upgrade of vaults made by the schema-7 and schema-8 releases (Tests/Fixtures/schema7,
-/// schema8) to schema 14 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs, folders index, outbox entries from their nodes), through the `vault`
+/// schema8) to schema 15 (issue 21's compact bases, compact nodes, bases from their nodes, compact outbox, compact blobs, folders index, outbox entries and blobs from their nodes), through the `vault`
 /// binary: in place on first open, keeping every node, base, counter and blob; a `kill -9` at any
 /// point of a migration leaves the schema before it (the next open migrates) and never a mix;
 /// old backup bundles still import.
@@ -82,7 +82,13 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertTrue(status.contains("nodes   9"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pending 1 local change(s)"), "\(label): \(status)", file: file, line: line)
         XCTAssertTrue(status.contains("pinned 147 B, cached 68.8 KiB, staged 139 B"), "\(label): \(status)", file: file, line: line)
-        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "14", label, file: file, line: line)
+        XCTAssertEqual(try sql("PRAGMA user_version", home: home), "15", label, file: file, line: line)
+        // Blobs from their nodes: the blobs of files whose node holds their SHA-256 take it from there.
+        XCTAssertEqual(try sql("""
+            SELECT count(*) > 0 FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.sha256 IS NULL AND length(n.sha256) = 32
+            """, home: home), "1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM blobs b JOIN nodes n ON n.id = b.node_id WHERE b.sha256 = n.sha256", home: home), "0",
+                       label, file: file, line: line)
         // Outbox entries from their nodes: the pending upload takes what its node holds alike
         // (name, parent, blob, size, SHA-256, mime: mask 63), its request id 16 bytes.
         XCTAssertEqual(try sql("SELECT from_node, typeof(request_id), length(request_id), coalesce(name, parent_id, blob_id, size, sha256, mime) IS NULL FROM outbox",
@@ -91,7 +97,7 @@ final class SchemaMigrationTests: XCTestCase {
                                home: home), "2", label, file: file, line: line)
         // The compact blobs: ids as keys, areas as integers, in the rows that name them too.
         XCTAssertEqual(try sql("""
-            SELECT count(*) > 0 AND count(*) = sum(typeof(id) = 'blob' AND typeof(area) = 'integer' AND length(sha256) = 32) FROM blobs
+            SELECT count(*) > 0 AND count(*) = sum(typeof(id) = 'blob' AND typeof(area) = 'integer' AND length(coalesce(sha256, (SELECT n.sha256 FROM nodes n WHERE n.id = blobs.node_id))) = 32) FROM blobs
             """, home: home), "1", label, file: file, line: line)
         XCTAssertEqual(try sql("SELECT count(local_path) > 0 AND count(local_path) = sum(typeof(local_path) = 'blob') FROM nodes", home: home),
                        "1", label, file: file, line: line)
@@ -219,6 +225,20 @@ final class SchemaMigrationTests: XCTestCase {
     /// table is dropped) leaves schema 13; the next open upgrades.
     func testAKillAtAnyPointOfMigrationFourteenLeavesSchemaThirteen() throws {
         try assertKillsInside(migration: 14, leave: assertSchemaThirteen)
+    }
+
+    /// Schema 14 exactly: its version, every blob holding its own SHA-256, no half-made copy.
+    func assertSchemaFourteen(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try sql("PRAGMA user_version"), "14", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) > 0 AND count(*) = count(sha256) FROM blobs"), "1", label, file: file, line: line)
+        XCTAssertEqual(try sql("SELECT count(*) FROM sqlite_master WHERE name IN ('blobs_schema14', 'nodes_keep_blob_sha_update')"), "0",
+                       label, file: file, line: line)
+    }
+
+    /// `kill -9` inside migration 15 (after the rows are copied, after the copy, after the old
+    /// table is dropped) leaves schema 14; the next open upgrades.
+    func testAKillAtAnyPointOfMigrationFifteenLeavesSchemaFourteen() throws {
+        try assertKillsInside(migration: 15, leave: assertSchemaFourteen)
     }
 
     /// A vault made by the schema-8 release upgrades in place on first open, and its backup

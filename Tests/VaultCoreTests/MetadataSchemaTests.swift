@@ -19,10 +19,10 @@ final class MetadataSchemaTests: XCTestCase {
         return out
     }
 
-    func testMigratesAFreshDatabaseToFourteenOnceAndResumesAnOlderOne() throws {
+    func testMigratesAFreshDatabaseToFifteenOnceAndResumesAnOlderOne() throws {
         let db = try SQLDatabase(path: ":memory:")
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 14)
+        XCTAssertEqual(try db.userVersion, 15)
         XCTAssertTrue(try MetadataSchema.isCurrent(db))
         try MetadataSchema.migrate(db)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'quarantine'"), 1)
@@ -32,19 +32,19 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try older.userVersion, 3)
         XCTAssertFalse(try MetadataSchema.isCurrent(older))
         try MetadataSchema.migrate(older)
-        XCTAssertEqual(try older.userVersion, 14)
+        XCTAssertEqual(try older.userVersion, 15)
         let schema = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)"
         XCTAssertEqual(try older.scalar(String.self, schema), try db.scalar(String.self, schema))
     }
 
     func testANewerDatabaseIsRefusedWithTheUpgradeHint() throws {
         let db = try SQLDatabase(path: ":memory:")
-        try db.setUserVersion(15)
+        try db.setUserVersion(16)
         XCTAssertFalse(try MetadataSchema.isCurrent(db))
         XCTAssertThrowsError(try MetadataSchema.migrate(db)) {
             let e = $0 as? VaultError
             XCTAssertEqual(e?.kind, .integrity)
-            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 15)")
+            XCTAssertEqual(e?.message, "the metadata database is from a newer vault (schema 16)")
             XCTAssertEqual(e?.hint, "upgrade vault")
         }
     }
@@ -134,7 +134,7 @@ final class MetadataSchemaTests: XCTestCase {
         let counters = CountersTable(db: db)
         let (countedBefore, recountBefore) = (try counters.values(), try recountAsText(db))
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 14)
+        XCTAssertEqual(try db.userVersion, 15)
         XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
         XCTAssertEqual(try counters.recount(), recountBefore, "the recount joins the keys as it joined the ids")
         let table = NodesTable(db: db)
@@ -212,7 +212,7 @@ final class MetadataSchemaTests: XCTestCase {
             try db.run("INSERT INTO remote_base(\(RemoteBaseTable.schema8Columns)) VALUES (?,?,?,?,?,?,?,?)", RemoteBaseTable.schema8Bindings(b))
         }
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 14)
+        XCTAssertEqual(try db.userVersion, 15)
         XCTAssertGreaterThan(alike, 150)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1"), alike)
         XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM remote_base WHERE from_node = 1 AND (name IS NOT NULL OR parent_id IS NOT NULL)"), 0)
@@ -315,7 +315,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(op) + length(state)) FROM outbox") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 14)
+        XCTAssertEqual(try db.userVersion, 15)
         let table = OutboxTable(db: db)
         let read = try table.entries()
         XCTAssertEqual(read.count, entries.count + 1)
@@ -381,7 +381,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(id) + length(area) + length(sha256) + coalesce(length(sealed_sha256), 0)) FROM blobs") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 14)
+        XCTAssertEqual(try db.userVersion, 15)
         let table = BlobsTable(db: db)
         for (rec, owner, rowid) in records {
             XCTAssertEqual(try table.record(id: rec.id), rec, "blob \(rec.id)")
@@ -476,7 +476,7 @@ final class MetadataSchemaTests: XCTestCase {
         let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(payload) + length(request_id)) FROM outbox") ?? 0
 
         try MetadataSchema.migrate(db)
-        XCTAssertEqual(try db.userVersion, 14)
+        XCTAssertEqual(try db.userVersion, 15)
         let table = OutboxTable(db: db)
         func assertEntriesKept(_ label: String) throws {
             let read = try table.entries()
@@ -529,6 +529,82 @@ final class MetadataSchemaTests: XCTestCase {
         XCTAssertEqual(try table.entry(seq: 1000)?.payload.name, "new.txt")
         XCTAssertEqual(try counters.values(), try counters.recount())
         XCTAssertEqual(try db.scalar(Int.self, "PRAGMA foreign_key_check"), nil)
+    }
+
+    /// Blobs as schema 14 wrote them: of a node that holds the blob's SHA-256 alike, of one that
+    /// holds another (an older revision's blob), of none. After migration 15 each reads back
+    /// equal with its rowid, only the first kind takes its SHA-256 from its node, and each keeps
+    /// its SHA-256 when its node gets new content, is removed, or the blob is given to another
+    /// node; a new blob of a node takes the node's.
+    func testMigrationFifteenTakesABlobsSHA256FromItsNode() throws {
+        let db = try SQLDatabase(path: ":memory:")
+        try SQLMigrator(Array(MetadataSchema.migrator.migrations.prefix(14))).migrate(db)
+        var rng = SplitMix64(seed: 0x15)
+        func hex(_ n: Int) -> String { (0..<n).map { _ in String(format: "%02x", Int(rng.next() & 0xFF)) }.joined() }
+        let nodes = NodesTable(db: db)
+        try nodes.insertRoot(now: 0)
+        var records: [(BlobRecord, String?)] = [], files: [Node] = []
+        for i in 0..<60 {
+            let rec = BlobRecord(id: hex(16), area: i % 3 == 0 ? .staging : .cache, size: UInt64(i) * 10, sealedSize: UInt64(i) * 10 + 4_096,
+                                 sha256: i == 9 ? hex(32).uppercased() : hex(32), keyEpoch: 1, sealedSHA256: i % 2 == 0 ? hex(32) : nil)
+            var owner: String? = nil
+            if i % 5 != 4 {
+                let n = Node(id: hex(16), remoteId: nil, parentId: Node.rootId, name: "f\(i)", type: .file, size: rec.size, version: 0, modifiedAt: 0,
+                             mimeType: nil, contentState: .local, localPath: rec.id, pinned: false, lastAccessed: nil, pendingOp: nil,
+                             localVersion: 1, sha256: i % 5 == 3 ? hex(32) : rec.sha256)   // every fifth from 3: another content
+                try nodes.insert(n)
+                files.append(n)
+                owner = n.id
+            }
+            try db.run("""
+                INSERT INTO blobs(rowid, id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?,?)
+                """, [Int64(i * 2 + 5), CompactColumns.key(rec.id), CompactColumns.key(owner), BlobsTable.Codes.code(rec.area), Int64(rec.size),
+                      Int64(rec.sealedSize), CompactColumns.digest(rec.sha256), Int64(rec.keyEpoch), Int64(i), CompactColumns.digest(rec.sealedSHA256)])
+            records.append((rec, owner))
+        }
+        let counters = CountersTable(db: db)
+        for (name, value) in try counters.recount() { try counters.set(name, value) }
+        let countedBefore = try counters.values()
+        let bytesBefore = try db.scalar(Int.self, "SELECT sum(length(sha256)) FROM blobs") ?? 0
+
+        try MetadataSchema.migrate(db)
+        XCTAssertEqual(try db.userVersion, 15)
+        let table = BlobsTable(db: db)
+        func assertKept(_ label: String) throws {
+            for (i, (rec, _)) in records.enumerated() {
+                XCTAssertEqual(try table.record(id: rec.id), rec, "\(label): blob \(i)")
+                XCTAssertEqual(try db.scalar(Int64.self, "SELECT rowid FROM blobs WHERE id = ?", [CompactColumns.key(rec.id)]), Int64(i * 2 + 5))
+            }
+        }
+        try assertKept("after the migration")
+        let alike = records.enumerated().filter { $0.offset % 5 < 3 }.count   // the nodes that hold their blob's SHA-256
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM blobs WHERE sha256 IS NULL"), alike)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT sum(length(sha256)) FROM blobs") ?? 0, bytesBefore - alike * 32)
+        XCTAssertEqual(try counters.values(), countedBefore, "the migration changes no counter")
+        XCTAssertEqual(try counters.recount(), countedBefore)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'blobs_schema14'"), 0)
+        // The nodes change: new content, removed, a blob given to another node. Every blob keeps its SHA-256.
+        var renewed = files[0]
+        renewed.localPath = hex(16); renewed.sha256 = hex(32)
+        try nodes.setNewLocalContent(renewed)
+        try nodes.delete(id: files[1].id)
+        try table.setNode(id: records[2].0.id, files[5].id)
+        try assertKept("after the nodes changed")
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM blobs WHERE sha256 IS NULL"), alike - 3)
+        // A new blob of a node that holds its SHA-256 takes it from the node; one of no node holds its own.
+        let fresh = BlobRecord(id: hex(16), area: .staging, size: 1, sealedSize: 4_097, sha256: renewed.sha256!, keyEpoch: 1, sealedSHA256: nil)
+        try table.insert(fresh, nodeId: renewed.id, now: 1)
+        let loose = BlobRecord(id: hex(16), area: .cache, size: 1, sealedSize: 4_097, sha256: hex(32), keyEpoch: 1, sealedSHA256: nil)
+        try table.insert(loose, nodeId: nil, now: 1)
+        XCTAssertEqual(try table.record(id: fresh.id), fresh)
+        XCTAssertEqual(try table.record(id: loose.id), loose)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM blobs WHERE id = ? AND sha256 IS NULL", [CompactColumns.key(fresh.id)]), 1)
+        let resealed = BlobRecord(id: hex(16), area: .cache, size: 1, sealedSize: 4_097, sha256: renewed.sha256!, keyEpoch: 2, sealedSHA256: nil)
+        try table.insert(resealed, area: .cache, replacing: fresh.id, now: 2)
+        XCTAssertEqual(try table.record(id: resealed.id), resealed)
+        XCTAssertEqual(try db.scalar(Int.self, "SELECT count(*) FROM blobs WHERE id = ? AND sha256 IS NULL", [CompactColumns.key(resealed.id)]), 1)
+        XCTAssertThrowsError(try db.run("UPDATE blobs SET node_id = NULL WHERE id = ?", [CompactColumns.key(fresh.id)]), "a blob that takes its node's SHA-256 keeps its node")
+        XCTAssertEqual(try counters.values(), try counters.recount())
     }
 
     /// A compact payload reads back exactly, is far smaller than its JSON, and a damaged one is

@@ -9,7 +9,23 @@ import VaultSQL
 struct BlobsTable {
     let db: SQLDatabase
 
-    static let columns = "id, area, size, sealed_size, sha256, key_epoch, sealed_sha256"
+    /// The columns `record` reads, from `blobs` (unaliased): since schema 15 a NULL `sha256` is
+    /// the SHA-256 of the blob's node, which holds it alike (`nodes_keep_blob_sha_*` copy it into
+    /// the blob before the node's changes or the node goes).
+    static let columns = "id, area, size, sealed_size, \(sha256Column) AS sha256, key_epoch, sealed_sha256"
+
+    /// A blob's SHA-256, its own or its node's (schema 15), for the row `table` (a name or alias).
+    static func sha256(of table: String) -> String {
+        "coalesce(\(table).sha256, (SELECT sn.sha256 FROM nodes sn WHERE sn.id = \(table).node_id))"
+    }
+
+    private static let sha256Column = sha256(of: "blobs")
+
+    /// The stored SHA-256 of a blob of node `?node` (a parameter's SQL) whose SHA-256 is `?sha`:
+    /// NULL when the node holds it alike (schema 15), else `?sha`.
+    private static func storedSHA256(node: String, sha: String) -> String {
+        "CASE WHEN \(sha) IS NOT NULL AND (SELECT sn.sha256 FROM nodes sn WHERE sn.id = \(node)) IS \(sha) THEN NULL ELSE \(sha) END"
+    }
 
     /// The record of a row selecting `columns`; throws `SQLError.Kind.decoding` on a damaged row.
     static func record(_ r: SQLRow) throws -> BlobRecord {
@@ -108,6 +124,60 @@ struct BlobsTable {
     /// The schema-11 table dropped (with its unique index of the id).
     static let dropSchema11SQL = "DROP TABLE blobs_schema11;"
 
+    // MARK: - Migration 15 (frozen: a change is a new migration)
+
+    /// The schema-14 table set aside (its index and the counters' triggers on it dropped first,
+    /// so the new table's take their names).
+    static let setAside14SQL = """
+        DROP TRIGGER counters_blobs_delete;
+        DROP TRIGGER counters_blobs_update;
+        DROP INDEX blobs_node;
+        ALTER TABLE blobs RENAME TO blobs_schema14;
+        """
+
+    /// Schema 15's table: schema 12's, its `sha256` NULL where the blob's node holds it alike;
+    /// the counters' triggers on it, and the triggers that copy a node's SHA-256 into the blobs
+    /// that take it before the node changes it (or its id) or goes.
+    static let schema15SQL = """
+        CREATE TABLE blobs(
+          id BLOB NOT NULL UNIQUE,
+          node_id BLOB,
+          area INTEGER NOT NULL,
+          size INTEGER NOT NULL,
+          sealed_size INTEGER NOT NULL,
+          sha256 BLOB,
+          key_epoch INTEGER NOT NULL,
+          created_at INTEGER NOT NULL,
+          sealed_sha256 BLOB,
+          CHECK (sha256 IS NOT NULL OR node_id IS NOT NULL)
+        );
+        CREATE INDEX blobs_node ON blobs(node_id);
+        \(CountersTable.blobsTriggersSQL(schema: 12))
+        CREATE TRIGGER nodes_keep_blob_sha_update BEFORE UPDATE ON nodes
+        WHEN NEW.sha256 IS NOT OLD.sha256 OR NEW.id IS NOT OLD.id BEGIN
+          UPDATE blobs SET sha256 = OLD.sha256 WHERE node_id = OLD.id AND sha256 IS NULL;
+        END;
+        CREATE TRIGGER nodes_keep_blob_sha_delete BEFORE DELETE ON nodes BEGIN
+          UPDATE blobs SET sha256 = OLD.sha256 WHERE node_id = OLD.id AND sha256 IS NULL;
+        END;
+        """
+
+    /// Migration 15's copy: every row of the schema-14 table into schema 15's with its rowid, in
+    /// one statement, each taking its SHA-256 from its node when the node holds it alike.
+    /// `crashPoint` is called once the rows are in, and once the copy is done.
+    static func copySchema14Rows(_ db: SQLDatabase, crashPoint: (String) -> Void) throws {
+        try db.execute("""
+            INSERT INTO blobs(rowid, id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
+            SELECT rowid, id, node_id, area, size, sealed_size, \(storedSHA256(node: "b.node_id", sha: "b.sha256")), key_epoch, created_at, sealed_sha256
+            FROM blobs_schema14 b ORDER BY rowid
+            """)
+        crashPoint("migration-15-row")
+        crashPoint("migration-15-copied")
+    }
+
+    /// The schema-14 table dropped.
+    static let dropSchema14SQL = "DROP TABLE blobs_schema14;"
+
     // MARK: - Reads
 
     /// The stored row of blob `id`, if any.
@@ -179,9 +249,11 @@ struct BlobsTable {
 
     /// Records blob `b` of node `nodeId` (nil: no node), created `now`.
     func insert(_ b: BlobRecord, nodeId: String?, now: Int64) throws {
-        try db.run("INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
-                   [CompactColumns.key(b.id), CompactColumns.key(nodeId), b.area, Int64(b.size), Int64(b.sealedSize), CompactColumns.digest(b.sha256),
-                    Int64(b.keyEpoch), now, CompactColumns.digest(b.sealedSHA256)])
+        try db.run("""
+            INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
+            VALUES (?1, ?2, ?3, ?4, ?5, \(Self.storedSHA256(node: "?2", sha: "?6")), ?7, ?8, ?9)
+            """, [CompactColumns.key(b.id), CompactColumns.key(nodeId), b.area, Int64(b.size), Int64(b.sealedSize), CompactColumns.digest(b.sha256),
+                  Int64(b.keyEpoch), now, CompactColumns.digest(b.sealedSHA256)])
         try CountersTable(db: db).countBlob(id: b.id)
     }
 
@@ -189,15 +261,18 @@ struct BlobsTable {
     func insert(_ fresh: BlobRecord, area: BlobArea, replacing oldId: String, now: Int64) throws {
         try db.run("""
             INSERT INTO blobs(id, node_id, area, size, sealed_size, sha256, key_epoch, created_at, sealed_sha256)
-              SELECT ?, node_id, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE id = ?
+              SELECT ?1, node_id, ?2, ?3, ?4, \(Self.storedSHA256(node: "blobs.node_id", sha: "?5")), ?6, ?7, ?8 FROM blobs WHERE id = ?9
             """, [CompactColumns.key(fresh.id), area, Int64(fresh.size), Int64(fresh.sealedSize), CompactColumns.digest(fresh.sha256),
                   Int64(fresh.keyEpoch), now, CompactColumns.digest(fresh.sealedSHA256), CompactColumns.key(oldId)])
         try CountersTable(db: db).countBlob(id: fresh.id)
     }
 
-    /// Gives blob `id` to node `nodeId` (its bytes move between the counters if the node's pinning says so).
+    /// Gives blob `id` to node `nodeId` (its bytes move between the counters if the node's
+    /// pinning says so); a SHA-256 it took from its old node is its own from then on.
     func setNode(id: String, _ nodeId: String) throws {
-        try recounting(id) { try db.run("UPDATE blobs SET node_id = ? WHERE id = ?", [CompactColumns.key(nodeId), CompactColumns.key(id)]) }
+        try recounting(id) {
+            try db.run("UPDATE blobs SET sha256 = \(Self.sha256Column), node_id = ? WHERE id = ?", [CompactColumns.key(nodeId), CompactColumns.key(id)])
+        }
     }
 
     /// Records that blob `id` is in the cache now (its bytes move from staged to cached or pinned).

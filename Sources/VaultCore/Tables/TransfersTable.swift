@@ -47,7 +47,7 @@ struct TransfersTable {
         try db.query("""
             SELECT t.id AS id, t.node_id AS node_id, t.bytes_total = n.size AS complete
             FROM transfers t JOIN nodes n ON n.id = t.node_id JOIN blobs b ON b.id = n.local_path
-            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND \(NodesTable.sha256Text("b.sha256")) = \(NodesTable.sha256Text("n.sha256"))
+            WHERE t.direction = ? AND t.state != ? AND n.content_state = ? AND \(NodesTable.sha256Text(BlobsTable.sha256(of: "b"))) = \(NodesTable.sha256Text("n.sha256"))
             """, [TransferDirection.download, TransferState.done, NodesTable.Codes.code(ContentState.local)])
             .map { (try $0.decode(Int64.self, "id"), try NodesTable.nodeId($0["node_id"], column: "node_id"), try $0.decode(Bool.self, "complete")) }
     }
