@@ -35,7 +35,7 @@ public final class SourceFile {
     /// - Parameters:
     ///   - what: how the file is named in messages ("the password file").
     ///   - folderHint: the hint when `path` is a folder (e.g. "use `vault put -r`").
-    public init(_ path: String, accepting kinds: Kinds, what: String = "", folderHint: String? = nil) throws {
+    public convenience init(_ path: String, accepting kinds: Kinds, what: String = "", folderHint: String? = nil) throws {
         let named = what.isEmpty ? DisplayText.escaped(path) : "\(what) \(DisplayText.escaped(path))"
         var st = stat()
         guard lstat(path, &st) == 0 else { throw Self.openError(errno, named) }
@@ -48,12 +48,36 @@ public final class SourceFile {
         try Self.check(st.st_mode, kinds, named, folderHint)
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.openError(errno, named) }
+        try self.init(path, opened: fd, accepting: kinds, named: named, folderHint: folderHint, blocking: true)
+    }
+
+    /// Opens `path`, which a scan found to be a regular file, in two system calls (no `lstat`,
+    /// no flag changes): a symbolic link put there since is refused (`O_NOFOLLOW`), and any other
+    /// kind of file once opened (`O_NONBLOCK`: a FIFO does not block the open) — the same
+    /// `VaultError`s as `init(_:accepting:)`.
+    public convenience init(regularFileAt path: String) throws {
+        let named = DisplayText.escaped(path)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw VaultError(.usage, "\(named) is a symbolic link, not a regular file") }
+            throw Self.openError(errno, named)
+        }
+        // O_NONBLOCK stays: it changes nothing for a regular file.
+        try self.init(path, opened: fd, accepting: .regular, named: named, folderHint: nil, blocking: false)
+    }
+
+    /// Takes `fd`, just opened `O_NONBLOCK` from `path`: checks what it is with `fstat` (the path
+    /// may have been swapped since it was checked), clears `O_NONBLOCK` when `blocking`, and
+    /// closes it on any error.
+    private init(_ path: String, opened fd: Int32, accepting kinds: Kinds, named: String, folderHint: String?, blocking: Bool) throws {
         var now = stat()
         do {
             guard fstat(fd, &now) == 0 else { throw Self.openError(errno, named) }
             try Self.check(now.st_mode, kinds, named, folderHint)
-            let flags = fcntl(fd, F_GETFL)
-            guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw Self.openError(errno, named) }
+            if blocking {
+                let flags = fcntl(fd, F_GETFL)
+                guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw Self.openError(errno, named) }
+            }
         } catch {
             close(fd)
             throw error
@@ -61,33 +85,6 @@ public final class SourceFile {
         self.path = path
         self.fd = fd
         isRegular = (now.st_mode & S_IFMT) == S_IFREG
-        size = UInt64(max(0, now.st_size))
-        modified = now.st_mtim
-    }
-
-    /// Opens `path`, which a scan found to be a regular file, in two system calls (no `lstat`,
-    /// no flag changes): a symbolic link put there since is refused (`O_NOFOLLOW`), and any other
-    /// kind of file once opened (`O_NONBLOCK`: a FIFO does not block the open) — the same
-    /// `VaultError`s as `init(_:accepting:)`.
-    public init(regularFileAt path: String) throws {
-        let named = DisplayText.escaped(path)
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            if errno == ELOOP { throw VaultError(.usage, "\(named) is a symbolic link, not a regular file") }
-            throw Self.openError(errno, named)
-        }
-        var now = stat()
-        do {
-            guard fstat(fd, &now) == 0 else { throw Self.openError(errno, named) }
-            try Self.check(now.st_mode, .regular, named, nil)
-        } catch {
-            close(fd)
-            throw error
-        }
-        // O_NONBLOCK stays: it changes nothing for a regular file.
-        self.path = path
-        self.fd = fd
-        isRegular = true
         size = UInt64(max(0, now.st_size))
         modified = now.st_mtim
     }
