@@ -20,8 +20,18 @@ public struct BlobRecord: Sendable, Equatable {
     public var sha256: String         // hex SHA-256 of the plaintext
     public var keyEpoch: UInt32
     /// Hex SHA-256 of the sealed bytes as on disk (what an upload sends before any padding), when
-    /// known: computed as a blob is written; nil for a downloaded blob (see `Vault.sealedSHA256`).
+    /// known: computed as a blob larger than `BlobRecord.sealedDigestFloor` is written; nil for a
+    /// smaller one (an upload reads its bytes once more instead, see `Vault.uploadSHA256`) and for a
+    /// downloaded blob.
     public var sealedSHA256: String?
+
+    /// The sealed size up to which a blob's sealed SHA-256 is not kept (1 MiB): computing it from
+    /// the file at upload costs one more read of at most this much, and keeping it 33 bytes of
+    /// metadata per file (most files of a large vault are small).
+    public static let sealedDigestFloor: UInt64 = 1 << 20
+
+    /// Whether a blob of `sealedSize` bytes keeps its sealed SHA-256.
+    public static func keepsSealedDigest(sealedSize: UInt64) -> Bool { sealedSize > sealedDigestFloor }
 
     public init(id: String, area: BlobArea, size: UInt64, sealedSize: UInt64, sha256: String, keyEpoch: UInt32,
                 sealedSHA256: String? = nil) {

@@ -43,9 +43,11 @@ public final class BlobStream {
             guard fd >= 0 else { throw POSIX.mapWriteError(errno, path: path) }
         }
         let capacity = sizeHint.map { Int(min(BlobStore.sealedSize(plaintextSize: $0), UInt64(BufferedSink.defaultCapacity))) }
+        // A blob known to be small keeps no sealed digest: none is computed.
+        let small = sizeHint.map { !BlobRecord.keepsSealedDigest(sealedSize: BlobStore.sealedSize(plaintextSize: $0)) } ?? false
         // Messages name an unnamed file by its folder and blob id, not by its /proc path.
         sink = BufferedSink(fd: fd, path: unnamed ? "\(folder)/\(id) (a blob not yet published)" : path,
-                            capacity: capacity ?? BufferedSink.defaultCapacity, hashing: sealedDigest)
+                            capacity: capacity ?? BufferedSink.defaultCapacity, hashing: sealedDigest && !small)
         do {
             writer = try SealedBlobWriter(vaultId: keys.vaultId, blobId: idBytes, keyEpoch: keys.epoch,
                                           wrapKey: keys.blobWrapKey, computeChecksum: false, sizeHint: sizeHint, sink: sink.write)
@@ -89,7 +91,7 @@ public final class BlobStream {
     /// The record of the finished blob in `area`.
     func record(area: BlobArea) -> BlobRecord {
         BlobRecord(id: id, area: area, size: size, sealedSize: sink.total, sha256: Hex.encode(hasher.finalize()),
-                   keyEpoch: keyEpoch, sealedSHA256: sink.sealedSHA256)
+                   keyEpoch: keyEpoch, sealedSHA256: BlobRecord.keepsSealedDigest(sealedSize: sink.total) ? sink.sealedSHA256 : nil)
     }
 
     /// Hands the descriptor over (to `publish`, which closes it); the stream is then spent.

@@ -68,8 +68,9 @@ extension Vault {
 
     /// The SHA-256 (hex) of what an upload of blob `id` sends: its sealed bytes followed by
     /// `length − sealed size` zero bytes of padding. Without padding it is the digest recorded
-    /// when the blob was written; when that is unknown (an older blob, a download, a header a
-    /// rotation rewrote) it is computed from the file once and recorded.
+    /// when the blob was written; when that is unknown (a small blob, which keeps none: see
+    /// `BlobRecord.sealedDigestFloor`; an older blob, a download, a header a rotation rewrote) it
+    /// is computed from the file, and recorded for a blob above the floor.
     public func uploadSHA256(ofBlob id: String, length: UInt64) throws -> String {
         let file = try openSealedBytes(id)
         guard length >= file.size else { throw VaultError(.internalError, "an upload shorter than the sealed blob \(id)") }
@@ -93,7 +94,9 @@ extension Vault {
             left -= UInt64(n)
         }
         let digest = Hex.encode(hasher.finalize())
-        if length == offset && !isReadOnly { try blobsTable.setSealedSHA256(id: id, digest) }
+        if length == offset && !isReadOnly && BlobRecord.keepsSealedDigest(sealedSize: file.size) {
+            try blobsTable.setSealedSHA256(id: id, digest)
+        }
         return digest
     }
 }

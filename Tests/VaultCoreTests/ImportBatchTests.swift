@@ -2,6 +2,8 @@ import Foundation
 import XCTest
 @testable import VaultCore
 import VaultCrypto
+import VaultDigest
+import VaultPrimitives
 
 /// `importFolder`: files sealed on other threads while one transaction records them in the
 /// tree's order; what changed since the scan is skipped; a failure leaves no node and no blob.
@@ -62,6 +64,32 @@ final class ImportBatchTests: VaultTestCase {
         XCTAssertEqual(names(layout.tempDirectory), [], "nothing is left in tmp/")
         XCTAssertEqual(names(layout.stagingDirectory).count, 357, "one staged blob per file imported")
         XCTAssertEqual(try vault.outbox().filter { $0.op == .upload }.count, 357)
+    }
+
+    /// A small blob (sealed size up to `BlobRecord.sealedDigestFloor`) keeps no sealed SHA-256,
+    /// and an upload computes it from the file each time; a larger one keeps the one computed as
+    /// it was written. Either way the upload's digest is the SHA-256 of the bytes on disk.
+    func testOnlyABlobAboveTheFloorKeepsItsSealedSHA256() throws {
+        let src = dir.appendingPathComponent("sizes")
+        try FileManager.default.createDirectory(at: src, withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 100).write(to: src.appendingPathComponent("small"))
+        try Data((0..<(3 << 19)).map { UInt8($0 % 253) }).write(to: src.appendingPathComponent("large"))
+        _ = try vault.importFolder(try LocalTree.scan(src.path), to: "/sizes") { _ in }
+        for (name, keeps) in [("small", false), ("large", true)] {
+            let n = try vault.resolve("/sizes/\(name)")
+            let id = try XCTUnwrap(n.localPath)
+            let record = try XCTUnwrap(try vault.blobRecord(id))
+            XCTAssertEqual(record.sealedSHA256 != nil, keeps, name)
+            XCTAssertEqual(BlobRecord.keepsSealedDigest(sealedSize: record.sealedSize), keeps, name)
+            let file = try vault.openSealedBytes(id)
+            var bytes = [UInt8](repeating: 0, count: Int(file.size))
+            XCTAssertEqual(try bytes.withUnsafeMutableBytes { try file.read(offset: 0, into: $0) }, bytes.count)
+            var hasher = SHA256Hasher(); hasher.update(bytes)
+            let onDisk = Hex.encode(hasher.finalize())
+            XCTAssertEqual(try vault.uploadSHA256(ofBlob: id, length: file.size), onDisk, name)
+            if keeps { XCTAssertEqual(record.sealedSHA256, onDisk, name) }
+            XCTAssertEqual(try vault.blobRecord(id)?.sealedSHA256 != nil, keeps, "\(name): an upload's digest is recorded only above the floor")
+        }
     }
 
     func testIdsRiseInTheOrderOfTheFiles() throws {
