@@ -167,55 +167,30 @@ enum MetadataSchema {
         // bytes were its base. One transaction: a kill leaves schema 7 or 8, never a mix. The old
         // table's pages stay in the file as free pages (reused as it grows): no VACUUM, which
         // SQLCipher (TEMP_STORE=2) builds in memory, the whole database's size.
-        SQLMigrator.Migration("compact bases", sql: RemoteBaseTable.compactSchemaSQL) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try RemoteBaseTable.copySchema7Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(RemoteBaseTable.swapSQL)
-            TestHooks.crashPoint("migration-8-swapped")
-        },
+        rebuild("compact bases", 8, sql: RemoteBaseTable.compactSchemaSQL, copy: RemoteBaseTable.copySchema7Rows, then: RemoteBaseTable.swapSQL),
         // 9: compact nodes (issue 21, SECURITY.md "Metadata database"): node ids stored as keys
         // (16 bytes) once, in `nodes` and in every table that refers to a node, a pulled node's
         // server id not stored again, states as small integers, the SHA-256 as 32 bytes; the
         // `nodes_lru` index (no query used it) gone. One transaction, like migration 8: a kill
         // leaves schema 8 or 9; the old table's pages stay as free pages.
-        SQLMigrator.Migration("compact nodes", sql: NodesTable.setAsideSQL + NodesTable.compactSchemaSQL + CountersTable.nodesTriggersSQL(schema: 9)) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try NodesTable.copySchema8Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(NodesTable.dropSchema8SQL)
-            TestHooks.crashPoint("migration-9-swapped")
-        },
+        rebuild("compact nodes", 9, sql: NodesTable.setAsideSQL + NodesTable.compactSchemaSQL + CountersTable.nodesTriggersSQL(schema: 9), copy: NodesTable.copySchema8Rows, then: NodesTable.dropSchema8SQL),
         // 10: bases that do not repeat their node (issue 21, SECURITY.md "Metadata database"): a
         // pulled node's base takes its parent, name, mime, mtime, size and SHA-256 from the node
         // while the node holds them alike (triggers on `nodes` copy them into the base first
         // when the node changes one or goes); the parent index only of the bases that hold
         // theirs. One transaction, like migrations 8 and 9: a kill leaves schema 9 or 10.
-        SQLMigrator.Migration("bases from their nodes", sql: RemoteBaseTable.schema10SQL) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try RemoteBaseTable.copySchema9Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(RemoteBaseTable.swap10SQL)
-            TestHooks.crashPoint("migration-10-swapped")
-        },
+        rebuild("bases from their nodes", 10, sql: RemoteBaseTable.schema10SQL, copy: RemoteBaseTable.copySchema9Rows, then: RemoteBaseTable.swap10SQL),
         // 11: a compact outbox (issue 21, SECURITY.md "Metadata database"): the op and state as
         // small integers, the payload a compact binary record instead of JSON, and no unique index
         // of the request id (no query used it); the counters' triggers on the new table. One
         // transaction, like migrations 8 to 10: a kill leaves schema 10 or 11.
-        SQLMigrator.Migration("compact outbox", sql: OutboxTable.setAsideSQL + OutboxTable.compactSchemaSQL) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try OutboxTable.copySchema10Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(OutboxTable.dropSchema10SQL)
-            TestHooks.crashPoint("migration-11-swapped")
-        },
+        rebuild("compact outbox", 11, sql: OutboxTable.setAsideSQL + OutboxTable.compactSchemaSQL, copy: OutboxTable.copySchema10Rows, then: OutboxTable.dropSchema10SQL),
         // 12: compact blobs (issue 21, SECURITY.md "Metadata database"): a blob id stored as its
         // key (16 bytes) in `blobs` and wherever a row names a blob (`nodes.local_path`,
         // `revisions.blob_id`, `transfers.blob_id`), the area as a small integer, the SHA-256s as
         // their 32 bytes; the counters' triggers that read areas again. One transaction, like
         // migrations 8 to 11: a kill leaves schema 11 or 12.
-        SQLMigrator.Migration("compact blobs", sql: BlobsTable.setAsideSQL + BlobsTable.compactSchemaSQL) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try BlobsTable.copySchema11Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(BlobsTable.dropSchema11SQL)
-            TestHooks.crashPoint("migration-12-swapped")
-        },
+        rebuild("compact blobs", 12, sql: BlobsTable.setAsideSQL + BlobsTable.compactSchemaSQL, copy: BlobsTable.copySchema11Rows, then: BlobsTable.dropSchema11SQL),
         // 13: the folders of a folder in an index of their own (issue 21, "browsing at scale"): a
         // listing reads folders first, then files; without it the folders' pass read every child's
         // row to find the folders among them, so a folder of 999 files was read twice.
@@ -226,23 +201,28 @@ enum MetadataSchema {
         // triggers on `nodes` copy them into the entry before the node changes one or goes. The
         // request ids (outbox and transfers) as 16 bytes. One transaction, like migrations 8 to
         // 12: a kill leaves schema 13 or 14.
-        SQLMigrator.Migration("outbox from its nodes", sql: OutboxTable.setAside13SQL + OutboxTable.schema14SQL) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try OutboxTable.copySchema13Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(OutboxTable.dropSchema13SQL)
-            TestHooks.crashPoint("migration-14-swapped")
-        },
+        rebuild("outbox from its nodes", 14, sql: OutboxTable.setAside13SQL + OutboxTable.schema14SQL, copy: OutboxTable.copySchema13Rows, then: OutboxTable.dropSchema13SQL),
         // 15: blobs that take their SHA-256 from their node (issue 21, SECURITY.md "Metadata
         // database"): a file's blob held its node's SHA-256 again; now NULL says "the node's",
         // and triggers on `nodes` copy it into the blob before the node changes it or goes. One
         // transaction, like migrations 8 to 14: a kill leaves schema 14 or 15.
-        SQLMigrator.Migration("blobs from their nodes", sql: BlobsTable.setAside14SQL + BlobsTable.schema15SQL) { connection in
-            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
-            try BlobsTable.copySchema14Rows(db, crashPoint: TestHooks.crashPoint)
-            try db.execute(BlobsTable.dropSchema14SQL)
-            TestHooks.crashPoint("migration-15-swapped")
-        },
+        rebuild("blobs from their nodes", 15, sql: BlobsTable.setAside14SQL + BlobsTable.schema15SQL, copy: BlobsTable.copySchema14Rows, then: BlobsTable.dropSchema14SQL),
     ])
+
+    /// A migration that rebuilds a table in its transaction (8 to 12, 14, 15): `sql` sets the old
+    /// table aside and creates the new one, `copy` moves the rows (calling the crash points the
+    /// kill tests stop at), `finish` drops or swaps the old table; then crash point
+    /// `migration-<number>-swapped`.
+    private static func rebuild(_ name: String, _ number: Int, sql: String,
+                                copy: @escaping @Sendable (SQLDatabase, (String) -> Void) throws -> Void,
+                                then finish: String) -> SQLMigrator.Migration {
+        SQLMigrator.Migration(name, sql: sql) { connection in
+            guard let db = connection as? SQLDatabase else { throw SQLError(kind: .other, code: .misuse, message: "not the client's database") }
+            try copy(db, TestHooks.crashPoint)
+            try db.execute(finish)
+            TestHooks.crashPoint("migration-\(number)-swapped")
+        }
+    }
 
     /// True when `db` has the newest schema (nothing to migrate); false for an older or newer one.
     static func isCurrent(_ db: SQLDatabase) throws -> Bool {
