@@ -236,7 +236,7 @@ struct OutboxTable {
             if v == .null { throw SQLError(kind: .decoding, code: .mismatch, message: "column \"from_node\" takes \(f.column) from a node without it") }
             return v
         }
-        if case .text(let s) = try field(.name) { p.name = s } else { p.name = nil }
+        p.name = try text(try field(.name), column: "name")
         p.parentId = try CompactColumns.id(try field(.parentId), column: "parent_id")
         p.blobId = try CompactColumns.id(try field(.blobId), column: "blob_id")
         switch try field(.size) {
@@ -245,11 +245,7 @@ struct OutboxTable {
         default: throw SQLError(kind: .decoding, code: .mismatch, message: "column \"size\" holds no size")
         }
         p.sha256 = try CompactColumns.digest(try field(.sha256), column: "sha256")
-        switch try field(.mimeType) {
-        case .null: p.mimeType = nil
-        case .text(let s): p.mimeType = s
-        default: throw SQLError(kind: .decoding, code: .mismatch, message: "column \"mime\" holds no mime type")
-        }
+        p.mimeType = try text(try field(.mimeType), column: "mime")
         guard let requestId = try CompactColumns.requestId(r["request_id"], column: "request_id") else {
             throw SQLError(kind: .decoding, code: .mismatch, message: "column \"request_id\" holds NULL")
         }
@@ -261,6 +257,15 @@ struct OutboxTable {
                            sentAt: try r.decode(Int64?.self, "sent_at"))
     }
 
+    /// The text a column holds (nil for NULL); anything else is damage.
+    private static func text(_ v: SQLValue, column: String) throws -> String? {
+        switch v {
+        case .null: return nil
+        case .text(let s): return s
+        default: throw SQLError(kind: .decoding, code: .mismatch, message: "column \"\(column)\" holds no text")
+        }
+    }
+
     /// How a payload of node `nodeKey` is stored: the compact record of the fields not shared,
     /// the mask of those the node holds alike (compared as stored, so a read gives back exactly
     /// `p`), and the value of each shared field's column (NULL where taken from the node).
@@ -268,8 +273,12 @@ struct OutboxTable {
         var payload: [UInt8]
         var fromNode: Int64
         var shared: [SQLValue]
-        /// `column = ?, ...` of the payload, the mask and the shared fields' columns.
-        static let assignments = (["payload", "from_node"] + SharedField.allCases.map(\.column)).map { "\($0) = ?" }.joined(separator: ", ")
+        /// The columns it is written to: the payload, the mask and the shared fields' columns.
+        private static let names = ["payload", "from_node"] + SharedField.allCases.map(\.column)
+        /// `names` and as many `?` (an INSERT's), and `name = ?, ...` (an UPDATE's).
+        static let columns = names.joined(separator: ", ")
+        static let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
+        static let assignments = names.map { "\($0) = ?" }.joined(separator: ", ")
         var values: [any SQLBindable] { [SQLValue.blob(payload), SQLValue.integer(fromNode)] + shared }
     }
 
@@ -291,9 +300,10 @@ struct OutboxTable {
         return StoredPayload(payload: CompactColumns.payload(rest), fromNode: mask, shared: own)
     }
 
-    /// The stored node key of entry `seq` (nil once it is gone).
-    private func nodeKey(seq: Int64) throws -> SQLValue? {
-        try db.queryOne("SELECT node_id FROM outbox WHERE seq = ?", [seq]).map { $0["node_id"] }
+    /// How a payload of entry `seq` is stored, against the entry's node (nil once it is gone).
+    private func stored(_ p: OutboxPayload, seq: Int64) throws -> StoredPayload? {
+        guard let node = try db.queryOne("SELECT node_id FROM outbox WHERE seq = ?", [seq]) else { return nil }
+        return try stored(p, nodeKey: node["node_id"])
     }
 
     // MARK: - Reads
@@ -360,7 +370,7 @@ struct OutboxTable {
     /// Appends a pending entry created `now`.
     func append(_ op: OutboxOp, nodeId: String, payload: OutboxPayload, baseVersion: Int64?, requestId: String, now: Int64) throws {
         let node = CompactColumns.key(nodeId), p = try stored(payload, nodeKey: node)
-        try db.run("INSERT INTO outbox(op, node_id, base_version, request_id, created_at, \(Self.payloadColumns)) VALUES (?,?,?,?,?,\(Self.payloadMarks))",
+        try db.run("INSERT INTO outbox(op, node_id, base_version, request_id, created_at, \(StoredPayload.columns)) VALUES (?,?,?,?,?,\(StoredPayload.marks))",
                    [op, node, baseVersion, CompactColumns.requestKey(requestId), now] + p.values)
         try CountersTable(db: db).countInsertedEntry(state: .pending)
     }
@@ -370,15 +380,12 @@ struct OutboxTable {
     func insert(_ e: OutboxEntry, now: Int64, counted: Bool = true) throws {
         let node = CompactColumns.key(e.nodeId), p = try stored(e.payload, nodeKey: node)
         try db.run("""
-            INSERT INTO outbox(seq, op, node_id, base_version, request_id, state, attempts, last_error, sent_at, created_at, \(Self.payloadColumns))
-            VALUES (?,?,?,?,?,?,?,?,?,?,\(Self.payloadMarks))
+            INSERT INTO outbox(seq, op, node_id, base_version, request_id, state, attempts, last_error, sent_at, created_at, \(StoredPayload.columns))
+            VALUES (?,?,?,?,?,?,?,?,?,?,\(StoredPayload.marks))
             """, [e.seq, e.op, node, e.baseVersion, CompactColumns.requestKey(e.requestId), e.state,
                   e.attempts, e.lastError, e.sentAt, now] + p.values)
         if counted { try CountersTable(db: db).countInsertedEntry(state: e.state) }
     }
-
-    private static let payloadColumns = (["payload", "from_node"] + SharedField.allCases.map(\.column)).joined(separator: ", ")
-    private static let payloadMarks = Array(repeating: "?", count: 2 + SharedField.allCases.count).joined(separator: ",")
 
     /// Writes every field of `e` to the entry of its sequence number.
     func replace(_ e: OutboxEntry) throws {
@@ -392,8 +399,7 @@ struct OutboxTable {
 
     /// Rewrites entry `seq` as a fresh pending `op` (compaction).
     func rewrite(seq: Int64, op: OutboxOp, payload: OutboxPayload, baseVersion: Int64?) throws {
-        guard let node = try nodeKey(seq: seq) else { return }
-        let p = try stored(payload, nodeKey: node)
+        guard let p = try stored(payload, seq: seq) else { return }
         try db.run("""
             UPDATE outbox SET op = ?, base_version = ?, state = ?, last_error = NULL, sent_at = NULL, \(StoredPayload.assignments) WHERE seq = ?
             """, [op, baseVersion, OutboxState.pending] + p.values + [seq])
@@ -401,8 +407,7 @@ struct OutboxTable {
 
     /// Sets the payload of entry `seq`, and its request id when given.
     func setPayload(seq: Int64, _ payload: OutboxPayload, requestId: String? = nil) throws {
-        guard let node = try nodeKey(seq: seq) else { return }
-        let p = try stored(payload, nodeKey: node)
+        guard let p = try stored(payload, seq: seq) else { return }
         if let requestId {
             try db.run("UPDATE outbox SET request_id = ?, \(StoredPayload.assignments) WHERE seq = ?",
                        [CompactColumns.requestKey(requestId)] + p.values + [seq])
@@ -413,8 +418,7 @@ struct OutboxTable {
 
     /// Gives entry `seq` new content under a new request id; a failed entry goes back to pending.
     func setNewContent(seq: Int64, _ payload: OutboxPayload, requestId: String) throws {
-        guard let node = try nodeKey(seq: seq) else { return }
-        let p = try stored(payload, nodeKey: node)
+        guard let p = try stored(payload, seq: seq) else { return }
         try db.run("""
             UPDATE outbox SET request_id = ?, last_error = CASE state WHEN ? THEN NULL ELSE last_error END,
               state = CASE state WHEN ? THEN ? ELSE state END, \(StoredPayload.assignments) WHERE seq = ?
