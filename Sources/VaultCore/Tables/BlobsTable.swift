@@ -11,7 +11,7 @@ struct BlobsTable {
 
     /// The columns `record` reads, from `blobs` (unaliased): since schema 15 a NULL `sha256` is
     /// the SHA-256 of the blob's node, which holds it alike (`nodes_keep_blob_sha_*` copy it into
-    /// the blob before the node's changes or the node goes).
+    /// the blob before the node's SHA-256 changes or the node goes).
     static let columns = "id, area, size, sealed_size, \(sha256Column) AS sha256, key_epoch, sealed_sha256"
 
     /// A blob's SHA-256, its own or its node's (schema 15), for the row `table` (a name or alias).
